@@ -1,0 +1,269 @@
+//! Regenerates the small committed fixtures in testdata/ (see testdata/README.md).
+//!
+//! Run: `cargo run --example make_fixtures`. Output is deterministic.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::*;
+use arrow::datatypes::*;
+use arrow::record_batch::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+fn write(
+    path: &str,
+    batch: &RecordBatch,
+    rows_per_group: usize,
+    compression: Compression,
+    dict: bool,
+) {
+    let p = Path::new("testdata").join(path);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows_per_group.max(1)))
+        .set_compression(compression)
+        .set_dictionary_enabled(dict)
+        .set_created_by("recon make_fixtures".into())
+        .build();
+    let mut w =
+        ArrowWriter::try_new(File::create(&p).unwrap(), batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
+fn simple(path: &str, batch: RecordBatch) {
+    write(path, &batch, 1024, Compression::SNAPPY, true);
+}
+
+fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
+    RecordBatch::try_from_iter(cols.into_iter().map(|(n, a)| (n.to_string(), a))).unwrap()
+}
+
+fn strs(v: &[Option<&str>]) -> ArrayRef {
+    Arc::new(StringArray::from(v.to_vec()))
+}
+
+fn ints(v: &[Option<i64>]) -> ArrayRef {
+    Arc::new(Int64Array::from(v.to_vec()))
+}
+
+fn main() {
+    // The 4-row demo from the README.
+    simple(
+        "demo/source.parquet",
+        batch(vec![
+            (
+                "region",
+                strs(&[Some("north"), Some("south"), Some("south"), None]),
+            ),
+            ("amount", ints(&[Some(100), Some(200), Some(200), Some(50)])),
+        ]),
+    );
+    simple(
+        "demo/target.parquet",
+        batch(vec![
+            (
+                "region",
+                strs(&[None, Some("south"), Some("north"), Some("south")]),
+            ),
+            ("amount", ints(&[Some(50), Some(200), Some(100), Some(201)])),
+        ]),
+    );
+    // Duplicate-only defect: a set comparison sees {A,B} on both sides.
+    simple(
+        "demo/dups_source.parquet",
+        batch(vec![("v", strs(&[Some("A"), Some("B"), Some("B")]))]),
+    );
+    simple(
+        "demo/dups_target.parquet",
+        batch(vec![("v", strs(&[Some("A"), Some("A"), Some("B")]))]),
+    );
+
+    // NULL, '', ' ', '<NULL>' and 'NULL' are five different values.
+    simple(
+        "null_vs_empty/source.parquet",
+        batch(vec![(
+            "s",
+            strs(&[None, Some(""), Some(" "), Some("<NULL>"), Some("NULL")]),
+        )]),
+    );
+    simple(
+        "null_vs_empty/target.parquet",
+        batch(vec![(
+            "s",
+            strs(&[Some(""), Some(""), Some(" "), Some("<NULL>"), Some("NULL")]),
+        )]),
+    );
+
+    // ('ab','c') vs ('a','bc'): naive concatenation would call these equal.
+    simple(
+        "separator/source.parquet",
+        batch(vec![
+            ("a", strs(&[Some("ab"), Some("x|")])),
+            ("b", strs(&[Some("c"), Some("y")])),
+        ]),
+    );
+    simple(
+        "separator/target.parquet",
+        batch(vec![
+            ("a", strs(&[Some("a"), Some("x")])),
+            ("b", strs(&[Some("bc"), Some("|y")])),
+        ]),
+    );
+
+    // NaN equals NaN (any payload), -0.0 equals 0.0; f32 and f64 hold the same values.
+    let odd_nan = f64::from_bits(0x7ff8_0000_0000_0001);
+    simple(
+        "float_semantics/source.parquet",
+        batch(vec![(
+            "x",
+            Arc::new(Float64Array::from(vec![
+                Some(f64::NAN),
+                Some(-0.0),
+                Some(1.5),
+                None,
+            ])) as ArrayRef,
+        )]),
+    );
+    simple(
+        "float_semantics/target.parquet",
+        batch(vec![(
+            "x",
+            Arc::new(Float64Array::from(vec![
+                None,
+                Some(1.5),
+                Some(0.0),
+                Some(odd_nan),
+            ])) as ArrayRef,
+        )]),
+    );
+
+    // Same 1000 rows: reordered, different row-group sizes, compression,
+    // dictionary vs plain, Utf8 vs LargeUtf8, Int32 vs Int64.
+    let n = 1000;
+    let ids: Vec<i32> = (0..n).collect();
+    let names: Vec<Option<String>> = (0..n)
+        .map(|i| (i % 7 != 0).then(|| format!("name-{}", i % 13)))
+        .collect();
+    let src = batch(vec![
+        ("id", Arc::new(Int32Array::from(ids.clone())) as ArrayRef),
+        (
+            "name",
+            Arc::new(StringArray::from(names.clone())) as ArrayRef,
+        ),
+    ]);
+    write(
+        "layout/source.parquet",
+        &src,
+        100,
+        Compression::SNAPPY,
+        true,
+    );
+    let rev: Vec<usize> = (0..n as usize).rev().collect();
+    let tgt = batch(vec![
+        (
+            "name",
+            Arc::new(LargeStringArray::from(
+                rev.iter().map(|&i| names[i].clone()).collect::<Vec<_>>(),
+            )) as ArrayRef,
+        ),
+        (
+            "id",
+            Arc::new(Int64Array::from(
+                rev.iter().map(|&i| ids[i] as i64).collect::<Vec<_>>(),
+            )) as ArrayRef,
+        ),
+    ]);
+    write(
+        "layout/target.parquet",
+        &tgt,
+        333,
+        Compression::UNCOMPRESSED,
+        false,
+    );
+    // The same table split over a directory, with Spark's marker files beside it.
+    write(
+        "layout/target_dir/part-00000.parquet",
+        &tgt.slice(0, 600),
+        250,
+        Compression::SNAPPY,
+        true,
+    );
+    write(
+        "layout/target_dir/nested/part-00001.parquet",
+        &tgt.slice(600, 400),
+        1000,
+        Compression::SNAPPY,
+        true,
+    );
+    std::fs::write("testdata/layout/target_dir/_SUCCESS", b"").unwrap();
+    std::fs::write(
+        "testdata/layout/target_dir/.part-00000.parquet.crc",
+        b"junk",
+    )
+    .unwrap();
+
+    // Decimals of different precision and scale hold the same values.
+    let dec_src = Decimal128Array::from(vec![Some(150), Some(-2), None, Some(0)])
+        .with_precision_and_scale(10, 2)
+        .unwrap();
+    let dec_tgt = Decimal128Array::from(vec![Some(0), Some(1_500_000), Some(-20_000), None])
+        .with_precision_and_scale(38, 6)
+        .unwrap();
+    simple(
+        "decimal/source.parquet",
+        batch(vec![("amount", Arc::new(dec_src) as ArrayRef)]),
+    );
+    simple(
+        "decimal/target.parquet",
+        batch(vec![("amount", Arc::new(dec_tgt) as ArrayRef)]),
+    );
+
+    // Nested: lists keep order, structs compare field by field.
+    let list = |v: Vec<Option<Vec<Option<i32>>>>| {
+        Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(v)) as ArrayRef
+    };
+    simple(
+        "nested/source.parquet",
+        batch(vec![(
+            "l",
+            list(vec![
+                Some(vec![Some(1), Some(2)]),
+                Some(vec![]),
+                None,
+                Some(vec![None]),
+            ]),
+        )]),
+    );
+    simple(
+        "nested/target.parquet",
+        batch(vec![(
+            "l",
+            list(vec![
+                Some(vec![Some(2), Some(1)]),
+                Some(vec![]),
+                None,
+                Some(vec![None]),
+            ]),
+        )]),
+    );
+
+    // Empty tables (schema only).
+    let empty = batch(vec![("region", strs(&[])), ("amount", ints(&[]))]);
+    simple("empty/empty.parquet", empty);
+
+    // Corrupt inputs: garbage bytes, and a real file cut short.
+    std::fs::create_dir_all("testdata/bad").unwrap();
+    std::fs::write(
+        "testdata/bad/garbage.parquet",
+        b"this is not a parquet file at all, just text\n",
+    )
+    .unwrap();
+    let good = std::fs::read("testdata/layout/source.parquet").unwrap();
+    std::fs::write("testdata/bad/truncated.parquet", &good[..good.len() / 2]).unwrap();
+    std::fs::write("testdata/bad/zero.parquet", b"").unwrap();
+    println!("fixtures written under testdata/");
+}

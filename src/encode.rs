@@ -1,0 +1,819 @@
+//! The canonical row encoding and the 128-bit row digest.
+//!
+//! Two rows are "the same row" for recon exactly when their canonical
+//! encodings are byte-identical. The encoding is value-based, so the same
+//! logical value stored differently (dictionary vs plain, Utf8 vs LargeUtf8 vs
+//! Utf8View, Int32 vs Int64, DECIMAL(10,2) vs DECIMAL(38,6)) encodes the same,
+//! and it is self-delimiting, so concatenating the values of a row is
+//! injective: `('ab','c')` and `('a','bc')` cannot encode alike, and NULL
+//! never encodes like any string.
+//!
+//! The full specification, with test vectors, is in `docs/encoding.md`; the
+//! vectors are checked by the unit tests at the bottom of this file.
+//!
+//! # Layout (encoding version 1)
+//!
+//! Every value starts with a one-byte tag. Integers are little-endian.
+//! `varint` is unsigned LEB128.
+//!
+//! | tag  | value class                  | payload                                              |
+//! |------|------------------------------|------------------------------------------------------|
+//! | 0x00 | NULL (any type)              | none                                                 |
+//! | 0x01 | boolean                      | 1 byte: 0 or 1                                       |
+//! | 0x02 | integer (any width, signed or not) | i128, 16 bytes                                 |
+//! | 0x03 | float (f16/f32/f64)          | f64 bits, 8 bytes; every NaN → 0x7ff8000000000000, -0.0 → 0.0 |
+//! | 0x04 | decimal, mantissa fits i128  | scale i32 (4 bytes) + mantissa i128 (16 bytes), normalized |
+//! | 0x05 | decimal, wider mantissa      | scale i32 + mantissa i256 (32 bytes), normalized     |
+//! | 0x06 | string (Utf8, LargeUtf8, Utf8View) | varint byte length + UTF-8 bytes               |
+//! | 0x07 | binary (Binary, LargeBinary, BinaryView, FixedSizeBinary) | varint length + bytes  |
+//! | 0x08 | date (Date32, Date64)        | i64 milliseconds since 1970-01-01                    |
+//! | 0x09 | timestamp without time zone  | i128 nanoseconds since the epoch (wall clock)        |
+//! | 0x0A | timestamp with a time zone   | i128 nanoseconds since the epoch, UTC instant        |
+//! | 0x0B | time of day (Time32, Time64) | i64 nanoseconds since midnight                       |
+//! | 0x0C | duration                     | i128 nanoseconds                                     |
+//! | 0x0D | interval                     | months i32 + days i32 + nanoseconds i64              |
+//! | 0x10 | list (List, LargeList, FixedSizeList) | varint element count + each element's encoding |
+//! | 0x11 | struct                       | varint field count + per field, in field-name order: varint name length, name, value |
+//! | 0x12 | map                          | varint entry count + entries (key encoding ++ value encoding) sorted bytewise |
+//!
+//! A decimal is normalized by stripping trailing decimal zeros from the
+//! mantissa (adjusting the scale), and zero is mantissa 0 with scale 0, so
+//! 1.50 in DECIMAL(10,2) and 1.500000 in DECIMAL(38,6) both encode as
+//! mantissa 15, scale 1.
+//!
+//! The row digest is XXH3-128 (seed 0) of the concatenated encodings of the
+//! compared columns, in the order of the comparison plan.
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, FixedSizeBinaryArray, GenericByteArray,
+    GenericByteViewArray, PrimitiveArray,
+};
+use arrow::buffer::NullBuffer;
+use arrow::datatypes::*;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// Version of the canonical encoding. Bumped on any change to the bytes.
+pub const ENCODING_VERSION: u32 = 1;
+
+/// Value tags; see the module documentation.
+pub mod tag {
+    pub const NULL: u8 = 0x00;
+    pub const BOOL: u8 = 0x01;
+    pub const INT: u8 = 0x02;
+    pub const FLOAT: u8 = 0x03;
+    pub const DECIMAL: u8 = 0x04;
+    pub const DECIMAL_WIDE: u8 = 0x05;
+    pub const UTF8: u8 = 0x06;
+    pub const BINARY: u8 = 0x07;
+    pub const DATE: u8 = 0x08;
+    pub const TIMESTAMP: u8 = 0x09;
+    pub const TIMESTAMP_UTC: u8 = 0x0A;
+    pub const TIME: u8 = 0x0B;
+    pub const DURATION: u8 = 0x0C;
+    pub const INTERVAL: u8 = 0x0D;
+    pub const LIST: u8 = 0x10;
+    pub const STRUCT: u8 = 0x11;
+    pub const MAP: u8 = 0x12;
+}
+
+/// Returns `Err(reason)` when recon has no canonical encoding for `dt`.
+pub fn check_supported(dt: &DataType) -> Result<(), String> {
+    use DataType::*;
+    match dt {
+        Null | Boolean | Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64
+        | Float16 | Float32 | Float64 | Decimal32(..) | Decimal64(..) | Decimal128(..)
+        | Decimal256(..) | Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView
+        | FixedSizeBinary(_) | Date32 | Date64 | Timestamp(..) | Time32(_) | Time64(_)
+        | Duration(_) | Interval(_) => Ok(()),
+        List(f) | LargeList(f) | FixedSizeList(f, _) => check_supported(f.data_type()),
+        Struct(fields) => fields
+            .iter()
+            .try_for_each(|f| check_supported(f.data_type())),
+        Map(entries, _) => check_supported(entries.data_type()),
+        Dictionary(_, values) => check_supported(values),
+        other => Err(format!("{other} has no canonical encoding")),
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn varint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+fn write_varint_at(buf: &mut [u8], mut pos: usize, mut v: u64) -> usize {
+    while v >= 0x80 {
+        buf[pos] = (v as u8) | 0x80;
+        v >>= 7;
+        pos += 1;
+    }
+    buf[pos] = v as u8;
+    pos + 1
+}
+
+#[inline]
+fn canonical_f64(v: f64) -> [u8; 8] {
+    let v = if v.is_nan() {
+        f64::NAN
+    } else if v == 0.0 {
+        0.0
+    } else {
+        v
+    };
+    // f64::NAN is the quiet NaN 0x7ff8000000000000 on every platform Rust supports.
+    v.to_bits().to_le_bytes()
+}
+
+/// Strips trailing decimal zeros: `(1500, 3)` → `(15, 1)`; zero → `(0, 0)`.
+#[inline]
+fn normalize_decimal_i128(mut m: i128, mut scale: i32) -> (i128, i32) {
+    if m == 0 {
+        return (0, 0);
+    }
+    // Most mantissas fit in i64, where division by a constant is a multiply.
+    if let Ok(mut s) = i64::try_from(m) {
+        while s % 10 == 0 {
+            s /= 10;
+            scale -= 1;
+        }
+        return (s as i128, scale);
+    }
+    while m % 10 == 0 {
+        m /= 10;
+        scale -= 1;
+    }
+    (m, scale)
+}
+
+#[inline]
+fn decimal_bytes(m: i128, scale: i32) -> [u8; 20] {
+    let (m, scale) = normalize_decimal_i128(m, scale);
+    let mut b = [0u8; 20];
+    b[..4].copy_from_slice(&scale.to_le_bytes());
+    b[4..].copy_from_slice(&m.to_le_bytes());
+    b
+}
+
+fn encode_decimal256(v: i256, scale: i32, out: &mut Vec<u8>) {
+    let ten = i256::from_i128(10);
+    let zero = i256::ZERO;
+    let (mut m, mut s) = (v, scale);
+    if m == zero {
+        s = 0;
+    } else {
+        while m.wrapping_rem(ten) == zero {
+            m = m.wrapping_div(ten);
+            s -= 1;
+        }
+    }
+    match m.to_i128() {
+        Some(small) => {
+            out.push(tag::DECIMAL);
+            out.extend_from_slice(&s.to_le_bytes());
+            out.extend_from_slice(&small.to_le_bytes());
+        }
+        None => {
+            out.push(tag::DECIMAL_WIDE);
+            out.extend_from_slice(&s.to_le_bytes());
+            out.extend_from_slice(&m.to_le_bytes());
+        }
+    }
+}
+
+fn time_unit_nanos(unit: &TimeUnit) -> i128 {
+    match unit {
+        TimeUnit::Second => 1_000_000_000,
+        TimeUnit::Millisecond => 1_000_000,
+        TimeUnit::Microsecond => 1_000,
+        TimeUnit::Nanosecond => 1,
+    }
+}
+
+fn interval_bytes(months: i32, days: i32, nanos: i64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..4].copy_from_slice(&months.to_le_bytes());
+    b[4..8].copy_from_slice(&days.to_le_bytes());
+    b[8..].copy_from_slice(&nanos.to_le_bytes());
+    b
+}
+
+fn push_tagged(out: &mut Vec<u8>, t: u8, payload: &[u8]) {
+    out.push(t);
+    out.extend_from_slice(payload);
+}
+
+fn push_bytes(out: &mut Vec<u8>, t: u8, bytes: &[u8]) {
+    out.push(t);
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// Appends the canonical encoding of `array[row]` to `out`.
+///
+/// This is the reference implementation of the specification: simple,
+/// value-at-a-time, and used for nested types. The column-wise fast paths in
+/// [`RowEncoder`] must produce the same bytes; a unit test checks that.
+pub fn encode_value(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    use DataType::*;
+    if array.is_null(row) {
+        out.push(tag::NULL);
+        return Ok(());
+    }
+    macro_rules! int {
+        ($t:ty) => {
+            push_tagged(
+                out,
+                tag::INT,
+                &(array.as_primitive::<$t>().value(row) as i128).to_le_bytes(),
+            )
+        };
+    }
+    match array.data_type() {
+        Null => out.push(tag::NULL),
+        Boolean => push_tagged(out, tag::BOOL, &[array.as_boolean().value(row) as u8]),
+        Int8 => int!(Int8Type),
+        Int16 => int!(Int16Type),
+        Int32 => int!(Int32Type),
+        Int64 => int!(Int64Type),
+        UInt8 => int!(UInt8Type),
+        UInt16 => int!(UInt16Type),
+        UInt32 => int!(UInt32Type),
+        UInt64 => int!(UInt64Type),
+        Float16 => push_tagged(
+            out,
+            tag::FLOAT,
+            &canonical_f64(array.as_primitive::<Float16Type>().value(row).to_f64()),
+        ),
+        Float32 => push_tagged(
+            out,
+            tag::FLOAT,
+            &canonical_f64(array.as_primitive::<Float32Type>().value(row) as f64),
+        ),
+        Float64 => push_tagged(
+            out,
+            tag::FLOAT,
+            &canonical_f64(array.as_primitive::<Float64Type>().value(row)),
+        ),
+        Decimal32(_, s) => push_tagged(
+            out,
+            tag::DECIMAL,
+            &decimal_bytes(
+                array.as_primitive::<Decimal32Type>().value(row) as i128,
+                *s as i32,
+            ),
+        ),
+        Decimal64(_, s) => push_tagged(
+            out,
+            tag::DECIMAL,
+            &decimal_bytes(
+                array.as_primitive::<Decimal64Type>().value(row) as i128,
+                *s as i32,
+            ),
+        ),
+        Decimal128(_, s) => push_tagged(
+            out,
+            tag::DECIMAL,
+            &decimal_bytes(array.as_primitive::<Decimal128Type>().value(row), *s as i32),
+        ),
+        Decimal256(_, s) => encode_decimal256(
+            array.as_primitive::<Decimal256Type>().value(row),
+            *s as i32,
+            out,
+        ),
+        Utf8 => push_bytes(
+            out,
+            tag::UTF8,
+            array.as_string::<i32>().value(row).as_bytes(),
+        ),
+        LargeUtf8 => push_bytes(
+            out,
+            tag::UTF8,
+            array.as_string::<i64>().value(row).as_bytes(),
+        ),
+        Utf8View => push_bytes(out, tag::UTF8, array.as_string_view().value(row).as_bytes()),
+        Binary => push_bytes(out, tag::BINARY, array.as_binary::<i32>().value(row)),
+        LargeBinary => push_bytes(out, tag::BINARY, array.as_binary::<i64>().value(row)),
+        BinaryView => push_bytes(out, tag::BINARY, array.as_binary_view().value(row)),
+        FixedSizeBinary(_) => push_bytes(out, tag::BINARY, array.as_fixed_size_binary().value(row)),
+        Date32 => push_tagged(
+            out,
+            tag::DATE,
+            &(array.as_primitive::<Date32Type>().value(row) as i64 * 86_400_000).to_le_bytes(),
+        ),
+        Date64 => push_tagged(
+            out,
+            tag::DATE,
+            &array.as_primitive::<Date64Type>().value(row).to_le_bytes(),
+        ),
+        Timestamp(unit, tz) => {
+            let v = match unit {
+                TimeUnit::Second => array.as_primitive::<TimestampSecondType>().value(row),
+                TimeUnit::Millisecond => {
+                    array.as_primitive::<TimestampMillisecondType>().value(row)
+                }
+                TimeUnit::Microsecond => {
+                    array.as_primitive::<TimestampMicrosecondType>().value(row)
+                }
+                TimeUnit::Nanosecond => array.as_primitive::<TimestampNanosecondType>().value(row),
+            };
+            let t = if tz.is_some() {
+                tag::TIMESTAMP_UTC
+            } else {
+                tag::TIMESTAMP
+            };
+            push_tagged(out, t, &(v as i128 * time_unit_nanos(unit)).to_le_bytes());
+        }
+        Time32(unit) => {
+            let v = match unit {
+                TimeUnit::Second => array.as_primitive::<Time32SecondType>().value(row),
+                _ => array.as_primitive::<Time32MillisecondType>().value(row),
+            } as i64;
+            let nanos = v * time_unit_nanos(unit) as i64;
+            push_tagged(out, tag::TIME, &nanos.to_le_bytes());
+        }
+        Time64(unit) => {
+            let v = match unit {
+                TimeUnit::Microsecond => array.as_primitive::<Time64MicrosecondType>().value(row),
+                _ => array.as_primitive::<Time64NanosecondType>().value(row),
+            };
+            let nanos = v * time_unit_nanos(unit) as i64;
+            push_tagged(out, tag::TIME, &nanos.to_le_bytes());
+        }
+        Duration(unit) => {
+            let v = match unit {
+                TimeUnit::Second => array.as_primitive::<DurationSecondType>().value(row),
+                TimeUnit::Millisecond => array.as_primitive::<DurationMillisecondType>().value(row),
+                TimeUnit::Microsecond => array.as_primitive::<DurationMicrosecondType>().value(row),
+                TimeUnit::Nanosecond => array.as_primitive::<DurationNanosecondType>().value(row),
+            };
+            push_tagged(
+                out,
+                tag::DURATION,
+                &(v as i128 * time_unit_nanos(unit)).to_le_bytes(),
+            );
+        }
+        Interval(IntervalUnit::YearMonth) => {
+            let months = array.as_primitive::<IntervalYearMonthType>().value(row);
+            push_tagged(out, tag::INTERVAL, &interval_bytes(months, 0, 0));
+        }
+        Interval(IntervalUnit::DayTime) => {
+            let v = array.as_primitive::<IntervalDayTimeType>().value(row);
+            let nanos = v.milliseconds as i64 * 1_000_000;
+            push_tagged(out, tag::INTERVAL, &interval_bytes(0, v.days, nanos));
+        }
+        Interval(IntervalUnit::MonthDayNano) => {
+            let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
+            push_tagged(
+                out,
+                tag::INTERVAL,
+                &interval_bytes(v.months, v.days, v.nanoseconds),
+            );
+        }
+        List(_) => encode_list(&array.as_list::<i32>().value(row), out)?,
+        LargeList(_) => encode_list(&array.as_list::<i64>().value(row), out)?,
+        FixedSizeList(..) => encode_list(&array.as_fixed_size_list().value(row), out)?,
+        Struct(fields) => {
+            let s = array.as_struct();
+            let mut order: Vec<usize> = (0..fields.len()).collect();
+            order.sort_by(|&a, &b| fields[a].name().cmp(fields[b].name()));
+            out.push(tag::STRUCT);
+            put_varint(out, fields.len() as u64);
+            for i in order {
+                let name = fields[i].name().as_bytes();
+                put_varint(out, name.len() as u64);
+                out.extend_from_slice(name);
+                encode_value(s.column(i).as_ref(), row, out)?;
+            }
+        }
+        Map(..) => {
+            let m = array.as_map();
+            let offsets = m.value_offsets();
+            let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+            let (keys, values) = (m.keys(), m.values());
+            let mut entries: Vec<Vec<u8>> = Vec::with_capacity(end - start);
+            for j in start..end {
+                let mut e = Vec::new();
+                encode_value(keys.as_ref(), j, &mut e)?;
+                encode_value(values.as_ref(), j, &mut e)?;
+                entries.push(e);
+            }
+            // A map is an unordered set of entries: sort them so storage order is irrelevant.
+            entries.sort_unstable();
+            out.push(tag::MAP);
+            put_varint(out, entries.len() as u64);
+            for e in entries {
+                out.extend_from_slice(&e);
+            }
+        }
+        Dictionary(..) => {
+            let dict = array
+                .as_any_dictionary_opt()
+                .ok_or_else(|| "dictionary array expected".to_string())?;
+            let key = dict.normalized_keys()[row];
+            encode_value(dict.values().as_ref(), key, out)?;
+        }
+        other => return Err(format!("{other} has no canonical encoding")),
+    }
+    Ok(())
+}
+
+fn encode_list(values: &ArrayRef, out: &mut Vec<u8>) -> Result<(), String> {
+    out.push(tag::LIST);
+    put_varint(out, values.len() as u64);
+    for j in 0..values.len() {
+        encode_value(values.as_ref(), j, out)?;
+    }
+    Ok(())
+}
+
+/// One column's contribution to the row-major encoding buffer, written
+/// column-at-a-time so the inner loops are tight and monomorphic.
+trait ColumnWriter {
+    /// Adds each row's encoded length of this column to `lens`.
+    fn add_lengths(&self, lens: &mut [usize]);
+    /// Writes each row's encoding at `cursors[row]` and advances the cursor.
+    fn write(&self, buf: &mut [u8], cursors: &mut [usize]);
+}
+
+struct FixedWriter<'a, F, const N: usize> {
+    nulls: Option<&'a NullBuffer>,
+    tag: u8,
+    value: F,
+}
+
+impl<F: Fn(usize) -> [u8; N], const N: usize> ColumnWriter for FixedWriter<'_, F, N> {
+    fn add_lengths(&self, lens: &mut [usize]) {
+        match self.nulls {
+            None => lens.iter_mut().for_each(|l| *l += 1 + N),
+            Some(nulls) => {
+                for (i, l) in lens.iter_mut().enumerate() {
+                    *l += if nulls.is_valid(i) { 1 + N } else { 1 };
+                }
+            }
+        }
+    }
+
+    fn write(&self, buf: &mut [u8], cursors: &mut [usize]) {
+        for (i, c) in cursors.iter_mut().enumerate() {
+            let pos = *c;
+            if self.nulls.is_none_or(|n| n.is_valid(i)) {
+                buf[pos] = self.tag;
+                buf[pos + 1..pos + 1 + N].copy_from_slice(&(self.value)(i));
+                *c = pos + 1 + N;
+            } else {
+                buf[pos] = tag::NULL;
+                *c = pos + 1;
+            }
+        }
+    }
+}
+
+struct BytesWriter<'a, F> {
+    nulls: Option<&'a NullBuffer>,
+    tag: u8,
+    value: F,
+}
+
+impl<'a, F: Fn(usize) -> &'a [u8]> ColumnWriter for BytesWriter<'a, F> {
+    fn add_lengths(&self, lens: &mut [usize]) {
+        for (i, l) in lens.iter_mut().enumerate() {
+            *l += if self.nulls.is_none_or(|n| n.is_valid(i)) {
+                let n = (self.value)(i).len();
+                1 + varint_len(n as u64) + n
+            } else {
+                1
+            };
+        }
+    }
+
+    fn write(&self, buf: &mut [u8], cursors: &mut [usize]) {
+        for (i, c) in cursors.iter_mut().enumerate() {
+            let pos = *c;
+            if self.nulls.is_none_or(|n| n.is_valid(i)) {
+                let v = (self.value)(i);
+                buf[pos] = self.tag;
+                let p = write_varint_at(buf, pos + 1, v.len() as u64);
+                buf[p..p + v.len()].copy_from_slice(v);
+                *c = p + v.len();
+            } else {
+                buf[pos] = tag::NULL;
+                *c = pos + 1;
+            }
+        }
+    }
+}
+
+/// Values encoded up front with the reference encoder; rows then pick a slice.
+/// Used for nested types, and for dictionaries (each distinct value is encoded
+/// once, rows index it by key).
+struct PreEncodedWriter {
+    data: Vec<u8>,
+    /// `offsets[k]..offsets[k + 1]` is the encoding of value `k`.
+    offsets: Vec<usize>,
+    /// Row → value index; `None` is a NULL row. Absent means row `i` is value `i`.
+    keys: Option<Vec<Option<usize>>>,
+}
+
+impl PreEncodedWriter {
+    fn encode_all(array: &dyn Array) -> Result<(Vec<u8>, Vec<usize>), String> {
+        let mut data = Vec::new();
+        let mut offsets = Vec::with_capacity(array.len() + 1);
+        offsets.push(0);
+        for row in 0..array.len() {
+            encode_value(array, row, &mut data)?;
+            offsets.push(data.len());
+        }
+        Ok((data, offsets))
+    }
+
+    fn slice(&self, row: usize) -> &[u8] {
+        const NULL: &[u8] = &[tag::NULL];
+        let k = match &self.keys {
+            None => row,
+            Some(keys) => match keys[row] {
+                Some(k) => k,
+                None => return NULL,
+            },
+        };
+        &self.data[self.offsets[k]..self.offsets[k + 1]]
+    }
+}
+
+impl ColumnWriter for PreEncodedWriter {
+    fn add_lengths(&self, lens: &mut [usize]) {
+        for (i, l) in lens.iter_mut().enumerate() {
+            *l += self.slice(i).len();
+        }
+    }
+
+    fn write(&self, buf: &mut [u8], cursors: &mut [usize]) {
+        for (i, c) in cursors.iter_mut().enumerate() {
+            let v = self.slice(i);
+            buf[*c..*c + v.len()].copy_from_slice(v);
+            *c += v.len();
+        }
+    }
+}
+
+fn fixed<'a, F: Fn(usize) -> [u8; N] + 'a, const N: usize>(
+    array: &'a dyn Array,
+    tag: u8,
+    value: F,
+) -> Box<dyn ColumnWriter + 'a> {
+    Box::new(FixedWriter {
+        nulls: array.logical_nulls_ref(),
+        tag,
+        value,
+    })
+}
+
+/// `Array::nulls` is the physical null buffer, which is what primitive and
+/// byte arrays use; kept behind a helper so that intent is named once.
+trait NullsRef {
+    fn logical_nulls_ref(&self) -> Option<&NullBuffer>;
+}
+
+impl NullsRef for dyn Array + '_ {
+    fn logical_nulls_ref(&self) -> Option<&NullBuffer> {
+        self.nulls().filter(|n| n.null_count() > 0)
+    }
+}
+
+fn int_writer<'a, T: ArrowPrimitiveType>(array: &'a dyn Array) -> Box<dyn ColumnWriter + 'a>
+where
+    T::Native: Into<i128>,
+{
+    let a: &PrimitiveArray<T> = array.as_primitive::<T>();
+    fn v<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, i: usize) -> [u8; 16]
+    where
+        T::Native: Into<i128>,
+    {
+        let x: i128 = a.value(i).into();
+        x.to_le_bytes()
+    }
+    fixed(array, tag::INT, move |i| v(a, i))
+}
+
+fn bytes_writer<'a, T: ByteArrayType>(
+    array: &'a GenericByteArray<T>,
+    tag: u8,
+) -> Box<dyn ColumnWriter + 'a> {
+    Box::new(BytesWriter {
+        nulls: (array as &dyn Array).logical_nulls_ref(),
+        tag,
+        value: move |i| -> &'a [u8] { array.value(i).as_ref() },
+    })
+}
+
+fn view_writer<'a, T: ByteViewType + ?Sized>(
+    array: &'a GenericByteViewArray<T>,
+    tag: u8,
+) -> Box<dyn ColumnWriter + 'a> {
+    Box::new(BytesWriter {
+        nulls: (array as &dyn Array).logical_nulls_ref(),
+        tag,
+        value: move |i| -> &'a [u8] { array.value(i).as_ref() },
+    })
+}
+
+fn timestamp_writer<'a, T: ArrowPrimitiveType<Native = i64>>(
+    array: &'a dyn Array,
+    t: u8,
+    mult: i128,
+) -> Box<dyn ColumnWriter + 'a> {
+    let a = array.as_primitive::<T>();
+    fixed(array, t, move |i| (a.value(i) as i128 * mult).to_le_bytes())
+}
+
+fn column_writer(array: &dyn Array) -> Result<Box<dyn ColumnWriter + '_>, String> {
+    use DataType::*;
+    Ok(match array.data_type() {
+        Boolean => {
+            let a: &BooleanArray = array.as_boolean();
+            fixed(array, tag::BOOL, move |i| [a.value(i) as u8])
+        }
+        Int8 => int_writer::<Int8Type>(array),
+        Int16 => int_writer::<Int16Type>(array),
+        Int32 => int_writer::<Int32Type>(array),
+        Int64 => int_writer::<Int64Type>(array),
+        UInt8 => int_writer::<UInt8Type>(array),
+        UInt16 => int_writer::<UInt16Type>(array),
+        UInt32 => int_writer::<UInt32Type>(array),
+        UInt64 => int_writer::<UInt64Type>(array),
+        Float32 => {
+            let a = array.as_primitive::<Float32Type>();
+            fixed(array, tag::FLOAT, move |i| canonical_f64(a.value(i) as f64))
+        }
+        Float64 => {
+            let a = array.as_primitive::<Float64Type>();
+            fixed(array, tag::FLOAT, move |i| canonical_f64(a.value(i)))
+        }
+        Decimal128(_, s) => {
+            let a = array.as_primitive::<Decimal128Type>();
+            let s = *s as i32;
+            fixed(array, tag::DECIMAL, move |i| decimal_bytes(a.value(i), s))
+        }
+        Decimal64(_, s) => {
+            let a = array.as_primitive::<Decimal64Type>();
+            let s = *s as i32;
+            fixed(array, tag::DECIMAL, move |i| {
+                decimal_bytes(a.value(i) as i128, s)
+            })
+        }
+        Decimal32(_, s) => {
+            let a = array.as_primitive::<Decimal32Type>();
+            let s = *s as i32;
+            fixed(array, tag::DECIMAL, move |i| {
+                decimal_bytes(a.value(i) as i128, s)
+            })
+        }
+        Date32 => {
+            let a = array.as_primitive::<Date32Type>();
+            fixed(array, tag::DATE, move |i| {
+                (a.value(i) as i64 * 86_400_000).to_le_bytes()
+            })
+        }
+        Date64 => {
+            let a = array.as_primitive::<Date64Type>();
+            fixed(array, tag::DATE, move |i| a.value(i).to_le_bytes())
+        }
+        Timestamp(unit, tz) => {
+            let t = if tz.is_some() {
+                tag::TIMESTAMP_UTC
+            } else {
+                tag::TIMESTAMP
+            };
+            let mult = time_unit_nanos(unit);
+            match unit {
+                TimeUnit::Second => timestamp_writer::<TimestampSecondType>(array, t, mult),
+                TimeUnit::Millisecond => {
+                    timestamp_writer::<TimestampMillisecondType>(array, t, mult)
+                }
+                TimeUnit::Microsecond => {
+                    timestamp_writer::<TimestampMicrosecondType>(array, t, mult)
+                }
+                TimeUnit::Nanosecond => timestamp_writer::<TimestampNanosecondType>(array, t, mult),
+            }
+        }
+        Utf8 => bytes_writer(array.as_string::<i32>(), tag::UTF8),
+        LargeUtf8 => bytes_writer(array.as_string::<i64>(), tag::UTF8),
+        Utf8View => view_writer(array.as_string_view(), tag::UTF8),
+        Binary => bytes_writer(array.as_binary::<i32>(), tag::BINARY),
+        LargeBinary => bytes_writer(array.as_binary::<i64>(), tag::BINARY),
+        BinaryView => view_writer(array.as_binary_view(), tag::BINARY),
+        FixedSizeBinary(_) => {
+            let a: &FixedSizeBinaryArray = array.as_fixed_size_binary();
+            Box::new(BytesWriter {
+                nulls: array.logical_nulls_ref(),
+                tag: tag::BINARY,
+                value: move |i| a.value(i),
+            })
+        }
+        Dictionary(..) => {
+            let dict = array
+                .as_any_dictionary_opt()
+                .ok_or_else(|| "dictionary array expected".to_string())?;
+            let (data, offsets) = PreEncodedWriter::encode_all(dict.values().as_ref())?;
+            let keys = dict.keys();
+            let normalized = dict.normalized_keys();
+            let keys = (0..array.len())
+                .map(|i| keys.is_valid(i).then(|| normalized[i]))
+                .collect();
+            Box::new(PreEncodedWriter {
+                data,
+                offsets,
+                keys: Some(keys),
+            })
+        }
+        _ => {
+            let (data, offsets) = PreEncodedWriter::encode_all(array)?;
+            Box::new(PreEncodedWriter {
+                data,
+                offsets,
+                keys: None,
+            })
+        }
+    })
+}
+
+/// Computes canonical row encodings and digests for record batches. Reuses its
+/// buffers across batches, so the per-row loop does not allocate.
+#[derive(Default)]
+pub struct RowEncoder {
+    buf: Vec<u8>,
+    starts: Vec<usize>,
+    cursors: Vec<usize>,
+}
+
+impl RowEncoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Encodes `columns` (all of one length) row-major into the internal buffer.
+    /// Returns the buffer and the start offsets of each row (plus the end).
+    pub fn encode(&mut self, columns: &[ArrayRef]) -> Result<(&[u8], &[usize]), String> {
+        let rows = columns.first().map_or(0, |c| c.len());
+        let writers = columns
+            .iter()
+            .map(|c| column_writer(c.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.cursors.clear();
+        self.cursors.resize(rows, 0);
+        for w in &writers {
+            w.add_lengths(&mut self.cursors);
+        }
+        self.starts.clear();
+        self.starts.reserve(rows + 1);
+        let mut total = 0usize;
+        for &len in &self.cursors {
+            self.starts.push(total);
+            total += len;
+        }
+        self.starts.push(total);
+        self.cursors.copy_from_slice(&self.starts[..rows]);
+        self.buf.clear();
+        self.buf.resize(total, 0);
+        for w in &writers {
+            w.write(&mut self.buf, &mut self.cursors);
+        }
+        debug_assert!(self
+            .cursors
+            .iter()
+            .zip(&self.starts[1..])
+            .all(|(c, s)| c == s));
+        Ok((&self.buf, &self.starts))
+    }
+
+    /// Appends the 128-bit digest of every row of `columns` to `out`.
+    pub fn digests(&mut self, columns: &[ArrayRef], out: &mut Vec<u128>) -> Result<(), String> {
+        let (buf, starts) = self.encode(columns)?;
+        out.extend(starts.windows(2).map(|w| xxh3_128(&buf[w[0]..w[1]])));
+        Ok(())
+    }
+}
+
+/// Digest of one already-encoded row.
+pub fn digest_bytes(encoded: &[u8]) -> u128 {
+    xxh3_128(encoded)
+}
+
+/// Convenience for tests and tools: the encoding of one row of `columns`.
+pub fn encode_row(columns: &[ArrayRef], row: usize) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    for c in columns {
+        encode_value(c.as_ref(), row, &mut out)?;
+    }
+    Ok(out)
+}

@@ -1,0 +1,109 @@
+//! Typed errors. Every variant that concerns a file names it, so the CLI can
+//! print one line that tells the user which file and what went wrong.
+
+use std::path::{Path, PathBuf};
+
+/// Result alias used throughout the library.
+pub type Result<T, E = ReconError> = std::result::Result<T, E>;
+
+/// Everything that can stop a reconciliation. The CLI maps every variant to
+/// exit code 2; drift is not an error (it is a successful answer).
+#[derive(Debug, thiserror::Error)]
+pub enum ReconError {
+    /// An input path does not exist or cannot be listed/opened.
+    #[error("{path}: {message}")]
+    Input { path: PathBuf, message: String },
+
+    /// A Parquet file could not be decoded (bad footer, truncated, corrupt page).
+    #[error("{path}: not a readable Parquet file: {source}")]
+    Parquet {
+        path: PathBuf,
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+
+    /// Arrow-level failure while reading or converting data of a file.
+    #[error("{path}: {source}")]
+    Arrow {
+        path: PathBuf,
+        #[source]
+        source: arrow::error::ArrowError,
+    },
+
+    /// The two tables cannot be compared; each reason is listed.
+    #[error("schemas are incompatible: {}", .reasons.join("; "))]
+    Schema { reasons: Vec<String> },
+
+    /// A column type recon has no canonical encoding for.
+    #[error("column '{column}' in {path}: type {data_type} is not supported")]
+    UnsupportedType {
+        path: PathBuf,
+        column: String,
+        data_type: String,
+    },
+
+    /// I/O on recon's own temp or output files.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The temp directory ran out of space while spilling.
+    #[error("{path}: no space left while spilling ({written} bytes spilled so far); free space there or point --temp-dir at a larger disk")]
+    DiskFull { path: PathBuf, written: u64 },
+
+    /// A user setting is invalid.
+    #[error("{0}")]
+    Usage(String),
+
+    /// The output directory already holds results.
+    #[error("{path}: output directory already holds recon results; pass --force to overwrite")]
+    OutputExists { path: PathBuf },
+
+    /// The run was interrupted (SIGINT/SIGTERM).
+    #[error("interrupted")]
+    Interrupted,
+
+    /// An internal invariant failed. Reaching this is a bug in recon.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ReconError {
+    pub(crate) fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        // ENOSPC deserves its own message: the fix is a different disk, not a retry.
+        if source.raw_os_error() == Some(libc::ENOSPC) {
+            return ReconError::DiskFull {
+                path: path.as_ref().to_path_buf(),
+                written: 0,
+            };
+        }
+        ReconError::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn input(path: impl AsRef<Path>, message: impl Into<String>) -> Self {
+        ReconError::Input {
+            path: path.as_ref().to_path_buf(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn parquet(path: impl AsRef<Path>, source: parquet::errors::ParquetError) -> Self {
+        ReconError::Parquet {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn arrow(path: impl AsRef<Path>, source: arrow::error::ArrowError) -> Self {
+        ReconError::Arrow {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Evidence: fetch the unmatched rows back from the inputs by locator.
+//!
+//! Reconciliation leaves, per side, (locator, excess copies) records grouped
+//! in locator ranges. Each range is loaded, sorted, and its rows are read with
+//! a row selection on just the row groups that hold them; each fetched row is
+//! written as many times as it is unmatched, so the output is exactly what
+//! `EXCEPT ALL` returns, in input order.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow::array::{Array, RecordBatch, UInt32Array};
+use arrow::compute::take_record_batch;
+use arrow::datatypes::DataType;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use parquet::arrow::arrow_reader::RowSelection;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{ReconError, Result};
+use crate::input::Table;
+use crate::partition::guard;
+use crate::reconcile::{Reconciled, SampleRef, EVIDENCE_BYTES};
+use crate::spill::SpillIndex;
+use crate::tempspace;
+use crate::Side;
+
+/// Rows per output batch (and the most copies materialized at once).
+const OUT_BATCH: usize = 64 * 1024;
+
+/// A file written under a temporary name and renamed into place on commit, so
+/// readers never see it half-written. Dropped uncommitted, it is removed.
+pub struct AtomicFile {
+    tmp: PathBuf,
+    dest: PathBuf,
+    committed: bool,
+}
+
+impl AtomicFile {
+    pub fn create(dest: &Path) -> Result<(AtomicFile, File)> {
+        let name = dest
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("output");
+        let tmp = dest.with_file_name(format!(".{name}.recon-tmp-{}", std::process::id()));
+        let file = File::create(&tmp).map_err(|e| ReconError::io(&tmp, e))?;
+        tempspace::register(&tmp);
+        Ok((
+            AtomicFile {
+                tmp,
+                dest: dest.to_path_buf(),
+                committed: false,
+            },
+            file,
+        ))
+    }
+
+    pub fn commit(mut self) -> Result<()> {
+        std::fs::rename(&self.tmp, &self.dest).map_err(|e| ReconError::io(&self.dest, e))?;
+        tempspace::unregister(&self.tmp);
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+            tempspace::unregister(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` to `dest` atomically.
+pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let (af, mut file) = AtomicFile::create(dest)?;
+    file.write_all(bytes)
+        .and_then(|_| file.sync_all())
+        .map_err(|e| ReconError::io(dest, e))?;
+    af.commit()
+}
+
+/// Loads the (locator, excess) records of one range, sorted by locator.
+fn load_range(index: &SpillIndex, key: u32) -> Result<Vec<(u64, u64)>> {
+    let mut buf = Vec::new();
+    let mut records = Vec::with_capacity(index.key_bytes(key) / EVIDENCE_BYTES);
+    for chunk in index.chunks(key) {
+        for rec in chunk.bytes(&mut buf)?.chunks_exact(EVIDENCE_BYTES) {
+            let loc = u64::from_le_bytes(rec[..8].try_into().unwrap_or_default());
+            let excess = u64::from_le_bytes(rec[8..].try_into().unwrap_or_default());
+            records.push((loc, excess));
+        }
+    }
+    records.sort_unstable();
+    Ok(records)
+}
+
+/// Reads the rows at `locators` (sorted, unique, all in one row group) and
+/// calls `each` with each fetched batch, whose rows follow `locators` order.
+fn read_rows(
+    table: &Table,
+    file: usize,
+    row_group: usize,
+    rows_in_group: &[usize],
+    mut each: impl FnMut(RecordBatch) -> Result<()>,
+) -> Result<()> {
+    let path = table.file_path(file).to_path_buf();
+    let total = table.row_group_rows(file, row_group) as usize;
+    let selection =
+        RowSelection::from_consecutive_ranges(rows_in_group.iter().map(|&r| r..r + 1), total);
+    guard(&path, || {
+        let reader = table.read_row_group(file, row_group, None, Some(selection), OUT_BATCH)?;
+        for batch in reader {
+            let batch = batch.map_err(|e| ReconError::arrow(&path, e))?;
+            let batch = RecordBatch::try_new(table.schema.clone(), batch.columns().to_vec())
+                .map_err(|e| ReconError::arrow(&path, e))?;
+            each(batch)?;
+        }
+        Ok(())
+    })
+}
+
+/// Groups sorted locators by (file, row group).
+fn by_row_group(
+    table: &Table,
+    locators: &[u64],
+) -> Result<Vec<((usize, usize), Vec<usize>, Vec<usize>)>> {
+    let mut groups: Vec<((usize, usize), Vec<usize>, Vec<usize>)> = Vec::new();
+    for (i, &loc) in locators.iter().enumerate() {
+        let (f, rg, row) = table
+            .locate(loc)
+            .ok_or_else(|| ReconError::Internal(format!("locator {loc} is outside the table")))?;
+        match groups.last_mut() {
+            Some((key, rows, idx)) if *key == (f, rg) => {
+                rows.push(row as usize);
+                idx.push(i);
+            }
+            _ => groups.push(((f, rg), vec![row as usize], vec![i])),
+        }
+    }
+    Ok(groups)
+}
+
+/// Writes every unmatched occurrence of `side` to `dest` as Parquet with the
+/// table's own schema. Returns the number of rows written.
+pub fn write_side(table: &Table, side: Side, found: &Reconciled, dest: &Path) -> Result<u64> {
+    let (af, file) = AtomicFile::create(dest)?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(OUT_BATCH))
+        .build();
+    let mut writer = ArrowWriter::try_new(file, table.schema.clone(), Some(props))
+        .map_err(|e| ReconError::parquet(dest, e))?;
+    let mut written = 0u64;
+    for range in 0..found.ranges {
+        let key = (side.index() * found.ranges + range) as u32;
+        let records = load_range(&found.evidence, key)?;
+        if records.is_empty() {
+            continue;
+        }
+        let locators: Vec<u64> = records.iter().map(|r| r.0).collect();
+        for ((f, rg), rows, idx) in by_row_group(table, &locators)? {
+            let mut next = 0usize; // position in `idx` of the batch's first row
+            read_rows(table, f, rg, &rows, |batch| {
+                let copies = &idx[next..next + batch.num_rows()];
+                next += batch.num_rows();
+                let mut take: Vec<u32> = Vec::with_capacity(OUT_BATCH);
+                for (k, &i) in copies.iter().enumerate() {
+                    for _ in 0..records[i].1 {
+                        take.push(k as u32);
+                        if take.len() == OUT_BATCH {
+                            written += flush(&mut writer, &batch, &mut take, dest)?;
+                        }
+                    }
+                }
+                written += flush(&mut writer, &batch, &mut take, dest)?;
+                Ok(())
+            })?;
+        }
+    }
+    writer.close().map_err(|e| ReconError::parquet(dest, e))?;
+    af.commit()?;
+    Ok(written)
+}
+
+fn flush(
+    writer: &mut ArrowWriter<File>,
+    batch: &RecordBatch,
+    take: &mut Vec<u32>,
+    dest: &Path,
+) -> Result<u64> {
+    if take.is_empty() {
+        return Ok(0);
+    }
+    let indices = UInt32Array::from(std::mem::take(take));
+    let out = take_record_batch(batch, &indices).map_err(|e| ReconError::arrow(dest, e))?;
+    writer
+        .write(&out)
+        .map_err(|e| ReconError::parquet(dest, e))?;
+    Ok(indices.len() as u64)
+}
+
+/// One sample row: its values rendered as text (None is NULL) and its counts.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SampleRow {
+    pub source_count: u64,
+    pub target_count: u64,
+    pub values: Vec<Option<String>>,
+}
+
+/// Renders `value` for people: strings are quoted so '' and ' ' are visible.
+pub fn display_value(v: &Option<String>, quoted: bool) -> String {
+    match v {
+        None => "NULL".into(),
+        Some(s) if quoted => format!("{s:?}"),
+        Some(s) => s.clone(),
+    }
+}
+
+/// Whether a column's values should be quoted when shown.
+pub fn is_text(dt: &DataType) -> bool {
+    match dt {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_text(v),
+        _ => false,
+    }
+}
+
+/// Fetches and renders the sample rows of one side.
+pub fn fetch_samples(table: &Table, samples: &[SampleRef]) -> Result<Vec<SampleRow>> {
+    let mut order: Vec<usize> = (0..samples.len()).collect();
+    order.sort_by_key(|&i| samples[i].locator);
+    let locators: Vec<u64> = order.iter().map(|&i| samples[i].locator).collect();
+    let mut rendered: Vec<Option<Vec<Option<String>>>> = vec![None; samples.len()];
+    let opts = FormatOptions::default();
+    for ((f, rg), rows, idx) in by_row_group(table, &locators)? {
+        let mut next = 0usize;
+        read_rows(table, f, rg, &rows, |batch| {
+            let formatters = batch
+                .columns()
+                .iter()
+                .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| ReconError::arrow(table.file_path(f), e))?;
+            for r in 0..batch.num_rows() {
+                let values = batch
+                    .columns()
+                    .iter()
+                    .zip(&formatters)
+                    .map(|(c, fmt)| (!c.is_null(r)).then(|| fmt.value(r).to_string()))
+                    .collect();
+                rendered[order[idx[next]]] = Some(values);
+                next += 1;
+            }
+            Ok(())
+        })?;
+    }
+    samples
+        .iter()
+        .zip(rendered)
+        .map(|(s, values)| {
+            Ok(SampleRow {
+                source_count: s.source_count,
+                target_count: s.target_count,
+                values: values
+                    .ok_or_else(|| ReconError::Internal("sample row not fetched".into()))?,
+            })
+        })
+        .collect()
+}

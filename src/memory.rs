@@ -1,0 +1,184 @@
+//! Memory limits and how a limit is divided between the pipeline's stages.
+//!
+//! recon does not guess at memory: every large structure (scan staging
+//! buffers, in-memory spill chunks, multiplicity maps, evidence ranges) is
+//! sized from the limit up front, and a multiplicity map that would outgrow
+//! its share is abandoned and its bucket split further instead. What is not
+//! tracked (Parquet decoding of one batch per thread, the allocator, code)
+//! must fit in the 64 MiB of headroom the limit promises on top.
+
+use crate::error::{ReconError, Result};
+
+pub const KIB: u64 = 1024;
+pub const MIB: u64 = 1024 * KIB;
+pub const GIB: u64 = 1024 * MIB;
+
+/// Bytes one multiplicity-map slot costs: key (16) + counts and locators (32)
+/// + hashbrown's control byte. Used to size maps against their budget.
+pub const MAP_SLOT_BYTES: u64 = 49;
+
+/// Parses `512MiB`, `1GiB`, `2G`, `100000` (bytes), or `unlimited`.
+pub fn parse_size(text: &str) -> Result<u64> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("none") {
+        return Ok(u64::MAX);
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| {
+        ReconError::Usage(format!("invalid size '{text}': expected e.g. 512MiB, 1GiB"))
+    })?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => KIB,
+        "m" | "mb" | "mib" => MIB,
+        "g" | "gb" | "gib" => GIB,
+        "t" | "tb" | "tib" => 1024 * GIB,
+        _ => {
+            return Err(ReconError::Usage(format!(
+                "invalid size unit in '{text}': use KiB, MiB, GiB or TiB"
+            )))
+        }
+    };
+    Ok((value * mult as f64) as u64)
+}
+
+/// Formats bytes for people: `1.5 GiB`.
+pub fn format_size(bytes: u64) -> String {
+    if bytes == u64::MAX {
+        return "unlimited".into();
+    }
+    let units = [("GiB", GIB), ("MiB", MIB), ("KiB", KIB)];
+    for (name, size) in units {
+        if bytes >= size {
+            return format!("{:.1} {name}", bytes as f64 / size as f64);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// Physical memory from /proc/meminfo, if readable.
+pub fn total_ram() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * KIB)
+}
+
+/// The default `--memory-limit`: half of physical RAM (2 GiB if unknown).
+pub fn default_limit() -> u64 {
+    total_ram().map_or(2 * GIB, |r| r / 2)
+}
+
+/// Peak resident set size of this process so far, from getrusage.
+pub fn peak_rss_bytes() -> u64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0;
+    }
+    usage.ru_maxrss as u64 * KIB
+}
+
+/// How a memory limit is divided for one run.
+#[derive(Debug, Clone)]
+pub struct Sizing {
+    /// Buckets at the first partitioning level are `1 << bucket_bits`.
+    pub bucket_bits: u32,
+    /// Size of one staging chunk in the partitioner.
+    pub chunk_bytes: usize,
+    /// Most entries a worker's multiplicity map may hold before its bucket is split.
+    pub map_max_entries: usize,
+    /// Bytes of spill chunks that may stay in memory instead of going to disk.
+    pub in_memory_spill: usize,
+    /// Evidence locators are grouped in ranges of `1 << range_bits` rows.
+    pub range_bits: u32,
+}
+
+const MAX_BUCKET_BITS: u32 = 12;
+const MIN_CHUNK: u64 = 4 * KIB;
+const MAX_CHUNK: u64 = MIB;
+
+fn prev_pow2(x: u64) -> u64 {
+    if x == 0 {
+        0
+    } else {
+        1 << (63 - x.leading_zeros())
+    }
+}
+
+impl Sizing {
+    /// Divides `limit` for `threads` workers comparing `rows` rows in all.
+    ///
+    /// Shares: 45% multiplicity maps, 25% spill chunks kept in memory, 15%
+    /// scan staging buffers, 15% evidence ranges and slack.
+    pub fn plan(limit: u64, threads: usize, rows: u64) -> Sizing {
+        let threads = threads.max(1) as u64;
+        let limit = limit.min(1 << 50); // "unlimited" is still finite arithmetic
+        let map_budget = (limit / 100 * 45 / threads).max(MIB);
+        let slots = prev_pow2(map_budget / MAP_SLOT_BYTES).max(1024);
+        let map_max_entries = (slots / 8 * 7) as usize;
+
+        // Enough buckets that one bucket's distinct digests fit a map with room to spare.
+        let want = (rows.saturating_mul(2) / map_max_entries as u64).max(1);
+        let mut bucket_bits = (64 - (want - 1).leading_zeros()).min(MAX_BUCKET_BITS);
+        if want == 1 {
+            bucket_bits = 0;
+        }
+        // Staging buffers for one side: threads × buckets × chunk must fit their share;
+        // fewer buckets is fine, since an oversized bucket is split when reconciled.
+        let staging = limit / 100 * 15;
+        while bucket_bits > 0 && threads * (1 << bucket_bits) * MIN_CHUNK > staging {
+            bucket_bits -= 1;
+        }
+        let chunk = (staging / (threads * (1 << bucket_bits))).clamp(MIN_CHUNK, MAX_CHUNK);
+        let chunk_bytes = (chunk / 48 * 48) as usize; // whole records of 24 and 16 bytes
+
+        let in_memory_spill = (limit / 100 * 25) as usize;
+        let range_rows = prev_pow2(limit / 100 * 10 / 16).clamp(1 << 12, 1 << 24);
+        Sizing {
+            bucket_bits,
+            chunk_bytes,
+            map_max_entries,
+            in_memory_spill,
+            range_bits: range_rows.trailing_zeros(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("256MiB").unwrap(), 256 * MIB);
+        assert_eq!(parse_size("1GiB").unwrap(), GIB);
+        assert_eq!(parse_size("1.5G").unwrap(), GIB + GIB / 2);
+        assert_eq!(parse_size("64 KiB").unwrap(), 64 * KIB);
+        assert_eq!(parse_size("100").unwrap(), 100);
+        assert_eq!(parse_size("unlimited").unwrap(), u64::MAX);
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("MiB").is_err());
+    }
+
+    #[test]
+    fn small_limits_use_few_buckets_and_small_chunks() {
+        let s = Sizing::plan(16 * MIB, 4, 10_000_000);
+        assert!(
+            4 * (1u64 << s.bucket_bits) * s.chunk_bytes as u64
+                <= 16 * MIB / 100 * 15 + 4 * 4 * KIB * (1 << s.bucket_bits)
+        );
+        assert!(s.chunk_bytes >= 4000);
+        let big = Sizing::plan(GIB, 2, 100_000_000);
+        assert!(big.bucket_bits >= 4, "{big:?}");
+        assert!((big.map_max_entries as u64) * MAP_SLOT_BYTES * 2 <= GIB);
+    }
+
+    #[test]
+    fn tiny_tables_use_one_bucket() {
+        let s = Sizing::plan(GIB, 2, 10);
+        assert_eq!(s.bucket_bits, 0);
+    }
+}

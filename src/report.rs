@@ -1,0 +1,189 @@
+//! The JSON report (versioned, for machines) and the text summary (for people).
+
+use serde::Serialize;
+
+use crate::evidence::{display_value, SampleRow};
+use crate::reconcile::DirectionStats;
+
+/// Version of the report's JSON layout. Bumped on any incompatible change.
+pub const REPORT_VERSION: u32 = 1;
+
+/// Unmatched rows broken down by cause, per direction.
+#[derive(Debug, Clone, Serialize)]
+pub struct Multiplicity {
+    pub source_only: DirectionStats,
+    pub target_only: DirectionStats,
+}
+
+/// One compared column.
+#[derive(Debug, Clone, Serialize)]
+pub struct ColumnReport {
+    pub name: String,
+    pub source_type: String,
+    pub target_type: String,
+}
+
+/// One input table.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputReport {
+    pub path: String,
+    pub format: String,
+    pub files: usize,
+    pub rows: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Inputs {
+    pub source: InputReport,
+    pub target: InputReport,
+}
+
+/// A sample row as it appears in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct SampleReport {
+    pub source_count: u64,
+    pub target_count: u64,
+    /// Column name → value as text; NULL is JSON null.
+    pub row: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Samples {
+    /// At most this many distinct rows per direction: those with the smallest digests.
+    pub limit: usize,
+    pub source_only: Vec<SampleReport>,
+    pub target_only: Vec<SampleReport>,
+}
+
+/// Run settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub threads: usize,
+    /// Bytes; null when unlimited.
+    pub memory_limit_bytes: Option<u64>,
+    pub temp_dir: String,
+    pub buckets: usize,
+}
+
+/// Output files written, if any.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outputs {
+    pub dir: String,
+    pub source_only: String,
+    pub target_only: String,
+    pub source_only_written: u64,
+    pub target_only_written: u64,
+}
+
+/// The full result of a diff.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub recon_report_version: u32,
+    pub exact_match: bool,
+    pub source_rows: u64,
+    pub target_rows: u64,
+    pub source_only_rows: u64,
+    pub target_only_rows: u64,
+    pub multiplicity: Multiplicity,
+    pub columns: Vec<ColumnReport>,
+    pub inputs: Inputs,
+    pub samples: Samples,
+    pub encoding_version: u32,
+    pub outputs: Option<Outputs>,
+    pub settings: Settings,
+    pub elapsed_seconds: f64,
+    pub spilled_bytes: u64,
+    pub bucket_splits: u64,
+    pub peak_rss_bytes: u64,
+}
+
+impl SampleReport {
+    pub fn new(columns: &[String], row: SampleRow) -> SampleReport {
+        let map = columns
+            .iter()
+            .cloned()
+            .zip(row.values.into_iter().map(|v| match v {
+                None => serde_json::Value::Null,
+                Some(s) => serde_json::Value::String(s),
+            }))
+            .collect();
+        SampleReport {
+            source_count: row.source_count,
+            target_count: row.target_count,
+            row: map,
+        }
+    }
+
+    fn render(&self, quoted: &[bool]) -> String {
+        self.row
+            .iter()
+            .zip(quoted)
+            .map(|((name, v), &q)| {
+                let v = v.as_str().map(str::to_string);
+                format!("{name}={}", display_value(&v, q))
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    }
+}
+
+impl Report {
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
+        s.push('\n');
+        s
+    }
+
+    /// The human summary, shaped like the SQL verdict query's result.
+    /// `quoted[i]` says whether column `i` of the sample rows is text.
+    pub fn render_text(&self, quoted: &[bool]) -> String {
+        let mut out = String::new();
+        let m = &self.multiplicity;
+        let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<24}{v}\n"));
+        line(&mut out, "source_row_count", self.source_rows.to_string());
+        line(&mut out, "target_row_count", self.target_rows.to_string());
+        line(
+            &mut out,
+            "source_only_row_count",
+            format!(
+                "{}  ({} absent from target, {} extra copies of rows the target also has)",
+                self.source_only_rows, m.source_only.absent_rows, m.source_only.extra_copy_rows
+            ),
+        );
+        line(
+            &mut out,
+            "target_only_row_count",
+            format!(
+                "{}  ({} absent from source, {} extra copies of rows the source also has)",
+                self.target_only_rows, m.target_only.absent_rows, m.target_only.extra_copy_rows
+            ),
+        );
+        line(&mut out, "exact_match", self.exact_match.to_string());
+        for (title, stats, samples) in [
+            ("source-only", &m.source_only, &self.samples.source_only),
+            ("target-only", &m.target_only, &self.samples.target_only),
+        ] {
+            if stats.rows == 0 {
+                continue;
+            }
+            out.push_str(&format!(
+                "\n{title} rows: {} distinct values, {} occurrences",
+                stats.distinct_rows, stats.rows
+            ));
+            if samples.len() < stats.distinct_rows as usize {
+                out.push_str(&format!(" (showing {})", samples.len()));
+            }
+            out.push('\n');
+            for s in samples {
+                out.push_str(&format!(
+                    "  source x{:<3} target x{:<3} {}\n",
+                    s.source_count,
+                    s.target_count,
+                    s.render(quoted)
+                ));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,308 @@
+//! Chunked spill storage.
+//!
+//! Each worker thread owns a [`SpillWriter`] and appends whole chunks of
+//! fixed-size records tagged with a key (a side and bucket, or a side and a
+//! locator range). Chunks stay in memory while a shared allowance lasts and
+//! go to the worker's own file after that, so no lock is taken on the hot
+//! path and a run that fits in memory touches no disk. After a phase, the
+//! writers are merged into a [`SpillIndex`] that lists every chunk of a key.
+//!
+//! Spill files are read with positioned reads (`pread`) into a reused buffer
+//! rather than memory-mapped: pages of a mapping count toward the process's
+//! resident set, which `--memory-limit` bounds.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::error::{ReconError, Result};
+
+/// Shared accounting for one run: the in-memory allowance and bytes spilled to disk.
+#[derive(Debug, Default)]
+pub struct SpillBudget {
+    allowance: usize,
+    in_memory: AtomicUsize,
+    spilled: AtomicU64,
+    next_file: AtomicUsize,
+}
+
+impl SpillBudget {
+    pub fn new(allowance: usize) -> Arc<Self> {
+        Arc::new(SpillBudget {
+            allowance,
+            ..Default::default()
+        })
+    }
+
+    /// Bytes written to spill files so far.
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spilled.load(Ordering::Relaxed)
+    }
+
+    fn try_hold(&self, bytes: usize) -> bool {
+        let prev = self.in_memory.fetch_add(bytes, Ordering::Relaxed);
+        if prev + bytes <= self.allowance {
+            true
+        } else {
+            self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
+            false
+        }
+    }
+
+    fn release(&self, bytes: usize) {
+        self.in_memory.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Where one chunk lives.
+#[derive(Debug)]
+enum ChunkData {
+    Memory(Vec<u8>),
+    Disk {
+        file: usize,
+        offset: u64,
+        len: usize,
+    },
+}
+
+/// A worker's append-only chunk store.
+pub struct SpillWriter {
+    dir: PathBuf,
+    budget: Arc<SpillBudget>,
+    file: Option<(usize, PathBuf, File, u64)>,
+    chunks: Vec<(u32, ChunkData)>,
+    held: usize,
+}
+
+impl SpillWriter {
+    pub fn new(dir: PathBuf, budget: Arc<SpillBudget>) -> Self {
+        SpillWriter {
+            dir,
+            budget,
+            file: None,
+            chunks: Vec::new(),
+            held: 0,
+        }
+    }
+
+    /// Appends one chunk of records under `key`. Empty chunks are ignored.
+    pub fn push(&mut self, key: u32, bytes: Vec<u8>) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.budget.try_hold(bytes.len()) {
+            self.held += bytes.len();
+            self.chunks.push((key, ChunkData::Memory(bytes)));
+            return Ok(());
+        }
+        self.push_to_disk(key, &bytes)
+    }
+
+    fn push_to_disk(&mut self, key: u32, bytes: &[u8]) -> Result<()> {
+        if self.file.is_none() {
+            let id = self.budget.next_file.fetch_add(1, Ordering::Relaxed);
+            let path = self.dir.join(format!("spill-{id:05}.bin"));
+            let file = File::options()
+                .create_new(true)
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(|e| ReconError::io(&path, e))?;
+            self.file = Some((id, path, file, 0));
+        }
+        let Some((id, path, file, offset)) = self.file.as_mut() else {
+            return Err(ReconError::Internal("spill file missing".into()));
+        };
+        if let Err(e) = file.write_all(bytes) {
+            if e.raw_os_error() == Some(libc::ENOSPC) {
+                return Err(ReconError::DiskFull {
+                    path: self.dir.clone(),
+                    written: self.budget.spilled_bytes(),
+                });
+            }
+            return Err(ReconError::io(path, e));
+        }
+        self.chunks.push((
+            key,
+            ChunkData::Disk {
+                file: *id,
+                offset: *offset,
+                len: bytes.len(),
+            },
+        ));
+        *offset += bytes.len() as u64;
+        self.budget
+            .spilled
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Every chunk of a phase, grouped by key, with the files to read them from.
+pub struct SpillIndex {
+    files: Vec<Option<File>>,
+    paths: Vec<PathBuf>,
+    by_key: Vec<Vec<ChunkData>>,
+    budget: Arc<SpillBudget>,
+    held: usize,
+}
+
+/// A handle to one chunk inside a [`SpillIndex`].
+#[derive(Clone, Copy)]
+pub struct ChunkRef<'a> {
+    index: &'a SpillIndex,
+    data: &'a ChunkData,
+}
+
+impl SpillIndex {
+    /// Merges writers; keys must be below `keys`.
+    pub fn merge(writers: Vec<SpillWriter>, keys: usize) -> Result<SpillIndex> {
+        let mut by_key: Vec<Vec<ChunkData>> = (0..keys).map(|_| Vec::new()).collect();
+        let mut files: Vec<Option<File>> = Vec::new();
+        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut held = 0;
+        let mut budget = None;
+        for w in writers {
+            held += w.held;
+            budget.get_or_insert_with(|| w.budget.clone());
+            if let Some((id, path, mut file, _)) = w.file {
+                file.flush().map_err(|e| ReconError::io(&path, e))?;
+                if files.len() <= id {
+                    files.resize_with(id + 1, || None);
+                    paths.resize_with(id + 1, PathBuf::new);
+                }
+                files[id] = Some(file);
+                paths[id] = path;
+            }
+            for (key, data) in w.chunks {
+                let slot = by_key
+                    .get_mut(key as usize)
+                    .ok_or_else(|| ReconError::Internal(format!("spill key {key} out of range")))?;
+                slot.push(data);
+            }
+        }
+        Ok(SpillIndex {
+            files,
+            paths,
+            by_key,
+            budget: budget.unwrap_or_else(|| SpillBudget::new(0)),
+            held,
+        })
+    }
+
+    /// The chunks stored under `key`.
+    pub fn chunks(&self, key: u32) -> impl Iterator<Item = ChunkRef<'_>> + '_ {
+        self.by_key
+            .get(key as usize)
+            .into_iter()
+            .flatten()
+            .map(move |data| ChunkRef { index: self, data })
+    }
+
+    /// Total bytes stored under `key`.
+    pub fn key_bytes(&self, key: u32) -> usize {
+        self.by_key.get(key as usize).map_or(0, |c| {
+            c.iter()
+                .map(|d| match d {
+                    ChunkData::Memory(v) => v.len(),
+                    ChunkData::Disk { len, .. } => *len,
+                })
+                .sum()
+        })
+    }
+
+    /// Drops the chunks of `key`, releasing their memory allowance.
+    pub fn discard(&mut self, key: u32) {
+        if let Some(slot) = self.by_key.get_mut(key as usize) {
+            for d in slot.drain(..) {
+                if let ChunkData::Memory(v) = d {
+                    self.budget.release(v.len());
+                    self.held -= v.len();
+                }
+            }
+        }
+    }
+}
+
+impl Drop for SpillIndex {
+    fn drop(&mut self) {
+        self.budget.release(self.held);
+    }
+}
+
+impl<'a> ChunkRef<'a> {
+    /// Length of the chunk in bytes.
+    pub fn len(&self) -> usize {
+        match self.data {
+            ChunkData::Memory(v) => v.len(),
+            ChunkData::Disk { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The chunk's bytes: borrowed when in memory, read into `buf` when on disk.
+    pub fn bytes<'b>(&self, buf: &'b mut Vec<u8>) -> Result<&'b [u8]>
+    where
+        'a: 'b,
+    {
+        match self.data {
+            ChunkData::Memory(v) => Ok(v.as_slice()),
+            ChunkData::Disk { file, offset, len } => {
+                let f = self.index.files.get(*file).and_then(|f| f.as_ref());
+                let path = &self.index.paths[*file];
+                let f = f.ok_or_else(|| ReconError::Internal("spill file not open".into()))?;
+                buf.resize(*len, 0);
+                f.read_exact_at(buf, *offset)
+                    .map_err(|e| ReconError::io(path, e))?;
+                Ok(buf.as_slice())
+            }
+        }
+    }
+}
+
+/// Per-key staging buffers that cut records into chunks for a [`SpillWriter`].
+pub struct Partitioner {
+    buffers: Vec<Vec<u8>>,
+    chunk_bytes: usize,
+    key_base: u32,
+}
+
+impl Partitioner {
+    /// `keys` buffers, flushed to keys `key_base..key_base + keys` once `chunk_bytes` full.
+    pub fn new(keys: usize, chunk_bytes: usize, key_base: u32) -> Self {
+        Partitioner {
+            buffers: (0..keys).map(|_| Vec::new()).collect(),
+            chunk_bytes,
+            key_base,
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, slot: usize, record: &[u8], out: &mut SpillWriter) -> Result<()> {
+        let buf = &mut self.buffers[slot];
+        if buf.capacity() == 0 {
+            buf.reserve_exact(self.chunk_bytes);
+        }
+        buf.extend_from_slice(record);
+        if buf.len() + record.len() > self.chunk_bytes {
+            let full = std::mem::replace(buf, Vec::with_capacity(self.chunk_bytes));
+            out.push(self.key_base + slot as u32, full)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes every partial buffer and frees the staging memory.
+    pub fn finish(&mut self, out: &mut SpillWriter) -> Result<()> {
+        for (slot, buf) in self.buffers.iter_mut().enumerate() {
+            let full = std::mem::take(buf);
+            out.push(self.key_base + slot as u32, full)?;
+        }
+        Ok(())
+    }
+}

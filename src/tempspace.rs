@@ -1,0 +1,112 @@
+//! The per-run temp directory, and cleanup that survives interrupts and kills.
+//!
+//! Each run spills under `<base>/recon-<pid>-<random>/`, marked by a
+//! `.recon-run` file. Normal exits remove it through `TempDir`'s drop; a
+//! SIGINT/SIGTERM handler calls [`cleanup_registered`]; and a run killed with
+//! SIGKILL leaves a directory whose PID is dead, which the next run removes
+//! ([`remove_stale_runs`]). Partial output files are registered the same way.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::error::{ReconError, Result};
+
+const PREFIX: &str = "recon-";
+const MARKER: &str = ".recon-run";
+
+static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Remembers a path to delete if the process is interrupted.
+pub fn register(path: &Path) {
+    if let Ok(mut r) = REGISTERED.lock() {
+        r.push(path.to_path_buf());
+    }
+}
+
+/// Forgets a path registered with [`register`] (it was renamed or removed).
+pub fn unregister(path: &Path) {
+    if let Ok(mut r) = REGISTERED.lock() {
+        r.retain(|p| p != path);
+    }
+}
+
+/// Deletes every registered path. Called from the interrupt handler, which then exits.
+pub fn cleanup_registered() {
+    let paths = match REGISTERED.lock() {
+        Ok(mut r) => std::mem::take(&mut *r),
+        Err(_) => return,
+    };
+    for p in paths {
+        if p.is_dir() {
+            let _ = std::fs::remove_dir_all(&p);
+        } else {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
+/// A per-run spill directory, removed on drop.
+pub struct RunDir {
+    dir: tempfile::TempDir,
+}
+
+impl RunDir {
+    /// Creates the run directory under `base` after removing stale ones left by dead runs.
+    pub fn create(base: &Path) -> Result<RunDir> {
+        if !base.is_dir() {
+            return Err(ReconError::input(base, "temp directory does not exist"));
+        }
+        remove_stale_runs(base);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{PREFIX}{}-", std::process::id()))
+            .tempdir_in(base)
+            .map_err(|e| ReconError::io(base, e))?;
+        register(dir.path());
+        std::fs::write(dir.path().join(MARKER), b"").map_err(|e| ReconError::io(dir.path(), e))?;
+        Ok(RunDir { dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        unregister(self.dir.path());
+    }
+}
+
+fn pid_alive(pid: u32) -> bool {
+    // kill(pid, 0) probes existence without sending anything. EPERM means it
+    // exists but belongs to someone else: alive.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Removes `recon-<pid>-*` run directories under `base` whose process is gone.
+/// Only directories carrying recon's marker file are touched.
+pub fn remove_stale_runs(base: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let path = entry.path();
+        if pid == std::process::id() || pid_alive(pid) || !path.join(MARKER).exists() {
+            continue;
+        }
+        if std::fs::remove_dir_all(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
