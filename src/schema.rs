@@ -163,13 +163,15 @@ pub fn plan(
         .collect();
     if !only_source.is_empty() {
         reasons.push(format!(
-            "columns only in source: {}",
+            "columns only in source {}: {}",
+            source_path.display(),
             only_source.join(", ")
         ));
     }
     if !only_target.is_empty() {
         reasons.push(format!(
-            "columns only in target: {}",
+            "columns only in target {}: {}",
+            target_path.display(),
             only_target.join(", ")
         ));
     }
@@ -267,8 +269,8 @@ mod tests {
         ]);
         let err = plan(&s, Path::new("s"), &t, Path::new("t")).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("columns only in source: x"), "{msg}");
-        assert!(msg.contains("columns only in target: y"), "{msg}");
+        assert!(msg.contains("columns only in source s: x"), "{msg}");
+        assert!(msg.contains("columns only in target t: y"), "{msg}");
         assert!(
             msg.contains("column 'a' is Utf8 in source but Int64"),
             "{msg}"

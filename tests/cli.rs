@@ -1,0 +1,440 @@
+//! End-to-end tests through the `recon` binary on the committed fixtures in
+//! testdata/ (described in testdata/README.md) and on small generated tables.
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use common::*;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn recon() -> Command {
+    Command::cargo_bin("recon").unwrap()
+}
+
+/// Runs `recon diff --json` and returns (exit code, report).
+fn diff_json(source: &Path, target: &Path, extra: &[&str]) -> (i32, Value) {
+    let out = recon()
+        .arg("diff")
+        .arg(source)
+        .arg(target)
+        .arg("--json")
+        .args(extra)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON report ({e}); exit {code}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (code, report)
+}
+
+fn counts(r: &Value) -> (u64, u64, u64, u64) {
+    (
+        r["source_rows"].as_u64().unwrap(),
+        r["target_rows"].as_u64().unwrap(),
+        r["source_only_rows"].as_u64().unwrap(),
+        r["target_only_rows"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn demo_pair_finds_one_row_each_way() {
+    recon()
+        .args(["diff"])
+        .arg(fixture("demo/source.parquet"))
+        .arg(fixture("demo/target.parquet"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("source_only_row_count   1"))
+        .stdout(predicate::str::contains("target_only_row_count   1"))
+        .stdout(predicate::str::contains("exact_match             false"))
+        .stdout(predicate::str::contains("region=\"south\"  amount=200"))
+        .stdout(predicate::str::contains("region=\"south\"  amount=201"));
+    let (code, r) = diff_json(
+        &fixture("demo/source.parquet"),
+        &fixture("demo/target.parquet"),
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(counts(&r), (4, 4, 1, 1));
+    assert_eq!(r["exact_match"], false);
+    // south 200 exists in the target too, once: multiplicity drift, not absence.
+    assert_eq!(r["multiplicity"]["source_only"]["extra_copy_rows"], 1);
+    assert_eq!(r["multiplicity"]["target_only"]["absent_rows"], 1);
+    let s = &r["samples"]["source_only"][0];
+    assert_eq!(s["row"]["region"], "south");
+    assert_eq!(s["source_count"], 2);
+    assert_eq!(s["target_count"], 1);
+}
+
+#[test]
+fn duplicate_only_defect_is_found() {
+    let (code, r) = diff_json(
+        &fixture("demo/dups_source.parquet"),
+        &fixture("demo/dups_target.parquet"),
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(counts(&r), (3, 3, 1, 1));
+    assert_eq!(r["multiplicity"]["source_only"]["extra_copy_rows"], 1);
+    assert_eq!(r["multiplicity"]["target_only"]["extra_copy_rows"], 1);
+    assert_eq!(r["samples"]["source_only"][0]["row"]["v"], "B");
+    assert_eq!(r["samples"]["target_only"][0]["row"]["v"], "A");
+}
+
+#[test]
+fn null_and_empty_string_are_different_values() {
+    let (code, r) = diff_json(
+        &fixture("null_vs_empty/source.parquet"),
+        &fixture("null_vs_empty/target.parquet"),
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(counts(&r), (5, 5, 1, 1));
+    assert_eq!(r["samples"]["source_only"][0]["row"]["s"], Value::Null);
+    assert_eq!(r["samples"]["target_only"][0]["row"]["s"], "");
+}
+
+#[test]
+fn separator_collisions_do_not_match() {
+    let (code, r) = diff_json(
+        &fixture("separator/source.parquet"),
+        &fixture("separator/target.parquet"),
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(counts(&r), (2, 2, 2, 2));
+}
+
+#[test]
+fn nan_equals_nan_and_negative_zero_equals_zero() {
+    recon()
+        .arg("diff")
+        .arg(fixture("float_semantics/source.parquet"))
+        .arg(fixture("float_semantics/target.parquet"))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("exact_match             true"));
+}
+
+#[test]
+fn reordered_rows_and_storage_differences_match() {
+    // Different row order, row-group sizes, compression, dictionary/plain,
+    // Utf8/LargeUtf8, Int32/Int64 and column order.
+    let (code, r) = diff_json(
+        &fixture("layout/source.parquet"),
+        &fixture("layout/target.parquet"),
+        &[],
+    );
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(counts(&r), (1000, 1000, 0, 0));
+}
+
+#[test]
+fn directory_input_matches_single_file() {
+    let (code, r) = diff_json(
+        &fixture("layout/source.parquet"),
+        &fixture("layout/target_dir"),
+        &[],
+    );
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["inputs"]["target"]["files"], 2);
+}
+
+#[test]
+fn decimals_compare_by_value_across_scales() {
+    let (code, _) = diff_json(
+        &fixture("decimal/source.parquet"),
+        &fixture("decimal/target.parquet"),
+        &[],
+    );
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn lists_keep_their_order() {
+    let (code, r) = diff_json(
+        &fixture("nested/source.parquet"),
+        &fixture("nested/target.parquet"),
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(counts(&r), (4, 4, 1, 1));
+}
+
+#[test]
+fn empty_tables() {
+    let empty = fixture("empty/empty.parquet");
+    let (code, r) = diff_json(&empty, &empty, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(counts(&r), (0, 0, 0, 0));
+    let (code, r) = diff_json(&empty, &fixture("demo/source.parquet"), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(counts(&r), (0, 4, 0, 4));
+}
+
+fn assert_one_line_error(source: &Path, target: &Path, needle: &str) {
+    let out = recon()
+        .arg("diff")
+        .arg(source)
+        .arg(target)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "not one line: {stderr}"
+    );
+    assert!(stderr.contains(needle), "{stderr} lacks {needle}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    assert_one_line_error(
+        Path::new("no/such/file.parquet"),
+        &fixture("demo/target.parquet"),
+        "no/such/file.parquet",
+    );
+}
+
+#[test]
+fn corrupt_files_are_clear_errors() {
+    for bad in [
+        "bad/garbage.parquet",
+        "bad/truncated.parquet",
+        "bad/zero.parquet",
+    ] {
+        assert_one_line_error(&fixture(bad), &fixture("demo/target.parquet"), bad);
+        assert_one_line_error(&fixture("demo/source.parquet"), &fixture(bad), bad);
+    }
+}
+
+#[test]
+fn schema_mismatch_fails_before_scanning() {
+    assert_one_line_error(
+        &fixture("demo/source.parquet"),
+        &fixture("demo/dups_target.parquet"),
+        "columns only in source",
+    );
+    assert_one_line_error(
+        &fixture("demo/source.parquet"),
+        &fixture("demo/dups_target.parquet"),
+        "region, amount",
+    );
+    assert_one_line_error(
+        &fixture("demo/source.parquet"),
+        &fixture("decimal/source.parquet"),
+        "column 'amount' is Int64 in source but Decimal128(10, 2) in target",
+    );
+}
+
+#[test]
+fn output_dir_holds_complete_evidence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("s.parquet");
+    let tgt = tmp.path().join("t.parquet");
+    // a: 3 copies vs 1 -> 2 source-only occurrences; b: absent from source; c matches.
+    write_parquet(
+        &src,
+        &kv_batch(&[
+            (Some("a"), Some(1)),
+            (Some("c"), None),
+            (Some("a"), Some(1)),
+            (Some("a"), Some(1)),
+        ]),
+        2,
+    );
+    write_parquet(
+        &tgt,
+        &kv_batch(&[
+            (Some("b"), Some(2)),
+            (Some("a"), Some(1)),
+            (Some("c"), None),
+        ]),
+        2,
+    );
+    let out = tmp.path().join("out");
+    let (code, r) = diff_json(&src, &tgt, &["--output", out.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(counts(&r), (4, 3, 2, 1));
+    let so = read_parquet(&out.join("source_only.parquet"));
+    let rows: usize = so.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows, 2, "one row per unmatched occurrence");
+    assert_eq!(so[0].schema().field(0).name(), "k");
+    assert_eq!(parquet_rows(&out.join("target_only.parquet")), 1);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["recon_report_version"], 1);
+    // Nothing but the three results is left in the directory.
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["report.json", "source_only.parquet", "target_only.parquet"]
+    );
+
+    // Existing results are not overwritten without --force.
+    recon()
+        .arg("diff")
+        .arg(&src)
+        .arg(&tgt)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+    recon()
+        .arg("diff")
+        .arg(&src)
+        .arg(&tgt)
+        .arg("--output")
+        .arg(&out)
+        .arg("--force")
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn report_has_the_documented_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("r.json");
+    recon()
+        .arg("diff")
+        .arg(fixture("demo/source.parquet"))
+        .arg(fixture("demo/target.parquet"))
+        .arg("--report")
+        .arg(&path)
+        .arg("-q")
+        .assert()
+        .code(1)
+        .stdout("");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for key in [
+        "recon_report_version",
+        "exact_match",
+        "source_rows",
+        "target_rows",
+        "source_only_rows",
+        "target_only_rows",
+        "multiplicity",
+        "columns",
+        "inputs",
+        "settings",
+        "elapsed_seconds",
+        "spilled_bytes",
+    ] {
+        assert!(r.get(key).is_some(), "report lacks {key}");
+    }
+    assert_eq!(r["columns"][0]["name"], "region");
+    assert_eq!(r["inputs"]["source"]["files"], 1);
+    assert!(r["settings"]["threads"].as_u64().unwrap() >= 1);
+}
+
+/// A table big enough to spill: `n` rows with many duplicates and NULLs.
+fn spill_pair(dir: &Path, n: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+    let src_rows: Vec<(Option<String>, Option<i64>)> = (0..n)
+        .map(|i| {
+            (
+                (i % 11 != 0).then(|| format!("key-{}", i % 50_000)),
+                Some((i % 7) as i64),
+            )
+        })
+        .collect();
+    let mut tgt_rows = src_rows.clone();
+    tgt_rows.reverse();
+    tgt_rows[10].1 = Some(999); // one changed cell
+    tgt_rows.pop(); // one deleted row
+    tgt_rows.push(tgt_rows[0].clone()); // one extra copy
+    let as_ref = |v: &Vec<(Option<String>, Option<i64>)>| -> Vec<(Option<String>, Option<i64>)> {
+        v.clone()
+    };
+    let to_batch = |v: Vec<(Option<String>, Option<i64>)>| {
+        let refs: Vec<(Option<&str>, Option<i64>)> =
+            v.iter().map(|(s, n)| (s.as_deref(), *n)).collect();
+        kv_batch(&refs)
+    };
+    let s = dir.join("s.parquet");
+    let t = dir.join("t.parquet");
+    write_parquet(&s, &to_batch(as_ref(&src_rows)), 20_000);
+    write_parquet(&t, &to_batch(as_ref(&tgt_rows)), 7_000);
+    (s, t)
+}
+
+fn without_run_fields(mut r: Value) -> Value {
+    let o = r.as_object_mut().unwrap();
+    for k in [
+        "settings",
+        "elapsed_seconds",
+        "spilled_bytes",
+        "bucket_splits",
+        "peak_rss_bytes",
+    ] {
+        o.remove(k);
+    }
+    r
+}
+
+#[test]
+fn tiny_memory_limit_spills_and_gives_the_same_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, t) = spill_pair(tmp.path(), 200_000);
+    let spill_dir = tmp.path().join("spill");
+    std::fs::create_dir(&spill_dir).unwrap();
+    let (code, unlimited) = diff_json(&s, &t, &["--memory-limit", "unlimited", "-j", "2"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        unlimited["spilled_bytes"], 0,
+        "an unlimited run keeps everything in memory"
+    );
+    let spill_arg = spill_dir.to_str().unwrap();
+    for extra in [
+        vec!["--memory-limit", "8MiB", "-j", "1", "--temp-dir", spill_arg],
+        vec![
+            "--memory-limit",
+            "8MiB",
+            "-j",
+            "3",
+            "--temp-dir",
+            spill_arg,
+            "--debug-single-bucket",
+        ],
+    ] {
+        let (code, small) = diff_json(&s, &t, &extra);
+        assert_eq!(code, 1);
+        assert!(
+            small["spilled_bytes"].as_u64().unwrap() > 0,
+            "{extra:?}: nothing spilled"
+        );
+        assert_eq!(
+            without_run_fields(small.clone()),
+            without_run_fields(unlimited.clone()),
+            "{extra:?}"
+        );
+        if extra.contains(&"--debug-single-bucket") {
+            assert!(
+                small["bucket_splits"].as_u64().unwrap() > 0,
+                "the one bucket must be split"
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_dir(&spill_dir).unwrap().count(),
+        0,
+        "temp files left behind"
+    );
+    assert_eq!(counts(&unlimited), (200_000, 200_000, 2, 2));
+}

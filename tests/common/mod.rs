@@ -1,0 +1,57 @@
+//! Helpers shared by the integration tests: writing small Parquet tables and
+//! reading outputs back.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+
+/// Path of a committed fixture.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(rel)
+}
+
+/// Writes `batch` to `path` with `rows_per_group` rows per row group.
+pub fn write_parquet(path: &Path, batch: &RecordBatch, rows_per_group: usize) {
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows_per_group.max(1)))
+        .build();
+    let mut w =
+        ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
+/// A two-column (k: Utf8, n: Int64) table.
+pub fn kv_batch(rows: &[(Option<&str>, Option<i64>)]) -> RecordBatch {
+    let k: ArrayRef = Arc::new(StringArray::from(
+        rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+    ));
+    let n: ArrayRef = Arc::new(Int64Array::from(
+        rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+    ));
+    RecordBatch::try_from_iter([("k", k), ("n", n)]).unwrap()
+}
+
+/// Reads every batch of a Parquet file.
+pub fn read_parquet(path: &Path) -> Vec<RecordBatch> {
+    let f = File::open(path).unwrap();
+    ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+/// Total rows of a Parquet file.
+pub fn parquet_rows(path: &Path) -> usize {
+    read_parquet(path).iter().map(|b| b.num_rows()).sum()
+}
