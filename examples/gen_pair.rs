@@ -54,7 +54,7 @@ impl Plan {
         let block = |x: u64| x / 1000 * 1000;
         let changed = (1..=5).map(|k| block(n / 10 * k) + 123).collect();
         let mut null_to_empty = block(n / 2) + 200;
-        while note_is_null(null_to_empty) == false || null_to_empty % 1000 >= 900 {
+        while !note_is_null(null_to_empty) || null_to_empty % 1000 >= 900 {
             null_to_empty += 1;
         }
         Plan {
@@ -69,7 +69,7 @@ impl Plan {
 }
 
 fn note_is_null(base: u64) -> bool {
-    mix(base * 5 + 4) % 10 == 0
+    mix(base * 5 + 4).is_multiple_of(10)
 }
 
 /// Which base row a row index shows (duplicates copy their predecessor).
@@ -134,7 +134,7 @@ impl Cols {
         self.region.append_value(REGION[((h4 >> 8) % 8) as usize]);
         match note_override {
             Some(s) => self.note.append_value(s),
-            None if h5 % 10 == 0 => self.note.append_null(),
+            None if h5.is_multiple_of(10) => self.note.append_null(),
             None => {
                 let mut s = String::with_capacity(16);
                 let _ = write!(s, "note {}", (h5 >> 8) % 100_000);
@@ -217,7 +217,7 @@ fn write_target(plan: &Plan, out: &Path) {
     let n = plan.n;
     let p = [1_000_003u64, 998_244_353, 2_147_483_647]
         .into_iter()
-        .find(|p| n % p != 0)
+        .find(|p| !n.is_multiple_of(*p))
         .unwrap();
     let mut pending = 0u64;
     for j in 0..n {

@@ -123,22 +123,34 @@ fn read_rows(
     })
 }
 
+/// The rows wanted from one row group.
+struct RowGroupPick {
+    file: usize,
+    row_group: usize,
+    /// Row offsets within the group, ascending.
+    rows: Vec<usize>,
+    /// For each row, its position in the locator list it came from.
+    positions: Vec<usize>,
+}
+
 /// Groups sorted locators by (file, row group).
-fn by_row_group(
-    table: &Table,
-    locators: &[u64],
-) -> Result<Vec<((usize, usize), Vec<usize>, Vec<usize>)>> {
-    let mut groups: Vec<((usize, usize), Vec<usize>, Vec<usize>)> = Vec::new();
+fn by_row_group(table: &Table, locators: &[u64]) -> Result<Vec<RowGroupPick>> {
+    let mut groups: Vec<RowGroupPick> = Vec::new();
     for (i, &loc) in locators.iter().enumerate() {
-        let (f, rg, row) = table
+        let (file, row_group, row) = table
             .locate(loc)
             .ok_or_else(|| ReconError::Internal(format!("locator {loc} is outside the table")))?;
         match groups.last_mut() {
-            Some((key, rows, idx)) if *key == (f, rg) => {
-                rows.push(row as usize);
-                idx.push(i);
+            Some(g) if g.file == file && g.row_group == row_group => {
+                g.rows.push(row as usize);
+                g.positions.push(i);
             }
-            _ => groups.push(((f, rg), vec![row as usize], vec![i])),
+            _ => groups.push(RowGroupPick {
+                file,
+                row_group,
+                rows: vec![row as usize],
+                positions: vec![i],
+            }),
         }
     }
     Ok(groups)
@@ -162,10 +174,10 @@ pub fn write_side(table: &Table, side: Side, found: &Reconciled, dest: &Path) ->
             continue;
         }
         let locators: Vec<u64> = records.iter().map(|r| r.0).collect();
-        for ((f, rg), rows, idx) in by_row_group(table, &locators)? {
-            let mut next = 0usize; // position in `idx` of the batch's first row
-            read_rows(table, f, rg, &rows, |batch| {
-                let copies = &idx[next..next + batch.num_rows()];
+        for pick in by_row_group(table, &locators)? {
+            let mut next = 0usize; // position in `pick.positions` of the batch's first row
+            read_rows(table, pick.file, pick.row_group, &pick.rows, |batch| {
+                let copies = &pick.positions[next..next + batch.num_rows()];
                 next += batch.num_rows();
                 let mut take: Vec<u32> = Vec::with_capacity(OUT_BATCH);
                 for (k, &i) in copies.iter().enumerate() {
@@ -236,9 +248,10 @@ pub fn fetch_samples(table: &Table, samples: &[SampleRef]) -> Result<Vec<SampleR
     let locators: Vec<u64> = order.iter().map(|&i| samples[i].locator).collect();
     let mut rendered: Vec<Option<Vec<Option<String>>>> = vec![None; samples.len()];
     let opts = FormatOptions::default();
-    for ((f, rg), rows, idx) in by_row_group(table, &locators)? {
+    for pick in by_row_group(table, &locators)? {
         let mut next = 0usize;
-        read_rows(table, f, rg, &rows, |batch| {
+        let f = pick.file;
+        read_rows(table, f, pick.row_group, &pick.rows, |batch| {
             let formatters = batch
                 .columns()
                 .iter()
@@ -252,7 +265,7 @@ pub fn fetch_samples(table: &Table, samples: &[SampleRef]) -> Result<Vec<SampleR
                     .zip(&formatters)
                     .map(|(c, fmt)| (!c.is_null(r)).then(|| fmt.value(r).to_string()))
                     .collect();
-                rendered[order[idx[next]]] = Some(values);
+                rendered[order[pick.positions[next]]] = Some(values);
                 next += 1;
             }
             Ok(())

@@ -38,14 +38,7 @@ fn canon_f(x: f64) -> u64 {
     }
 }
 
-fn value() -> impl Strategy<
-    Value = (
-        Option<i64>,
-        Option<f64>,
-        Option<String>,
-        Option<Vec<Option<i32>>>,
-    ),
-> {
+fn value() -> impl Strategy<Value = Raw> {
     let i = prop::option::of(0i64..4);
     let f = prop::option::of(prop_oneof![
         Just(f64::NAN),
