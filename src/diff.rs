@@ -163,6 +163,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         }
     }
 
+    let scan_seconds = started.elapsed().as_secs_f64();
     let max_rows = src.rows.max(tgt.rows).max(1);
     let ranges = ((max_rows - 1) >> sizing.range_bits) as usize + 1;
     let found = reconcile(
@@ -189,6 +190,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         )));
     }
 
+    let reconcile_seconds = started.elapsed().as_secs_f64() - scan_seconds;
     let names: Vec<String> = src
         .schema
         .fields()
@@ -225,6 +227,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         }
     };
 
+    let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
     let [so, to] = found.stats;
     let report = Report {
         recon_report_version: REPORT_VERSION,
@@ -260,6 +263,11 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             buckets: parts_buckets(first_level_bits),
         },
         elapsed_seconds: started.elapsed().as_secs_f64(),
+        phase_seconds: PhaseSeconds {
+            scan: scan_seconds,
+            reconcile: reconcile_seconds,
+            evidence: evidence_seconds,
+        },
         spilled_bytes: budget.spilled_bytes(),
         bucket_splits: found.splits,
         peak_rss_bytes: memory::peak_rss_bytes(),

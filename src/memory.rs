@@ -72,8 +72,22 @@ pub fn default_limit() -> u64 {
     total_ram().map_or(2 * GIB, |r| r / 2)
 }
 
-/// Peak resident set size of this process so far, from getrusage.
+/// Peak resident set size of this process so far.
+///
+/// Read from `VmHWM` in /proc/self/status, which belongs to this program's
+/// address space. `getrusage`'s `ru_maxrss` is only the fallback: Linux keeps it
+/// across `execve`, so a process started by a large parent reports the
+/// parent's peak.
 pub fn peak_rss_bytes() -> u64 {
+    let from_proc = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
+    if let Some(kib) = from_proc {
+        return kib * KIB;
+    }
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
         return 0;
@@ -97,6 +111,8 @@ pub struct Sizing {
 }
 
 const MAX_BUCKET_BITS: u32 = 12;
+/// Records per bucket the sizing aims for when memory allows more.
+const TARGET_BUCKET_ROWS: u64 = 1 << 19;
 const MIN_CHUNK: u64 = 4 * KIB;
 const MAX_CHUNK: u64 = MIB;
 
@@ -121,7 +137,15 @@ impl Sizing {
         let map_max_entries = (slots / 8 * 7) as usize;
 
         // Enough buckets that one bucket's distinct digests fit a map with room to spare.
-        let want = (rows.saturating_mul(2) / map_max_entries as u64).max(1);
+        // Also enough buckets to keep every thread busy and each map cache-friendly
+        // (smaller maps miss the cache less), once the table is big enough to care.
+        let for_memory = rows.saturating_mul(2) / map_max_entries as u64;
+        let for_speed = if rows >= 1 << 20 {
+            (rows / TARGET_BUCKET_ROWS).max(threads * 4)
+        } else {
+            1
+        };
+        let want = for_memory.max(for_speed).max(1);
         let mut bucket_bits = (64 - (want - 1).leading_zeros()).min(MAX_BUCKET_BITS);
         if want == 1 {
             bucket_bits = 0;

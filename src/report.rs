@@ -75,6 +75,14 @@ pub struct Outputs {
     pub target_only_written: u64,
 }
 
+/// Wall time of each pipeline phase. Scan includes preflight and partitioning.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseSeconds {
+    pub scan: f64,
+    pub reconcile: f64,
+    pub evidence: f64,
+}
+
 /// The full result of a diff.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -92,6 +100,7 @@ pub struct Report {
     pub outputs: Option<Outputs>,
     pub settings: Settings,
     pub elapsed_seconds: f64,
+    pub phase_seconds: PhaseSeconds,
     pub spilled_bytes: u64,
     pub bucket_splits: u64,
     pub peak_rss_bytes: u64,

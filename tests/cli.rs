@@ -379,6 +379,7 @@ fn without_run_fields(mut r: Value) -> Value {
     for k in [
         "settings",
         "elapsed_seconds",
+        "phase_seconds",
         "spilled_bytes",
         "bucket_splits",
         "peak_rss_bytes",
@@ -437,4 +438,20 @@ fn tiny_memory_limit_spills_and_gives_the_same_answer() {
         "temp files left behind"
     );
     assert_eq!(counts(&unlimited), (200_000, 200_000, 2, 2));
+}
+
+#[test]
+fn peak_rss_stays_within_the_limit_plus_headroom() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, t) = spill_pair(tmp.path(), 400_000);
+    for threads in ["1", "4"] {
+        let (code, r) = diff_json(&s, &t, &["--memory-limit", "16MiB", "-j", threads]);
+        assert_eq!(code, 1);
+        let peak = r["peak_rss_bytes"].as_u64().unwrap();
+        assert!(peak > 0);
+        assert!(
+            peak <= (16 + 64) << 20,
+            "peak RSS {peak} bytes over 16MiB + 64MiB with -j {threads}"
+        );
+    }
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Side-by-side timing of recon and DuckDB on one generated pair.
+
+    scripts/compare.sh ROWS [--threads 2] [--memory-limit 1GiB] [--runs 3]
+
+Runs each engine on the same files with the same thread count and memory
+limit, alternating engines run by run, and prints median wall time, peak RSS
+(from /usr/bin/time, in GiB) and recon's speedup over each DuckDB formulation.
+DuckDB is installed by compare.sh into scripts/.venv; it is not a test dependency.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+DUCK_QUERIES = {
+    "duckdb scan+hash floor": "SELECT sum(hash({cols})) FROM read_parquet('{s}') UNION ALL SELECT sum(hash({cols})) FROM read_parquet('{t}')",
+    "duckdb GROUP BY ALL + FULL JOIN (exact)": """
+        WITH s AS (SELECT *, count(*) AS n FROM read_parquet('{s}') GROUP BY ALL),
+             t AS (SELECT *, count(*) AS n FROM read_parquet('{t}') GROUP BY ALL)
+        SELECT sum(abs(coalesce(s.n, 0) - coalesce(t.n, 0)))
+        FROM s FULL JOIN t ON {join}""",
+    "duckdb EXCEPT ALL both ways": """
+        SELECT (SELECT count(*) FROM (SELECT * FROM read_parquet('{s}') EXCEPT ALL SELECT * FROM read_parquet('{t}'))),
+               (SELECT count(*) FROM (SELECT * FROM read_parquet('{t}') EXCEPT ALL SELECT * FROM read_parquet('{s}')))""",
+}
+
+COLUMNS = ["order_id", "customer_id", "store_id", "order_date", "amount", "discount",
+           "created_at", "status", "region", "note", "quantity"]
+
+
+def timed(cmd, env=None):
+    """Runs cmd under /usr/bin/time -v; returns (seconds, peak_rss_bytes, stdout)."""
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".time") as tf:
+        p = subprocess.run(["/usr/bin/time", "-v", "-o", tf.name] + cmd,
+                           capture_output=True, text=True, env=env)
+        if p.returncode not in (0, 1):
+            sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+        text = tf.read()
+    secs, rss = None, None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("Elapsed (wall clock)"):
+            parts = line.split()[-1].split(":")
+            secs = sum(float(x) * 60 ** i for i, x in enumerate(reversed(parts)))
+        if line.startswith("Maximum resident set size"):
+            rss = int(line.split()[-1]) * 1024
+    return secs, rss, p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--memory-limit", default="1GiB")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--skip", action="append", default=[],
+                    help="substring of an engine name to skip (e.g. EXCEPT)")
+    a = ap.parse_args()
+    s = os.path.join(a.dir, "source.parquet")
+    t = os.path.join(a.dir, "target.parquet")
+    py = os.path.join(HERE, ".venv", "bin", "python")
+    duck_limit = a.memory_limit.replace("GiB", "GB").replace("MiB", "MB")
+    engines = {
+        "recon diff (exact, evidence written)": None,
+    }
+    engines.update(DUCK_QUERIES)
+    engines = {k: v for k, v in engines.items() if not any(x in k for x in a.skip)}
+    join = " AND ".join(f"s.{c} IS NOT DISTINCT FROM t.{c}" for c in COLUMNS)
+    results = {k: [] for k in engines}
+    with tempfile.TemporaryDirectory() as out:
+        for run in range(a.runs):
+            for name, q in engines.items():
+                if q is None:
+                    cmd = [os.path.join(ROOT, "target", "release", "recon"), "diff", s, t,
+                           "--threads", str(a.threads), "--memory-limit", a.memory_limit,
+                           "--output", os.path.join(out, "evidence"), "--force", "--quiet"]
+                else:
+                    sql = q.format(s=s, t=t, join=join, cols=', '.join(COLUMNS))
+                    code = ("import duckdb,sys; c=duckdb.connect(); "
+                            f"c.execute(\"SET threads={a.threads}\"); "
+                            f"c.execute(\"SET memory_limit='{duck_limit}'\"); "
+                            "c.execute(\"SET preserve_insertion_order=false\"); "
+                            "print(c.execute(sys.argv[1]).fetchall())")
+                    cmd = [py, "-c", code, sql]
+                secs, rss, _ = timed(cmd)
+                results[name].append((secs, rss))
+                print(f"run {run + 1}: {name}: {secs:.2f} s, {rss / 2**30:.2f} GiB", file=sys.stderr)
+    recon_name = next(iter(engines))
+    med = {k: (statistics.median(x[0] for x in v), max(x[1] for x in v)) for k, v in results.items()}
+    rt = med[recon_name][0]
+    print(f"\npair: {a.dir}; threads {a.threads}; memory limit {a.memory_limit}; median of {a.runs} runs\n")
+    print("| engine | median wall | peak RSS | recon speedup |")
+    print("|---|---|---|---|")
+    for k, (secs, rss) in med.items():
+        ratio = "" if k == recon_name else f"{secs / rt:.2f}x"
+        print(f"| {k} | {secs:.2f} s | {rss / 2**30:.2f} GiB | {ratio} |")
+    floor = [k for k in med if "floor" in k]
+    if floor:
+        print(f"\nrecon / scan floor = {rt / med[floor[0]][0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
