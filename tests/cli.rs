@@ -455,3 +455,70 @@ fn peak_rss_stays_within_the_limit_plus_headroom() {
         );
     }
 }
+
+#[test]
+fn sigint_removes_temp_files_and_leaves_no_partial_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, t) = spill_pair(tmp.path(), 1_000_000);
+    let spill = tmp.path().join("spill");
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&spill).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("recon");
+    let mut child = std::process::Command::new(bin)
+        .arg("diff")
+        .arg(&s)
+        .arg(&t)
+        .args(["-m", "8MiB", "-j", "1", "--debug-single-bucket", "-q"])
+        .arg("--temp-dir")
+        .arg(&spill)
+        .arg("--output")
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    // Wait until the run directory exists, i.e. the run is under way.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::fs::read_dir(&spill).unwrap().count() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    if status.code() == Some(130) {
+        assert_eq!(
+            std::fs::read_dir(&out).map(|d| d.count()).unwrap_or(0),
+            0,
+            "partial output left"
+        );
+    }
+    // Whether the signal landed mid-run or the run had finished, nothing stays behind.
+    assert_eq!(
+        std::fs::read_dir(&spill).unwrap().count(),
+        0,
+        "temp files left behind"
+    );
+}
+
+#[test]
+fn stale_run_directories_of_dead_processes_are_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    // PID 0x7ffffffe is above any real pid_max default: a dead process.
+    let stale = tmp.path().join("recon-2147483646-abc123");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join(".recon-run"), b"").unwrap();
+    std::fs::write(stale.join("spill-00000.bin"), b"left by a killed run").unwrap();
+    // Directories that are not recon's are never touched.
+    let foreign = tmp.path().join("recon-2147483646-notours");
+    std::fs::create_dir(&foreign).unwrap();
+    recon()
+        .arg("diff")
+        .arg(fixture("demo/source.parquet"))
+        .arg(fixture("demo/source.parquet"))
+        .arg("--temp-dir")
+        .arg(tmp.path())
+        .assert()
+        .code(0);
+    assert!(!stale.exists(), "stale run directory survived");
+    assert!(
+        foreign.exists(),
+        "a directory without recon's marker was removed"
+    );
+}
