@@ -267,6 +267,7 @@ impl Worker<'_> {
             for chunk in chunks.iter() {
                 let bytes = chunk.bytes(&mut self.buf)?;
                 for rec in bytes.chunks_exact(RECORD_BYTES) {
+                    let rec: &[u8; RECORD_BYTES] = rec.try_into().unwrap_or(&[0; RECORD_BYTES]);
                     let digest = u128::from_le_bytes(rec[..16].try_into().unwrap_or([0; 16]));
                     let sub = ((digest << depth) >> (128 - SPLIT_BITS)) as usize;
                     staging.push(side.index() * parts + sub, rec, &mut writer)?;

@@ -283,14 +283,21 @@ impl Partitioner {
         }
     }
 
+    /// Stages one fixed-size record (a const size, so the copy compiles to a
+    /// few moves instead of a `memcpy` call per row).
     #[inline]
-    pub fn push(&mut self, slot: usize, record: &[u8], out: &mut SpillWriter) -> Result<()> {
+    pub fn push<const N: usize>(
+        &mut self,
+        slot: usize,
+        record: &[u8; N],
+        out: &mut SpillWriter,
+    ) -> Result<()> {
         let buf = &mut self.buffers[slot];
         if buf.capacity() == 0 {
             buf.reserve_exact(self.chunk_bytes);
         }
         buf.extend_from_slice(record);
-        if buf.len() + record.len() > self.chunk_bytes {
+        if buf.len() + N > self.chunk_bytes {
             let full = std::mem::replace(buf, Vec::with_capacity(self.chunk_bytes));
             out.push(self.key_base + slot as u32, full)?;
         }

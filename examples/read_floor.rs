@@ -1,0 +1,46 @@
+//! The scan floor: read both tables' row groups on N threads with arrow-rs and
+//! do nothing else (or, with `--hash`, recon's row digest), to see what recon
+//! adds on top of decoding. Used when profiling; not part of the product.
+//!
+//! cargo run --release --example read_floor -- SOURCE TARGET THREADS [--hash]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use recon::encode::RowEncoder;
+use recon::input::Table;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let tables = [
+        Table::open(args[1].as_ref()).unwrap(),
+        Table::open(args[2].as_ref()).unwrap(),
+    ];
+    let threads: usize = args[3].parse().unwrap();
+    let hash = args.iter().any(|a| a == "--hash");
+    let units: Vec<(usize, recon::input::ScanUnit)> = (0..2)
+        .flat_map(|s| tables[s].scan_units().into_iter().map(move |u| (s, u)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let t0 = Instant::now();
+    let rows = AtomicUsize::new(0);
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| {
+                let mut enc = RowEncoder::new();
+                let mut out = Vec::new();
+                while let Some(&(s, u)) = units.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    for b in tables[s].read_row_group(u.file, u.row_group, None, None, 8192).unwrap() {
+                        let b = b.unwrap();
+                        rows.fetch_add(b.num_rows(), Ordering::Relaxed);
+                        if hash {
+                            out.clear();
+                            enc.digests(b.columns(), &mut out).unwrap();
+                        }
+                    }
+                }
+            });
+        }
+    });
+    println!("{} rows in {:.2} s", rows.into_inner(), t0.elapsed().as_secs_f64());
+}
