@@ -30,7 +30,10 @@ fn main() {
                 let mut enc = RowEncoder::new();
                 let mut out = Vec::new();
                 while let Some(&(s, u)) = units.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    for b in tables[s].read_row_group(u.file, u.row_group, None, None, 8192).unwrap() {
+                    for b in tables[s]
+                        .read_row_group(u.file, u.row_group, None, None, 8192)
+                        .unwrap()
+                    {
                         let b = b.unwrap();
                         rows.fetch_add(b.num_rows(), Ordering::Relaxed);
                         if hash {
@@ -42,5 +45,9 @@ fn main() {
             });
         }
     });
-    println!("{} rows in {:.2} s", rows.into_inner(), t0.elapsed().as_secs_f64());
+    println!(
+        "{} rows in {:.2} s",
+        rows.into_inner(),
+        t0.elapsed().as_secs_f64()
+    );
 }

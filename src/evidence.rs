@@ -163,6 +163,8 @@ pub fn write_side(table: &Table, side: Side, found: &Reconciled, dest: &Path) ->
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_max_row_group_row_count(Some(OUT_BATCH))
+        // The writer buffers a row group in memory; bound it for wide rows too.
+        .set_max_row_group_bytes(Some(8 << 20))
         .build();
     let mut writer = ArrowWriter::try_new(file, table.schema.clone(), Some(props))
         .map_err(|e| ReconError::parquet(dest, e))?;

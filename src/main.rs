@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use recon::error::panic_message;
 use recon::memory::{self, parse_size};
 use recon::{diff, DiffOptions, ReconError};
 
@@ -105,10 +106,10 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
 }
 
 fn main() -> ExitCode {
-    // Errors are reported as one line; a panic message (a bug) is turned into one too.
-    std::panic::set_hook(Box::new(|info| {
-        eprintln!("recon: internal error: {info}");
-    }));
+    // Panics inside decoders are caught where they happen and reported as one
+    // line naming the file, so the default hook's multi-line message is muted;
+    // a panic that escapes anyway (a bug) is reported below.
+    std::panic::set_hook(Box::new(|_| {}));
     let _ = ctrlc::set_handler(|| {
         recon::diff::CANCEL.store(true, std::sync::atomic::Ordering::SeqCst);
         recon::tempspace::cleanup_registered();
@@ -123,9 +124,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let result = match cli.command {
+    let result = std::panic::catch_unwind(|| match cli.command {
         Command::Diff(a) => run_diff(a),
-    };
+    })
+    .unwrap_or_else(|payload| Err(ReconError::Internal(panic_message(payload.as_ref()))));
     match result {
         Ok(true) => ExitCode::from(0),
         Ok(false) => ExitCode::from(1),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow::array::ArrayRef;
 
 use crate::encode::RowEncoder;
-use crate::error::{ReconError, Result};
+use crate::error::{panic_message, ReconError, Result};
 use crate::input::{ScanUnit, Table};
 use crate::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
 use crate::Side;
@@ -64,17 +64,13 @@ pub fn bucket_of(digest: u128, bits: u32) -> usize {
 pub(crate) fn guard<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown failure".into());
-            Err(ReconError::input(
-                path,
-                format!("corrupt or unreadable data: {msg}"),
-            ))
-        }
+        Err(payload) => Err(ReconError::input(
+            path,
+            format!(
+                "corrupt or unreadable data: {}",
+                panic_message(payload.as_ref())
+            ),
+        )),
     }
 }
 
