@@ -11,14 +11,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use crate::align::{self, AlignOptions, ComparePlan};
 use crate::error::{ReconError, Result};
 use crate::evidence::{fetch_samples, write_atomic, write_side};
 use crate::input::Table;
 use crate::memory::{self, Sizing};
+use crate::normalize::Prep;
 use crate::partition::{scan, ScanConfig, ScanSide};
 use crate::reconcile::{reconcile, ReconcileConfig};
 use crate::report::*;
-use crate::schema::{plan, ComparePlan};
 use crate::spill::SpillBudget;
 use crate::tempspace::RunDir;
 use crate::Side;
@@ -50,6 +51,8 @@ pub struct DiffOptions {
     pub batch_size: usize,
     /// Test hook: put every row in one first-level bucket so splitting runs.
     pub single_bucket: bool,
+    /// Column alignment, conversions and normalization rules.
+    pub align: AlignOptions,
 }
 
 impl Default for DiffOptions {
@@ -64,6 +67,7 @@ impl Default for DiffOptions {
             report_path: None,
             batch_size: 8192,
             single_bucket: false,
+            align: AlignOptions::default(),
         }
     }
 }
@@ -71,16 +75,38 @@ impl Default for DiffOptions {
 /// The outcome of [`diff`]: the report plus what the CLI needs to show it.
 pub struct DiffOutcome {
     pub report: Report,
-    /// Per column of the sample rows: whether it holds text (shown quoted).
-    pub quoted: Vec<bool>,
+    /// Per side, per column of the sample rows: whether it holds text (shown quoted).
+    pub quoted: [Vec<bool>; 2],
 }
 
-/// Opens both tables and checks they can be compared, reading metadata only.
-pub fn preflight(source: &Path, target: &Path) -> Result<(Table, Table, ComparePlan)> {
+/// Opens both tables and plans the comparison, reading metadata only. The
+/// plan may hold problems; [`diff`] refuses to run then, `recon schema` shows them.
+pub fn preflight(
+    source: &Path,
+    target: &Path,
+    align_opts: &AlignOptions,
+) -> Result<(Table, Table, ComparePlan)> {
     let src = Table::open(source)?;
     let tgt = Table::open(target)?;
-    let plan = plan(&src.schema, source, &tgt.schema, target)?;
+    let plan = align::plan(&src.schema, &tgt.schema, align_opts);
     Ok((src, tgt, plan))
+}
+
+fn preps(plan: &ComparePlan, side: Side) -> Vec<Prep> {
+    plan.columns
+        .iter()
+        .map(|c| {
+            let (column, convert) = match side {
+                Side::Source => (&c.source_name, &c.source_convert),
+                Side::Target => (&c.target_name, &c.target_convert),
+            };
+            Prep {
+                column: column.clone(),
+                convert: convert.clone(),
+                normalize: c.normalize.clone(),
+            }
+        })
+        .collect()
 }
 
 fn check_output_dir(dir: &Path, force: bool) -> Result<()> {
@@ -113,7 +139,14 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     if opts.threads == 0 {
         return Err(ReconError::Usage("--threads must be at least 1".into()));
     }
-    let (src, tgt, plan) = preflight(source, target)?;
+    let (src, tgt, plan) = preflight(source, target, &opts.align)?;
+    if !plan.is_compatible() {
+        return Err(ReconError::Schema {
+            source_path: source.to_path_buf(),
+            target_path: target.to_path_buf(),
+            reasons: plan.problems.clone(),
+        });
+    }
     if let Some(dir) = &opts.output_dir {
         check_output_dir(dir, opts.force)?;
     }
@@ -126,10 +159,12 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         ScanSide {
             table: &src,
             columns: plan.columns.iter().map(|c| c.source_index).collect(),
+            prep: preps(&plan, Side::Source),
         },
         ScanSide {
             table: &tgt,
             columns: plan.columns.iter().map(|c| c.target_index).collect(),
+            prep: preps(&plan, Side::Target),
         },
     ];
     let first_level_bits = if opts.single_bucket {
@@ -191,17 +226,11 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     }
 
     let reconcile_seconds = started.elapsed().as_secs_f64() - scan_seconds;
-    let names: Vec<String> = src
-        .schema
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
     let sample_rows = |t: &Table, side: Side| -> Result<Vec<SampleReport>> {
-        let t_names: Vec<String> = t.schema.fields().iter().map(|f| f.name().clone()).collect();
+        let names: Vec<String> = t.schema.fields().iter().map(|f| f.name().clone()).collect();
         Ok(fetch_samples(t, &found.samples[side.index()])?
             .into_iter()
-            .map(|row| SampleReport::new(&names, reorder(row, &t_names, &names)))
+            .map(|row| SampleReport::new(&names, row))
             .collect())
     };
     let samples = Samples {
@@ -210,22 +239,26 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         target_only: sample_rows(&tgt, Side::Target)?,
     };
 
-    let outputs = match &opts.output_dir {
-        None => None,
-        Some(dir) => {
-            let s = dir.join(SOURCE_ONLY_FILE);
-            let t = dir.join(TARGET_ONLY_FILE);
-            let sw = write_side(&src, Side::Source, &found, &s)?;
-            let tw = write_side(&tgt, Side::Target, &found, &t)?;
-            Some(Outputs {
-                dir: dir.display().to_string(),
-                source_only: s.display().to_string(),
-                target_only: t.display().to_string(),
-                source_only_written: sw,
-                target_only_written: tw,
-            })
-        }
-    };
+    // One pass over each side's unmatched rows writes the evidence (if asked)
+    // and sums per-column value digests, which name the drifting columns.
+    let dest = |name: &str| opts.output_dir.as_ref().map(|d| d.join(name));
+    let (s_dest, t_dest) = (dest(SOURCE_ONLY_FILE), dest(TARGET_ONLY_FILE));
+    let s_ev = write_side(&src, Side::Source, &found, s_dest.as_deref(), &sides[0])?;
+    let t_ev = write_side(&tgt, Side::Target, &found, t_dest.as_deref(), &sides[1])?;
+    let outputs = opts.output_dir.as_ref().map(|dir| Outputs {
+        dir: dir.display().to_string(),
+        source_only: s_dest.unwrap_or_default().display().to_string(),
+        target_only: t_dest.unwrap_or_default().display().to_string(),
+        source_only_written: s_ev.rows,
+        target_only_written: t_ev.rows,
+    });
+    let differing: Vec<String> = plan
+        .columns
+        .iter()
+        .zip(s_ev.column_sums.iter().zip(&t_ev.column_sums))
+        .filter(|(_, (a, b))| a != b)
+        .map(|(c, _)| c.source_name.clone())
+        .collect();
 
     let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
     let [so, to] = found.stats;
@@ -240,15 +273,20 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             source_only: so,
             target_only: to,
         },
-        columns: plan
-            .columns
+        columns: plan.columns.iter().map(ColumnReport::from_pair).collect(),
+        not_compared: plan
+            .skipped
             .iter()
-            .map(|c| ColumnReport {
-                name: c.name.clone(),
-                source_type: c.source_type.to_string(),
-                target_type: c.target_type.to_string(),
+            .map(|k| SkippedReport {
+                side: k.side.to_string(),
+                name: k.field.name().clone(),
+                why: k.why.clone(),
             })
             .collect(),
+        column_drift: ColumnDrift {
+            same: plan.columns.len() - differing.len(),
+            differing,
+        },
         inputs: Inputs {
             source: input_report(&src),
             target: input_report(&tgt),
@@ -282,36 +320,19 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     if let Some(p) = &opts.report_path {
         write_atomic(p, json.as_bytes())?;
     }
-    let quoted = src
-        .schema
-        .fields()
-        .iter()
-        .map(|f| crate::evidence::is_text(f.data_type()))
-        .collect();
-    Ok(DiffOutcome { report, quoted })
+    let quoted = |t: &Table| {
+        t.schema
+            .fields()
+            .iter()
+            .map(|f| crate::evidence::is_text(f.data_type()))
+            .collect()
+    };
+    Ok(DiffOutcome {
+        report,
+        quoted: [quoted(&src), quoted(&tgt)],
+    })
 }
 
 fn parts_buckets(bits: u32) -> usize {
     1 << bits
-}
-
-/// Puts a target row's values in source column order, so samples of both
-/// directions read alike.
-fn reorder(
-    row: crate::evidence::SampleRow,
-    from: &[String],
-    to: &[String],
-) -> crate::evidence::SampleRow {
-    if from == to {
-        return row;
-    }
-    let values = to
-        .iter()
-        .map(|n| {
-            from.iter()
-                .position(|f| f == n)
-                .and_then(|i| row.values[i].clone())
-        })
-        .collect();
-    crate::evidence::SampleRow { values, ..row }
 }

@@ -31,8 +31,12 @@ pub enum ReconError {
     },
 
     /// The two tables cannot be compared; each reason is listed.
-    #[error("schemas are incompatible: {}", .reasons.join("; "))]
-    Schema { reasons: Vec<String> },
+    #[error("{} vs {}: schemas are incompatible (run `recon schema` for the full picture): {}", .source_path.display(), .target_path.display(), .reasons.join("; "))]
+    Schema {
+        source_path: PathBuf,
+        target_path: PathBuf,
+        reasons: Vec<String>,
+    },
 
     /// A column type recon has no canonical encoding for.
     #[error("column '{column}' in {path}: type {data_type} is not supported")]

@@ -17,10 +17,12 @@ use parquet::arrow::arrow_reader::RowSelection;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use xxhash_rust::xxh3::xxh3_64;
 
+use crate::encode::encode_value;
 use crate::error::{ReconError, Result};
 use crate::input::Table;
-use crate::partition::guard;
+use crate::partition::{guard, ScanSide};
 use crate::reconcile::{Reconciled, SampleRef, EVIDENCE_BYTES};
 use crate::spill::SpillIndex;
 use crate::tempspace;
@@ -156,19 +158,53 @@ fn by_row_group(table: &Table, locators: &[u64]) -> Result<Vec<RowGroupPick>> {
     Ok(groups)
 }
 
-/// Writes every unmatched occurrence of `side` to `dest` as Parquet with the
-/// table's own schema. Returns the number of rows written.
-pub fn write_side(table: &Table, side: Side, found: &Reconciled, dest: &Path) -> Result<u64> {
-    let (af, file) = AtomicFile::create(dest)?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_max_row_group_row_count(Some(OUT_BATCH))
-        // The writer buffers a row group in memory; bound it for wide rows too.
-        .set_max_row_group_bytes(Some(8 << 20))
-        .build();
-    let mut writer = ArrowWriter::try_new(file, table.schema.clone(), Some(props))
-        .map_err(|e| ReconError::parquet(dest, e))?;
-    let mut written = 0u64;
+/// What one pass over a side's unmatched rows produced.
+pub struct EvidencePass {
+    /// Rows written to the evidence file (0 without one).
+    pub rows: u64,
+    /// Per compared column: the wrapping sum over unmatched occurrences of a
+    /// 64-bit hash of the (normalized) value's canonical encoding.
+    pub column_sums: Vec<u64>,
+}
+
+/// Reads every unmatched occurrence of `side` once. With `dest`, writes them
+/// to it as Parquet with the table's own schema (one row per occurrence,
+/// exactly what `EXCEPT ALL` returns); always sums per-column value digests.
+///
+/// Why sums over unmatched rows name the drifting columns: a side's multiset
+/// of rows is the matched rows plus its unmatched rows, and the matched rows
+/// are the same on both sides. So a column's multiset of values differs
+/// between the full tables exactly when it differs between the unmatched rows.
+pub fn write_side(
+    table: &Table,
+    side: Side,
+    found: &Reconciled,
+    dest: Option<&Path>,
+    scan: &ScanSide<'_>,
+) -> Result<EvidencePass> {
+    let mut out = match dest {
+        None => None,
+        Some(dest) => {
+            let (af, file) = AtomicFile::create(dest)?;
+            let props = WriterProperties::builder()
+                .set_compression(Compression::ZSTD(ZstdLevel::default()))
+                .set_max_row_group_row_count(Some(OUT_BATCH))
+                // The writer buffers a row group in memory; bound it for wide rows too.
+                .set_max_row_group_bytes(Some(8 << 20))
+                .build();
+            let writer = ArrowWriter::try_new(file, table.schema.clone(), Some(props))
+                .map_err(|e| ReconError::parquet(dest, e))?;
+            Some((af, writer, dest))
+        }
+    };
+    let mut pass = EvidencePass {
+        rows: 0,
+        column_sums: vec![0; scan.columns.len()],
+    };
+    if found.stats[side.index()].rows == 0 && out.is_none() {
+        return Ok(pass);
+    }
+    let mut value = Vec::new();
     for range in 0..found.ranges {
         let key = (side.index() * found.ranges + range) as u32;
         let records = load_range(&found.evidence, key)?;
@@ -177,27 +213,45 @@ pub fn write_side(table: &Table, side: Side, found: &Reconciled, dest: &Path) ->
         }
         let locators: Vec<u64> = records.iter().map(|r| r.0).collect();
         for pick in by_row_group(table, &locators)? {
+            let path = table.file_path(pick.file).to_path_buf();
             let mut next = 0usize; // position in `pick.positions` of the batch's first row
             read_rows(table, pick.file, pick.row_group, &pick.rows, |batch| {
                 let copies = &pick.positions[next..next + batch.num_rows()];
                 next += batch.num_rows();
+                for (k, (&col, prep)) in scan.columns.iter().zip(&scan.prep).enumerate() {
+                    let arr = prep
+                        .apply(batch.column(col))
+                        .map_err(|(_, m)| ReconError::input(&path, m))?;
+                    for (r, &i) in copies.iter().enumerate() {
+                        value.clear();
+                        encode_value(arr.as_ref(), r, &mut value)
+                            .map_err(|m| ReconError::input(&path, m))?;
+                        let h = xxh3_64(&value).wrapping_mul(records[i].1);
+                        pass.column_sums[k] = pass.column_sums[k].wrapping_add(h);
+                    }
+                }
+                let Some((_, writer, dest)) = out.as_mut() else {
+                    return Ok(());
+                };
                 let mut take: Vec<u32> = Vec::with_capacity(OUT_BATCH);
                 for (k, &i) in copies.iter().enumerate() {
                     for _ in 0..records[i].1 {
                         take.push(k as u32);
                         if take.len() == OUT_BATCH {
-                            written += flush(&mut writer, &batch, &mut take, dest)?;
+                            pass.rows += flush(writer, &batch, &mut take, dest)?;
                         }
                     }
                 }
-                written += flush(&mut writer, &batch, &mut take, dest)?;
+                pass.rows += flush(writer, &batch, &mut take, dest)?;
                 Ok(())
             })?;
         }
     }
-    writer.close().map_err(|e| ReconError::parquet(dest, e))?;
-    af.commit()?;
-    Ok(written)
+    if let Some((af, writer, dest)) = out {
+        writer.close().map_err(|e| ReconError::parquet(dest, e))?;
+        af.commit()?;
+    }
+    Ok(pass)
 }
 
 fn flush(

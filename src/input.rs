@@ -259,6 +259,11 @@ impl Table {
         builder.build().map_err(|e| ReconError::parquet(&f.path, e))
     }
 
+    /// Locator of the first row of file `i`.
+    pub fn file_first_row(&self, i: usize) -> u64 {
+        self.files[i].row_group_starts.first().copied().unwrap_or(0)
+    }
+
     /// Rows in one row group.
     pub fn row_group_rows(&self, file: usize, row_group: usize) -> u64 {
         let starts = &self.files[file].row_group_starts;

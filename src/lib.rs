@@ -12,12 +12,14 @@
 //! The library never prints and never exits; the `recon` binary is a thin
 //! CLI over [`diff::diff`].
 
+pub mod align;
 pub mod diff;
 pub mod encode;
 pub mod error;
 pub mod evidence;
 pub mod input;
 pub mod memory;
+pub mod normalize;
 pub mod partition;
 pub mod reconcile;
 pub mod report;

@@ -7,8 +7,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use recon::align::{parse_type, parse_unit, render_plan, AlignOptions, Normalize, Rule, RulesFile};
+use recon::diff::preflight;
 use recon::error::panic_message;
 use recon::memory::{self, parse_size};
+use recon::report::ColumnReport;
 use recon::{diff, DiffOptions, ReconError};
 
 #[derive(Parser)]
@@ -26,6 +29,146 @@ struct Cli {
 enum Command {
     /// Compare two tables as multisets of rows; exit 0 on an exact match, 1 on drift, 2 on error.
     Diff(DiffArgs),
+    /// Show how the columns of two tables pair up and compare, reading metadata only;
+    /// exit 0 when compatible, 1 when not, 2 on error.
+    Schema(SchemaArgs),
+}
+
+#[derive(clap::Args)]
+struct SchemaArgs {
+    /// Source table: a Parquet file or a directory of Parquet files.
+    source: PathBuf,
+    /// Target table: a Parquet file or a directory of Parquet files.
+    target: PathBuf,
+    #[command(flatten)]
+    align: AlignArgs,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Column alignment, conversions and normalization, shared by `diff` and `schema`.
+#[derive(clap::Args)]
+struct AlignArgs {
+    /// Pair columns by position (SQL set-operation semantics) instead of by name.
+    #[arg(long, help_heading = "Alignment")]
+    by_position: bool,
+    /// Match column names case-insensitively.
+    #[arg(long, help_heading = "Alignment")]
+    ignore_case_names: bool,
+    /// Pair a renamed column: SRC=TGT (repeatable).
+    #[arg(long = "map", value_name = "SRC=TGT", help_heading = "Alignment")]
+    maps: Vec<String>,
+    /// Leave columns out of the comparison (they stay in the evidence rows).
+    #[arg(
+        long,
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        help_heading = "Alignment"
+    )]
+    exclude: Vec<String>,
+    /// Compare only these columns.
+    #[arg(
+        long,
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        help_heading = "Alignment"
+    )]
+    columns: Option<Vec<String>>,
+    /// Ignore columns present on one side only instead of failing.
+    #[arg(long, help_heading = "Alignment")]
+    ignore_extra_columns: bool,
+    /// Read naive timestamps in this zone when compared with zoned ones (e.g. UTC, Europe/Paris, +02:00).
+    #[arg(long, value_name = "TZ", help_heading = "Types")]
+    assume_tz: Option<String>,
+    /// Parse or convert a column into a type: COL=TYPE, e.g. amount=decimal(18,2) (repeatable).
+    #[arg(long = "cast", value_name = "COL=TYPE", help_heading = "Types")]
+    casts: Vec<String>,
+    /// Round floats/decimals to N places, half away from zero: COL=N or *=N (repeatable).
+    #[arg(long, value_name = "COL=N", help_heading = "Normalization")]
+    round: Vec<String>,
+    /// Truncate timestamps: COL=s|ms|us or *=UNIT (repeatable).
+    #[arg(long, value_name = "COL=UNIT", help_heading = "Normalization")]
+    timestamp_precision: Vec<String>,
+    /// Strip leading/trailing whitespace: COL or * (repeatable).
+    #[arg(long, value_name = "COL", help_heading = "Normalization")]
+    trim: Vec<String>,
+    /// Compare strings case-insensitively: COL or * (repeatable).
+    #[arg(long, value_name = "COL", help_heading = "Normalization")]
+    case_insensitive: Vec<String>,
+    /// Treat '' as NULL: COL or * (repeatable).
+    #[arg(long, value_name = "COL", help_heading = "Normalization")]
+    empty_as_null: Vec<String>,
+    /// Read alignment and normalization settings from a TOML file.
+    #[arg(long, value_name = "FILE", help_heading = "Normalization")]
+    rules: Option<PathBuf>,
+}
+
+fn split_pair<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str), ReconError> {
+    text.split_once('=')
+        .map(|(a, b)| (a.trim(), b.trim()))
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+        .ok_or_else(|| ReconError::Usage(format!("{flag} {text}: expected NAME=VALUE")))
+}
+
+impl AlignArgs {
+    fn build(&self) -> Result<AlignOptions, ReconError> {
+        let mut o = AlignOptions {
+            by_position: self.by_position,
+            ignore_case_names: self.ignore_case_names,
+            exclude: self.exclude.clone(),
+            columns: self.columns.clone(),
+            ignore_extra_columns: self.ignore_extra_columns,
+            assume_tz: self.assume_tz.clone(),
+            ..Default::default()
+        };
+        for m in &self.maps {
+            let (a, b) = split_pair("--map", m)?;
+            o.maps.push((a.into(), b.into()));
+        }
+        for c in &self.casts {
+            let (a, b) = split_pair("--cast", c)?;
+            let ty = parse_type(b).map_err(|e| ReconError::Usage(format!("--cast {c}: {e}")))?;
+            o.casts.push((a.into(), ty));
+        }
+        for r in &self.round {
+            let (a, b) = split_pair("--round", r)?;
+            let n: u32 = b.parse().map_err(|_| {
+                ReconError::Usage(format!("--round {r}: N must be a whole number of places"))
+            })?;
+            o.rules.push(Rule {
+                column: a.into(),
+                rule: Normalize::Round(n),
+            });
+        }
+        for t in &self.timestamp_precision {
+            let (a, b) = split_pair("--timestamp-precision", t)?;
+            let unit = parse_unit(b)
+                .map_err(|e| ReconError::Usage(format!("--timestamp-precision {t}: {e}")))?;
+            o.rules.push(Rule {
+                column: a.into(),
+                rule: Normalize::TimestampPrecision(unit),
+            });
+        }
+        for (cols, rule) in [
+            (&self.trim, Normalize::Trim),
+            (&self.case_insensitive, Normalize::CaseInsensitive),
+            (&self.empty_as_null, Normalize::EmptyAsNull),
+        ] {
+            for c in cols {
+                o.rules.push(Rule {
+                    column: c.clone(),
+                    rule: rule.clone(),
+                });
+            }
+        }
+        if let Some(path) = &self.rules {
+            RulesFile::load(path)
+                .and_then(|f| f.apply_to(&mut o))
+                .map_err(ReconError::Usage)?;
+        }
+        Ok(o)
+    }
 }
 
 #[derive(clap::Args)]
@@ -64,6 +207,8 @@ struct DiffArgs {
     /// Test hook: route every row into one bucket so bucket splitting is exercised.
     #[arg(long, hide = true)]
     debug_single_bucket: bool,
+    #[command(flatten)]
+    align: AlignArgs,
 }
 
 fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
@@ -85,6 +230,7 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
     o.force = a.force;
     o.report_path = a.report.clone();
     o.single_bucket = a.debug_single_bucket;
+    o.align = a.align.build()?;
     Ok(o)
 }
 
@@ -103,6 +249,29 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
         let _ = stdout.write_all(text.as_bytes());
     }
     Ok(report.exact_match)
+}
+
+fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
+    let opts = a.align.build()?;
+    let (_, _, plan) = preflight(&a.source, &a.target, &opts)?;
+    let text = if a.json {
+        let columns: Vec<ColumnReport> = plan.columns.iter().map(ColumnReport::from_pair).collect();
+        let mut s = serde_json::to_string_pretty(&serde_json::json!({
+            "compatible": plan.is_compatible(),
+            "columns": columns,
+            "not_compared": plan.skipped.iter().map(|k| serde_json::json!({
+                "side": k.side, "name": k.field.name(), "why": k.why,
+            })).collect::<Vec<_>>(),
+            "problems": plan.problems,
+        }))
+        .unwrap_or_default();
+        s.push('\n');
+        s
+    } else {
+        render_plan(&plan)
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(plan.is_compatible())
 }
 
 fn main() -> ExitCode {
@@ -126,6 +295,7 @@ fn main() -> ExitCode {
     };
     let result = std::panic::catch_unwind(|| match cli.command {
         Command::Diff(a) => run_diff(a),
+        Command::Schema(a) => run_schema(a),
     })
     .unwrap_or_else(|payload| Err(ReconError::Internal(panic_message(payload.as_ref()))));
     match result {

@@ -15,6 +15,7 @@ use arrow::array::ArrayRef;
 use crate::encode::RowEncoder;
 use crate::error::{panic_message, ReconError, Result};
 use crate::input::{ScanUnit, Table};
+use crate::normalize::Prep;
 use crate::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
 use crate::Side;
 
@@ -26,6 +27,8 @@ pub struct ScanSide<'a> {
     pub table: &'a Table,
     /// Top-level column indices of the compared columns, in plan order.
     pub columns: Vec<usize>,
+    /// Per compared column: conversion and normalization before hashing.
+    pub prep: Vec<Prep>,
 }
 
 /// Settings shared by the scan workers.
@@ -121,7 +124,16 @@ impl Worker<'_> {
                 return Err(ReconError::Interrupted);
             }
             let batch = batch.map_err(|e| ReconError::arrow(&path, e))?;
-            let columns: Vec<ArrayRef> = order.iter().map(|&i| batch.column(i).clone()).collect();
+            let mut columns: Vec<ArrayRef> =
+                order.iter().map(|&i| batch.column(i).clone()).collect();
+            for (col, prep) in columns.iter_mut().zip(&scan.prep) {
+                if !prep.is_noop() {
+                    *col = prep.apply(col).map_err(|(row, msg)| {
+                        let in_file = locator + row as u64 - scan.table.file_first_row(unit.file);
+                        ReconError::input(&path, format!("row {in_file} (counting from 0): {msg}"))
+                    })?;
+                }
+            }
             self.digests.clear();
             self.encoder
                 .digests(&columns, &mut self.digests)

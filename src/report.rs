@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::align::ColumnPair;
 use crate::evidence::{display_value, SampleRow};
 use crate::reconcile::DirectionStats;
 
@@ -15,12 +16,49 @@ pub struct Multiplicity {
     pub target_only: DirectionStats,
 }
 
-/// One compared column.
+/// One compared column pair: how it was aligned, typed and normalized.
 #[derive(Debug, Clone, Serialize)]
 pub struct ColumnReport {
     pub name: String,
+    pub target_name: String,
     pub source_type: String,
     pub target_type: String,
+    /// How the pair was formed: name, name (case-insensitive), --map, position.
+    pub pairing: String,
+    /// How values are compared, including any conversion.
+    pub rule: String,
+    /// Normalization rules applied before hashing.
+    pub normalize: Vec<String>,
+}
+
+impl ColumnReport {
+    pub fn from_pair(c: &ColumnPair) -> ColumnReport {
+        ColumnReport {
+            name: c.source_name.clone(),
+            target_name: c.target_name.clone(),
+            source_type: c.source_field.data_type().to_string(),
+            target_type: c.target_field.data_type().to_string(),
+            pairing: c.pairing.clone(),
+            rule: c.rule.clone(),
+            normalize: c.normalize.iter().map(|n| n.describe()).collect(),
+        }
+    }
+}
+
+/// A column left out of the comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedReport {
+    pub side: String,
+    pub name: String,
+    pub why: String,
+}
+
+/// Which compared columns hold different values between the sides (as
+/// multisets of that column's values; see README "Which columns drifted").
+#[derive(Debug, Clone, Serialize)]
+pub struct ColumnDrift {
+    pub differing: Vec<String>,
+    pub same: usize,
 }
 
 /// One input table.
@@ -94,6 +132,8 @@ pub struct Report {
     pub target_only_rows: u64,
     pub multiplicity: Multiplicity,
     pub columns: Vec<ColumnReport>,
+    pub not_compared: Vec<SkippedReport>,
+    pub column_drift: ColumnDrift,
     pub inputs: Inputs,
     pub samples: Samples,
     pub encoding_version: u32,
@@ -145,8 +185,8 @@ impl Report {
     }
 
     /// The human summary, shaped like the SQL verdict query's result.
-    /// `quoted[i]` says whether column `i` of the sample rows is text.
-    pub fn render_text(&self, quoted: &[bool]) -> String {
+    /// `quoted[side][i]` says whether column `i` of that side's sample rows is text.
+    pub fn render_text(&self, quoted: &[Vec<bool>; 2]) -> String {
         let mut out = String::new();
         let m = &self.multiplicity;
         let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<24}{v}\n"));
@@ -169,9 +209,33 @@ impl Report {
             ),
         );
         line(&mut out, "exact_match", self.exact_match.to_string());
-        for (title, stats, samples) in [
-            ("source-only", &m.source_only, &self.samples.source_only),
-            ("target-only", &m.target_only, &self.samples.target_only),
+        let d = &self.column_drift;
+        if !self.exact_match {
+            let what = if d.differing.is_empty() {
+                "none: every column holds the same values; rows differ only in how values combine or repeat".to_string()
+            } else {
+                let rest = match d.same {
+                    0 => String::new(),
+                    1 => "; the other column holds the same values".into(),
+                    n => format!("; the other {n} columns hold the same values"),
+                };
+                format!("{}{rest}", d.differing.join(", "))
+            };
+            line(&mut out, "columns_differing", what);
+        }
+        for (title, stats, samples, quoted) in [
+            (
+                "source-only",
+                &m.source_only,
+                &self.samples.source_only,
+                &quoted[0],
+            ),
+            (
+                "target-only",
+                &m.target_only,
+                &self.samples.target_only,
+                &quoted[1],
+            ),
         ] {
             if stats.rows == 0 {
                 continue;

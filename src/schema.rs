@@ -1,18 +1,10 @@
-//! Schema preflight: which columns are compared, and whether their types can
-//! be compared by value.
-//!
-//! Columns pair up by name. Each column's Arrow type maps to a *value class*
-//! (integer, decimal, string, ...) that mirrors the canonical encoding's tags:
-//! two columns are comparable when their classes match, because then equal
-//! values encode to equal bytes whatever the physical type.
+//! Value classes: each Arrow type maps to the class of values it holds
+//! (integer, decimal, string, ...), mirroring the canonical encoding's tags.
+//! Two columns are comparable when their classes match, because then equal
+//! values encode to equal bytes whatever the physical type. Column pairing
+//! and rules live in [`crate::align`].
 
-use std::collections::{BTreeSet, HashSet};
-use std::path::Path;
-
-use arrow::datatypes::{DataType, Schema};
-
-use crate::encode::check_supported;
-use crate::error::{ReconError, Result};
+use arrow::datatypes::DataType;
 
 /// The class of values a column holds, independent of physical storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,192 +88,54 @@ impl ValueClass {
     }
 }
 
-/// One compared column.
-#[derive(Debug, Clone)]
-pub struct ColumnPair {
-    pub name: String,
-    pub source_index: usize,
-    pub target_index: usize,
-    pub source_type: DataType,
-    pub target_type: DataType,
-}
-
-/// The comparison plan: compared columns in source order.
-#[derive(Debug, Clone)]
-pub struct ComparePlan {
-    pub columns: Vec<ColumnPair>,
-}
-
-impl ComparePlan {
-    pub fn names(&self) -> Vec<String> {
-        self.columns.iter().map(|c| c.name.clone()).collect()
-    }
-}
-
-fn duplicate_names(schema: &Schema) -> Vec<String> {
-    let mut seen = HashSet::new();
-    let mut dups = BTreeSet::new();
-    for f in schema.fields() {
-        if !seen.insert(f.name().as_str()) {
-            dups.insert(f.name().clone());
-        }
-    }
-    dups.into_iter().collect()
-}
-
-/// Pairs the columns of `source` and `target` by name and checks that every
-/// pair is comparable. Collects every problem before failing, so the user sees
-/// them all at once.
-pub fn plan(
-    source: &Schema,
-    source_path: &Path,
-    target: &Schema,
-    target_path: &Path,
-) -> Result<ComparePlan> {
-    let mut reasons = Vec::new();
-    for (schema, path) in [(source, source_path), (target, target_path)] {
-        let dups = duplicate_names(schema);
-        if !dups.is_empty() {
-            reasons.push(format!(
-                "{} has duplicate column names: {}",
-                path.display(),
-                dups.join(", ")
-            ));
-        }
-    }
-    let only_source: Vec<&str> = source
-        .fields()
-        .iter()
-        .filter(|f| target.field_with_name(f.name()).is_err())
-        .map(|f| f.name().as_str())
-        .collect();
-    let only_target: Vec<&str> = target
-        .fields()
-        .iter()
-        .filter(|f| source.field_with_name(f.name()).is_err())
-        .map(|f| f.name().as_str())
-        .collect();
-    if !only_source.is_empty() {
-        reasons.push(format!(
-            "columns only in source {}: {}",
-            source_path.display(),
-            only_source.join(", ")
-        ));
-    }
-    if !only_target.is_empty() {
-        reasons.push(format!(
-            "columns only in target {}: {}",
-            target_path.display(),
-            only_target.join(", ")
-        ));
-    }
-    let mut columns = Vec::new();
-    for (si, sf) in source.fields().iter().enumerate() {
-        let Ok(ti) = target.index_of(sf.name()) else {
-            continue;
-        };
-        let tf = target.field(ti);
-        for (f, path) in [(sf.as_ref(), source_path), (tf, target_path)] {
-            if let Err(why) = check_supported(f.data_type()) {
-                reasons.push(format!(
-                    "column '{}' in {}: {why}",
-                    f.name(),
-                    path.display()
-                ));
-            }
-        }
-        let (sc, tc) = (
-            ValueClass::of(sf.data_type()),
-            ValueClass::of(tf.data_type()),
-        );
-        if !sc.compatible(&tc) {
-            reasons.push(format!(
-                "column '{}' is {} in source but {} in target: not comparable by value",
-                sf.name(),
-                sf.data_type(),
-                tf.data_type()
-            ));
-        }
-        columns.push(ColumnPair {
-            name: sf.name().clone(),
-            source_index: si,
-            target_index: ti,
-            source_type: sf.data_type().clone(),
-            target_type: tf.data_type().clone(),
-        });
-    }
-    if !reasons.is_empty() {
-        return Err(ReconError::Schema { reasons });
-    }
-    Ok(ComparePlan { columns })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use arrow::datatypes::{Field, TimeUnit};
 
-    fn schema(fields: Vec<(&str, DataType)>) -> Schema {
-        Schema::new(
-            fields
-                .into_iter()
-                .map(|(n, t)| Field::new(n, t, true))
-                .collect::<Vec<_>>(),
-        )
-    }
-
     #[test]
-    fn storage_variants_are_compatible() {
-        let s = schema(vec![
-            ("a", DataType::Utf8),
-            ("b", DataType::Int32),
-            ("c", DataType::Decimal128(10, 2)),
+    fn storage_variants_share_a_class() {
+        let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        for (a, b) in [
+            (DataType::Utf8, DataType::LargeUtf8),
+            (DataType::Utf8View, dict),
+            (DataType::Int8, DataType::UInt64),
+            (DataType::Decimal128(10, 2), DataType::Decimal256(38, 6)),
+            (DataType::Float32, DataType::Float64),
+            (DataType::Date32, DataType::Date64),
             (
-                "d",
-                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                DataType::Timestamp(TimeUnit::Second, Some("UTC".into())),
+                DataType::Timestamp(TimeUnit::Nanosecond, Some("+05:00".into())),
             ),
-        ]);
-        let t = schema(vec![
-            ("d", DataType::Utf8View),
-            ("c", DataType::Decimal256(38, 6)),
-            ("b", DataType::UInt64),
-            ("a", DataType::LargeUtf8),
-        ]);
-        let p = plan(&s, Path::new("s"), &t, Path::new("t")).unwrap();
-        assert_eq!(p.names(), vec!["a", "b", "c", "d"]);
-        assert_eq!(p.columns[0].target_index, 3);
+        ] {
+            assert!(
+                ValueClass::of(&a).compatible(&ValueClass::of(&b)),
+                "{a} vs {b}"
+            );
+        }
     }
 
     #[test]
-    fn every_problem_is_reported() {
-        let s = schema(vec![
-            ("a", DataType::Utf8),
-            ("x", DataType::Int32),
-            ("ts", DataType::Timestamp(TimeUnit::Microsecond, None)),
-        ]);
-        let t = schema(vec![
-            ("a", DataType::Int64),
-            ("y", DataType::Int32),
+    fn different_classes_are_incompatible() {
+        for (a, b) in [
+            (DataType::Utf8, DataType::Int64),
             (
-                "ts",
-                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                DataType::Date32,
+                DataType::Timestamp(TimeUnit::Second, None),
             ),
-        ]);
-        let err = plan(&s, Path::new("s"), &t, Path::new("t")).unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("columns only in source s: x"), "{msg}");
-        assert!(msg.contains("columns only in target t: y"), "{msg}");
-        assert!(
-            msg.contains("column 'a' is Utf8 in source but Int64"),
-            "{msg}"
-        );
-        assert!(msg.contains("column 'ts'"), "{msg}");
-    }
-
-    #[test]
-    fn duplicate_column_names_are_rejected() {
-        let s = schema(vec![("a", DataType::Utf8), ("a", DataType::Utf8)]);
-        let err = plan(&s, Path::new("s.parquet"), &s, Path::new("t.parquet")).unwrap_err();
-        assert!(err.to_string().contains("duplicate column names: a"));
+            (
+                DataType::Timestamp(TimeUnit::Second, None),
+                DataType::Timestamp(TimeUnit::Second, Some("UTC".into())),
+            ),
+            (DataType::Int64, DataType::Decimal128(18, 0)),
+        ] {
+            assert!(
+                !ValueClass::of(&a).compatible(&ValueClass::of(&b)),
+                "{a} vs {b}"
+            );
+        }
+        let s1 = DataType::Struct(vec![Field::new("a", DataType::Int32, true)].into());
+        let s2 = DataType::Struct(vec![Field::new("b", DataType::Int32, true)].into());
+        assert!(!ValueClass::of(&s1).compatible(&ValueClass::of(&s2)));
     }
 }

@@ -225,12 +225,12 @@ fn schema_mismatch_fails_before_scanning() {
     assert_one_line_error(
         &fixture("demo/source.parquet"),
         &fixture("demo/dups_target.parquet"),
-        "columns only in source",
+        "column 'region' is only in the source",
     );
     assert_one_line_error(
         &fixture("demo/source.parquet"),
         &fixture("demo/dups_target.parquet"),
-        "region, amount",
+        "column 'v' is only in the target",
     );
     assert_one_line_error(
         &fixture("demo/source.parquet"),

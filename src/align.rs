@@ -1,0 +1,922 @@
+//! Column alignment and comparison rules: which source column is compared
+//! with which target column, how their types meet, and which normalization
+//! rules apply. Reads schemas only; the result is a [`ComparePlan`].
+//!
+//! Alignment is by name unless `by_position` is set. `--map SRC=TGT` pairs
+//! renamed columns first; `--exclude` drops columns from the comparison (they
+//! stay in the evidence rows); `--columns` compares only a subset; a column on
+//! one side only is a problem unless excluded or `ignore_extra` is set.
+
+use std::collections::HashSet;
+
+use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+
+use crate::encode::check_supported;
+use crate::schema::ValueClass;
+
+/// A normalization rule applied to a column's values before hashing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Normalize {
+    /// Round floats and decimals to N decimal places, half away from zero.
+    Round(u32),
+    /// Truncate timestamps to this unit (toward negative infinity).
+    TimestampPrecision(TimeUnit),
+    /// Strip leading and trailing whitespace (CHAR padding included).
+    Trim,
+    /// Compare strings case-insensitively (Unicode lowercase).
+    CaseInsensitive,
+    /// Treat the empty string as NULL.
+    EmptyAsNull,
+}
+
+impl Normalize {
+    pub fn describe(&self) -> String {
+        match self {
+            Normalize::Round(n) => format!("round to {n} places (half away from zero)"),
+            Normalize::TimestampPrecision(u) => format!("truncate to {}", unit_name(u)),
+            Normalize::Trim => "trim whitespace".into(),
+            Normalize::CaseInsensitive => "case-insensitive".into(),
+            Normalize::EmptyAsNull => "'' as NULL".into(),
+        }
+    }
+
+    /// Whether the rule makes sense for a column of this class.
+    fn applies_to(&self, class: &ValueClass) -> bool {
+        match self {
+            Normalize::Round(_) => matches!(class, ValueClass::Float | ValueClass::Decimal),
+            Normalize::TimestampPrecision(_) => {
+                matches!(class, ValueClass::Timestamp | ValueClass::TimestampZoned)
+            }
+            Normalize::Trim | Normalize::CaseInsensitive | Normalize::EmptyAsNull => {
+                matches!(class, ValueClass::String)
+            }
+        }
+    }
+}
+
+pub fn unit_name(u: &TimeUnit) -> &'static str {
+    match u {
+        TimeUnit::Second => "s",
+        TimeUnit::Millisecond => "ms",
+        TimeUnit::Microsecond => "us",
+        TimeUnit::Nanosecond => "ns",
+    }
+}
+
+/// Parses `s`, `ms`, `us` or `ns`.
+pub fn parse_unit(text: &str) -> Result<TimeUnit, String> {
+    match text.trim() {
+        "s" => Ok(TimeUnit::Second),
+        "ms" => Ok(TimeUnit::Millisecond),
+        "us" => Ok(TimeUnit::Microsecond),
+        "ns" => Ok(TimeUnit::Nanosecond),
+        other => Err(format!("unknown time unit '{other}': use s, ms, us or ns")),
+    }
+}
+
+/// A rule for a column name, or for every eligible column (`*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub column: String,
+    pub rule: Normalize,
+}
+
+/// How the user asked columns to be aligned and treated.
+#[derive(Debug, Clone, Default)]
+pub struct AlignOptions {
+    pub by_position: bool,
+    pub ignore_case_names: bool,
+    /// (source name, target name)
+    pub maps: Vec<(String, String)>,
+    pub exclude: Vec<String>,
+    pub columns: Option<Vec<String>>,
+    pub ignore_extra_columns: bool,
+    /// Time zone assumed for naive timestamps compared with zoned ones.
+    pub assume_tz: Option<String>,
+    /// (column, type): parse that column into the type on the side where it differs.
+    pub casts: Vec<(String, DataType)>,
+    pub rules: Vec<Rule>,
+}
+
+/// One side's conversion of a column before hashing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Convert {
+    /// Parse or cast into this type; a value that does not convert is an error.
+    Cast(DataType),
+    /// Interpret naive timestamps as local time in this zone.
+    AssumeTz(String),
+}
+
+/// One compared column pair.
+#[derive(Debug, Clone)]
+pub struct ColumnPair {
+    pub source_name: String,
+    pub target_name: String,
+    pub source_index: usize,
+    pub target_index: usize,
+    pub source_field: Field,
+    pub target_field: Field,
+    /// How the pair was formed: "name", "name (case-insensitive)", "--map", "position".
+    pub pairing: String,
+    /// How values are compared, e.g. "decimal by value".
+    pub rule: String,
+    pub source_convert: Option<Convert>,
+    pub target_convert: Option<Convert>,
+    pub normalize: Vec<Normalize>,
+}
+
+impl ColumnPair {
+    /// The class values are compared in, after conversions.
+    pub fn class(&self) -> ValueClass {
+        match &self.source_convert {
+            Some(Convert::Cast(t)) => ValueClass::of(t),
+            _ => ValueClass::of(self.source_field.data_type()),
+        }
+    }
+}
+
+/// A column present in the schema but not compared, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub side: &'static str,
+    pub index: usize,
+    pub field: Field,
+    pub why: String,
+}
+
+/// The outcome of preflight: what will be compared, and every problem found.
+#[derive(Debug, Clone)]
+pub struct ComparePlan {
+    pub columns: Vec<ColumnPair>,
+    pub skipped: Vec<Skipped>,
+    pub problems: Vec<String>,
+}
+
+impl ComparePlan {
+    pub fn is_compatible(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// Compared source column names, in plan order.
+    pub fn names(&self) -> Vec<String> {
+        self.columns.iter().map(|c| c.source_name.clone()).collect()
+    }
+}
+
+fn class_rule(class: &ValueClass) -> &'static str {
+    match class {
+        ValueClass::Null => "all NULL",
+        ValueClass::Bool => "boolean",
+        ValueClass::Integer => "integer by value",
+        ValueClass::Float => "float by float64 value",
+        ValueClass::Decimal => "decimal by value",
+        ValueClass::String => "string, exact",
+        ValueClass::Binary => "binary, exact",
+        ValueClass::Date => "date",
+        ValueClass::Timestamp => "timestamp, wall clock",
+        ValueClass::TimestampZoned => "timestamp as UTC instant",
+        ValueClass::Time => "time of day",
+        ValueClass::Duration => "duration",
+        ValueClass::Interval => "interval",
+        ValueClass::List(_) => "list, in order",
+        ValueClass::Struct(_) => "struct, field by field by name",
+        ValueClass::Map(..) => "map, as a set of entries",
+    }
+}
+
+fn eq_name(a: &str, b: &str, ignore_case: bool) -> bool {
+    if ignore_case {
+        a.to_lowercase() == b.to_lowercase()
+    } else {
+        a == b
+    }
+}
+
+fn is_text(class: &ValueClass) -> bool {
+    matches!(class, ValueClass::String)
+}
+
+/// Builds the comparison plan for two schemas. Problems are collected, not
+/// returned early, so one screen shows them all.
+pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePlan {
+    let mut problems = Vec::new();
+    let mut skipped = Vec::new();
+    let sf = source.fields();
+    let tf = target.fields();
+    for (schema, side) in [(source, "source"), (target, "target")] {
+        let mut seen = HashSet::new();
+        for f in schema.fields() {
+            let key = if opts.ignore_case_names {
+                f.name().to_lowercase()
+            } else {
+                f.name().clone()
+            };
+            if !seen.insert(key) {
+                problems.push(format!("{side} has a duplicate column name: {}", f.name()));
+            }
+        }
+    }
+
+    // 1. Pair columns.
+    let mut pairs: Vec<(usize, usize, String)> = Vec::new();
+    let mut src_used = vec![false; sf.len()];
+    let mut tgt_used = vec![false; tf.len()];
+    if opts.by_position {
+        if sf.len() != tf.len() {
+            problems.push(format!(
+                "--by-position needs the same column count: source has {}, target has {}",
+                sf.len(),
+                tf.len()
+            ));
+        }
+        for i in 0..sf.len().min(tf.len()) {
+            pairs.push((i, i, "position".into()));
+            src_used[i] = true;
+            tgt_used[i] = true;
+        }
+    } else {
+        for (s, t) in &opts.maps {
+            let si = sf
+                .iter()
+                .position(|f| eq_name(f.name(), s, opts.ignore_case_names));
+            let ti = tf
+                .iter()
+                .position(|f| eq_name(f.name(), t, opts.ignore_case_names));
+            match (si, ti) {
+                (Some(si), Some(ti)) if !src_used[si] && !tgt_used[ti] => {
+                    pairs.push((si, ti, "--map".into()));
+                    src_used[si] = true;
+                    tgt_used[ti] = true;
+                }
+                (Some(_), Some(_)) => {
+                    problems.push(format!("--map {s}={t}: a column is mapped twice"))
+                }
+                (None, _) => problems.push(format!("--map {s}={t}: source has no column '{s}'")),
+                (_, None) => problems.push(format!("--map {s}={t}: target has no column '{t}'")),
+            }
+        }
+        for (si, f) in sf.iter().enumerate() {
+            if src_used[si] {
+                continue;
+            }
+            let exact = tf
+                .iter()
+                .enumerate()
+                .position(|(ti, g)| !tgt_used[ti] && g.name() == f.name());
+            let found = exact.map(|ti| (ti, "name")).or_else(|| {
+                if !opts.ignore_case_names {
+                    return None;
+                }
+                tf.iter()
+                    .enumerate()
+                    .position(|(ti, g)| !tgt_used[ti] && eq_name(g.name(), f.name(), true))
+                    .map(|ti| (ti, "name (case-insensitive)"))
+            });
+            if let Some((ti, how)) = found {
+                pairs.push((si, ti, how.into()));
+                src_used[si] = true;
+                tgt_used[ti] = true;
+            }
+        }
+    }
+
+    // 2. Exclusions and subsets, by source or target name.
+    let named = |list: &[String], s: &str, t: &str| {
+        list.iter()
+            .any(|n| eq_name(n, s, opts.ignore_case_names) || eq_name(n, t, opts.ignore_case_names))
+    };
+    for n in opts.exclude.iter().chain(opts.columns.iter().flatten()) {
+        let known = sf
+            .iter()
+            .chain(tf.iter())
+            .any(|f| eq_name(f.name(), n, opts.ignore_case_names));
+        if !known {
+            problems.push(format!("no column named '{n}' in source or target"));
+        }
+    }
+    let mut kept = Vec::new();
+    for (si, ti, how) in pairs {
+        let (s, t) = (sf[si].name(), tf[ti].name());
+        let why = if named(&opts.exclude, s, t) {
+            Some("excluded (--exclude)")
+        } else if opts.columns.as_ref().is_some_and(|c| !named(c, s, t)) {
+            Some("not in --columns")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => {
+                skipped.push(Skipped {
+                    side: "source",
+                    index: si,
+                    field: sf[si].as_ref().clone(),
+                    why: why.into(),
+                });
+                skipped.push(Skipped {
+                    side: "target",
+                    index: ti,
+                    field: tf[ti].as_ref().clone(),
+                    why: why.into(),
+                });
+            }
+            None => kept.push((si, ti, how)),
+        }
+    }
+
+    // 3. Columns on one side only.
+    for (fields, used, side) in [(sf, &src_used, "source"), (tf, &tgt_used, "target")] {
+        for (i, f) in fields.iter().enumerate() {
+            if used[i] {
+                continue;
+            }
+            let excluded = named(&opts.exclude, f.name(), f.name());
+            let outside_subset = opts
+                .columns
+                .as_ref()
+                .is_some_and(|c| !named(c, f.name(), f.name()));
+            let why = if excluded {
+                "excluded (--exclude)"
+            } else if outside_subset {
+                "not in --columns"
+            } else if opts.ignore_extra_columns {
+                "only in this side (--ignore-extra-columns)"
+            } else {
+                problems.push(format!(
+                    "column '{}' is only in the {side}; exclude it with --exclude {}, pair it with --map, or pass --ignore-extra-columns",
+                    f.name(),
+                    f.name()
+                ));
+                "only in this side"
+            };
+            skipped.push(Skipped {
+                side,
+                index: i,
+                field: f.as_ref().clone(),
+                why: why.into(),
+            });
+        }
+    }
+
+    // 4. Types, conversions and rules per pair.
+    let mut columns = Vec::new();
+    for (si, ti, pairing) in kept {
+        let (s, t) = (sf[si].as_ref(), tf[ti].as_ref());
+        let mut pair = ColumnPair {
+            source_name: s.name().clone(),
+            target_name: t.name().clone(),
+            source_index: si,
+            target_index: ti,
+            source_field: s.clone(),
+            target_field: t.clone(),
+            pairing,
+            rule: String::new(),
+            source_convert: None,
+            target_convert: None,
+            normalize: Vec::new(),
+        };
+        let before = problems.len();
+        type_pair(&mut pair, opts, &mut problems);
+        if problems.len() > before {
+            pair.rule = "INCOMPATIBLE (see below)".into();
+        }
+        for r in &opts.rules {
+            let explicit = r.column != "*";
+            if explicit
+                && !eq_name(&r.column, s.name(), opts.ignore_case_names)
+                && !eq_name(&r.column, t.name(), opts.ignore_case_names)
+            {
+                continue;
+            }
+            if r.rule.applies_to(&pair.class()) {
+                pair.normalize.push(r.rule.clone());
+            } else if explicit {
+                problems.push(format!(
+                    "rule '{}' does not apply to column '{}' ({})",
+                    r.rule.describe(),
+                    s.name(),
+                    s.data_type()
+                ));
+            }
+        }
+        columns.push(pair);
+    }
+    for r in &opts.rules {
+        if r.column != "*"
+            && !sf
+                .iter()
+                .chain(tf.iter())
+                .any(|f| eq_name(f.name(), &r.column, opts.ignore_case_names))
+        {
+            problems.push(format!(
+                "rule '{}' names no column: '{}'",
+                r.rule.describe(),
+                r.column
+            ));
+        }
+    }
+    for (c, _) in &opts.casts {
+        if !columns.iter().any(|p| {
+            eq_name(&p.source_name, c, opts.ignore_case_names)
+                || eq_name(&p.target_name, c, opts.ignore_case_names)
+        }) {
+            problems.push(format!("--cast {c}=...: no compared column named '{c}'"));
+        }
+    }
+    if columns.is_empty() && problems.is_empty() {
+        problems.push("no columns left to compare".into());
+    }
+    ComparePlan {
+        columns,
+        skipped,
+        problems,
+    }
+}
+
+/// Decides how one pair's types meet: directly, through a cast the user
+/// asked for, or through an assumed time zone. Records a problem otherwise.
+fn type_pair(pair: &mut ColumnPair, opts: &AlignOptions, problems: &mut Vec<String>) {
+    let (s, t) = (&pair.source_field, &pair.target_field);
+    for f in [s, t] {
+        if let Err(why) = check_supported(f.data_type()) {
+            problems.push(format!("column '{}': {why}", f.name()));
+            return;
+        }
+    }
+    let cast = opts
+        .casts
+        .iter()
+        .find(|(c, _)| {
+            eq_name(c, s.name(), opts.ignore_case_names)
+                || eq_name(c, t.name(), opts.ignore_case_names)
+        })
+        .map(|(_, ty)| ty.clone());
+    let (mut sc, mut tc) = (ValueClass::of(s.data_type()), ValueClass::of(t.data_type()));
+    if let Some(ty) = cast {
+        let want = ValueClass::of(&ty);
+        if !sc.compatible(&want) {
+            pair.source_convert = Some(Convert::Cast(ty.clone()));
+            sc = want.clone();
+        }
+        if !tc.compatible(&want) {
+            pair.target_convert = Some(Convert::Cast(ty.clone()));
+            tc = want.clone();
+        }
+        // Both sides already of the class: cast both, so e.g. decimals share a scale.
+        if pair.source_convert.is_none() && pair.target_convert.is_none() {
+            pair.source_convert = Some(Convert::Cast(ty.clone()));
+            pair.target_convert = Some(Convert::Cast(ty));
+        }
+    }
+    let zoned_naive = matches!(
+        (&sc, &tc),
+        (ValueClass::Timestamp, ValueClass::TimestampZoned)
+            | (ValueClass::TimestampZoned, ValueClass::Timestamp)
+    );
+    if zoned_naive {
+        match &opts.assume_tz {
+            Some(tz) => {
+                let convert = Some(Convert::AssumeTz(tz.clone()));
+                if sc == ValueClass::Timestamp {
+                    pair.source_convert = convert;
+                    sc = ValueClass::TimestampZoned;
+                } else {
+                    pair.target_convert = convert;
+                    tc = ValueClass::TimestampZoned;
+                }
+            }
+            None => {
+                problems.push(format!(
+                    "column '{}' is {} in source but {} in target: a zoned timestamp is not comparable with a naive one; pass --assume-tz TZ to read the naive side in a zone",
+                    s.name(),
+                    s.data_type(),
+                    t.data_type()
+                ));
+                return;
+            }
+        }
+    }
+    if !sc.compatible(&tc) {
+        let hint = if is_text(&sc) != is_text(&tc) {
+            format!("; parse the text side with --cast {}=TYPE", s.name())
+        } else {
+            format!("; convert one side with --cast {}=TYPE", s.name())
+        };
+        problems.push(format!(
+            "column '{}' is {} in source but {} in target: not comparable by value{hint}",
+            s.name(),
+            s.data_type(),
+            t.data_type()
+        ));
+        return;
+    }
+    let class = if matches!(sc, ValueClass::Null) {
+        tc
+    } else {
+        sc
+    };
+    let mut rule = class_rule(&class).to_string();
+    for (side, conv) in [
+        ("source", &pair.source_convert),
+        ("target", &pair.target_convert),
+    ] {
+        match conv {
+            Some(Convert::Cast(ty)) => rule.push_str(&format!("; {side} cast to {ty}")),
+            Some(Convert::AssumeTz(tz)) => rule.push_str(&format!("; {side} read in {tz}")),
+            None => {}
+        }
+    }
+    pair.rule = rule;
+}
+
+/// Parses a type name for `--cast`: int64, float64, decimal(P,S), date,
+/// timestamp[(unit[, tz])], string, bool, and Arrow's own spellings.
+pub fn parse_type(text: &str) -> Result<DataType, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let simple = match t.as_str() {
+        "int8" | "tinyint" => Some(DataType::Int8),
+        "int16" | "smallint" => Some(DataType::Int16),
+        "int32" | "int" | "integer" => Some(DataType::Int32),
+        "int64" | "bigint" | "long" => Some(DataType::Int64),
+        "uint64" => Some(DataType::UInt64),
+        "float32" | "float" | "real" => Some(DataType::Float32),
+        "float64" | "double" => Some(DataType::Float64),
+        "string" | "utf8" | "text" | "varchar" => Some(DataType::Utf8),
+        "bool" | "boolean" => Some(DataType::Boolean),
+        "date" | "date32" => Some(DataType::Date32),
+        "timestamp" => Some(DataType::Timestamp(TimeUnit::Microsecond, None)),
+        _ => None,
+    };
+    if let Some(dt) = simple {
+        return Ok(dt);
+    }
+    if let Some(args) = t.strip_prefix("decimal(").and_then(|r| r.strip_suffix(')')) {
+        let mut it = args.split(',').map(|x| x.trim().parse::<i64>());
+        if let (Some(Ok(p)), Some(Ok(s)), None) = (it.next(), it.next(), it.next()) {
+            if (1..=38).contains(&p) && (-38..=38).contains(&s) {
+                return Ok(DataType::Decimal128(p as u8, s as i8));
+            }
+            if (39..=76).contains(&p) && (-76..=76).contains(&s) {
+                return Ok(DataType::Decimal256(p as u8, s as i8));
+            }
+        }
+        return Err(format!(
+            "invalid decimal type '{text}': use decimal(P,S) with 1 <= P <= 76"
+        ));
+    }
+    if let Some(args) = t
+        .strip_prefix("timestamp(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        let mut parts = args.splitn(2, ',');
+        let unit = parse_unit(parts.next().unwrap_or(""))?;
+        // The zone keeps the user's spelling (zone names are case-sensitive).
+        let tz = text
+            .trim()
+            .splitn(2, ',')
+            .nth(1)
+            .map(|z| z.trim().trim_end_matches(')').trim().to_string());
+        let _ = parts.next();
+        return Ok(DataType::Timestamp(unit, tz.map(Into::into)));
+    }
+    text.trim()
+        .parse::<DataType>()
+        .map_err(|_| format!("unknown type '{text}': try int64, float64, decimal(18,2), date, timestamp(us), timestamp(us, UTC), string, bool"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema(fields: Vec<(&str, DataType)>) -> Schema {
+        Schema::new(
+            fields
+                .into_iter()
+                .map(|(n, t)| Field::new(n, t, true))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn by_name_pairs_reordered_columns() {
+        let s = schema(vec![("a", DataType::Utf8), ("b", DataType::Int32)]);
+        let t = schema(vec![("b", DataType::Int64), ("a", DataType::LargeUtf8)]);
+        let p = plan(&s, &t, &AlignOptions::default());
+        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert_eq!(p.columns[0].target_index, 1);
+        assert_eq!(p.columns[1].rule, "integer by value");
+    }
+
+    #[test]
+    fn extra_columns_need_an_explicit_choice() {
+        let s = schema(vec![("a", DataType::Utf8), ("x", DataType::Int32)]);
+        let t = schema(vec![("a", DataType::Utf8), ("y", DataType::Int32)]);
+        let p = plan(&s, &t, &AlignOptions::default());
+        assert_eq!(p.problems.len(), 2, "{:?}", p.problems);
+        let p = plan(
+            &s,
+            &t,
+            &AlignOptions {
+                ignore_extra_columns: true,
+                ..Default::default()
+            },
+        );
+        assert!(p.is_compatible());
+        let p = plan(
+            &s,
+            &t,
+            &AlignOptions {
+                maps: vec![("x".into(), "y".into())],
+                ..Default::default()
+            },
+        );
+        assert!(p.is_compatible());
+        assert_eq!(p.columns.len(), 2);
+    }
+
+    #[test]
+    fn case_insensitive_names_and_positions() {
+        let s = schema(vec![("Amount", DataType::Int32), ("ID", DataType::Int32)]);
+        let t = schema(vec![("amount", DataType::Int32), ("id", DataType::Int32)]);
+        assert!(!plan(&s, &t, &AlignOptions::default()).is_compatible());
+        let ci = AlignOptions {
+            ignore_case_names: true,
+            ..Default::default()
+        };
+        assert!(plan(&s, &t, &ci).is_compatible());
+        let pos = AlignOptions {
+            by_position: true,
+            ..Default::default()
+        };
+        let p = plan(&s, &t, &pos);
+        assert!(p.is_compatible());
+        assert_eq!(p.columns[0].pairing, "position");
+        let short = schema(vec![("amount", DataType::Int32)]);
+        assert!(!plan(&s, &short, &pos).is_compatible());
+    }
+
+    #[test]
+    fn zoned_against_naive_needs_assume_tz() {
+        let s = schema(vec![(
+            "ts",
+            DataType::Timestamp(TimeUnit::Microsecond, None),
+        )]);
+        let t = schema(vec![(
+            "ts",
+            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+        )]);
+        let p = plan(&s, &t, &AlignOptions::default());
+        assert!(p.problems[0].contains("--assume-tz"), "{:?}", p.problems);
+        let p = plan(
+            &s,
+            &t,
+            &AlignOptions {
+                assume_tz: Some("Europe/Paris".into()),
+                ..Default::default()
+            },
+        );
+        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert_eq!(
+            p.columns[0].source_convert,
+            Some(Convert::AssumeTz("Europe/Paris".into()))
+        );
+    }
+
+    #[test]
+    fn string_against_number_suggests_cast() {
+        let s = schema(vec![("amount", DataType::Utf8)]);
+        let t = schema(vec![("amount", DataType::Decimal128(18, 2))]);
+        let p = plan(&s, &t, &AlignOptions::default());
+        assert!(
+            p.problems[0].contains("--cast amount=TYPE"),
+            "{:?}",
+            p.problems
+        );
+        let p = plan(
+            &s,
+            &t,
+            &AlignOptions {
+                casts: vec![("amount".into(), parse_type("decimal(18,2)").unwrap())],
+                ..Default::default()
+            },
+        );
+        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert!(p.columns[0].source_convert.is_some());
+        assert!(p.columns[0].target_convert.is_none());
+    }
+
+    #[test]
+    fn rules_apply_to_eligible_columns() {
+        let s = schema(vec![
+            ("name", DataType::Utf8),
+            ("amount", DataType::Float64),
+        ]);
+        let opts = AlignOptions {
+            rules: vec![
+                Rule {
+                    column: "*".into(),
+                    rule: Normalize::Trim,
+                },
+                Rule {
+                    column: "amount".into(),
+                    rule: Normalize::Round(2),
+                },
+            ],
+            ..Default::default()
+        };
+        let p = plan(&s, &s, &opts);
+        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert_eq!(p.columns[0].normalize, vec![Normalize::Trim]);
+        assert_eq!(p.columns[1].normalize, vec![Normalize::Round(2)]);
+        let bad = AlignOptions {
+            rules: vec![Rule {
+                column: "name".into(),
+                rule: Normalize::Round(2),
+            }],
+            ..Default::default()
+        };
+        assert!(!plan(&s, &s, &bad).is_compatible());
+    }
+
+    #[test]
+    fn types_parse() {
+        assert_eq!(
+            parse_type("decimal(18,2)").unwrap(),
+            DataType::Decimal128(18, 2)
+        );
+        assert_eq!(
+            parse_type("timestamp(ms, Europe/Paris)").unwrap(),
+            DataType::Timestamp(TimeUnit::Millisecond, Some("Europe/Paris".into()))
+        );
+        assert_eq!(parse_type("int64").unwrap(), DataType::Int64);
+        assert!(parse_type("decimal(99,2)").is_err());
+        assert!(parse_type("money").is_err());
+    }
+}
+
+/// The `--rules FILE` format: one TOML file per migrated table.
+///
+/// ```toml
+/// ignore_case_names = true
+/// exclude = ["load_ts"]
+/// assume_tz = "Europe/Paris"
+/// [map]
+/// cust_id = "customer_id"
+/// [cast]
+/// amount = "decimal(18,2)"
+/// [round]
+/// amount = 2
+/// [timestamp_precision]
+/// created_at = "ms"
+/// trim = ["name"]
+/// case_insensitive = ["status"]
+/// empty_as_null = ["*"]
+/// ```
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesFile {
+    #[serde(default)]
+    pub by_position: bool,
+    #[serde(default)]
+    pub ignore_case_names: bool,
+    #[serde(default)]
+    pub ignore_extra_columns: bool,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    pub columns: Option<Vec<String>>,
+    pub assume_tz: Option<String>,
+    #[serde(default)]
+    pub map: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    pub cast: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    pub round: std::collections::BTreeMap<String, u32>,
+    #[serde(default)]
+    pub timestamp_precision: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    pub trim: Vec<String>,
+    #[serde(default)]
+    pub case_insensitive: Vec<String>,
+    #[serde(default)]
+    pub empty_as_null: Vec<String>,
+}
+
+impl RulesFile {
+    /// Reads and validates a rules file.
+    pub fn load(path: &std::path::Path) -> Result<RulesFile, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| {
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("invalid TOML").to_string();
+            format!("{}: {}", path.display(), first.trim_end_matches('\n'))
+        })
+    }
+
+    /// Adds this file's settings to `opts`; command-line settings given too are kept.
+    pub fn apply_to(self, opts: &mut AlignOptions) -> Result<(), String> {
+        opts.by_position |= self.by_position;
+        opts.ignore_case_names |= self.ignore_case_names;
+        opts.ignore_extra_columns |= self.ignore_extra_columns;
+        opts.exclude.extend(self.exclude);
+        if opts.columns.is_none() {
+            opts.columns = self.columns;
+        }
+        if opts.assume_tz.is_none() {
+            opts.assume_tz = self.assume_tz;
+        }
+        opts.maps.extend(self.map);
+        for (c, t) in self.cast {
+            opts.casts.push((c, parse_type(&t)?));
+        }
+        for (c, n) in self.round {
+            opts.rules.push(Rule {
+                column: c,
+                rule: Normalize::Round(n),
+            });
+        }
+        for (c, u) in self.timestamp_precision {
+            opts.rules.push(Rule {
+                column: c,
+                rule: Normalize::TimestampPrecision(parse_unit(&u)?),
+            });
+        }
+        for (list, rule) in [
+            (self.trim, Normalize::Trim),
+            (self.case_insensitive, Normalize::CaseInsensitive),
+            (self.empty_as_null, Normalize::EmptyAsNull),
+        ] {
+            for c in list {
+                opts.rules.push(Rule {
+                    column: c,
+                    rule: rule.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Renders the plan as the `recon schema` screen.
+pub fn render_plan(plan: &ComparePlan) -> String {
+    let side = |f: &Field| {
+        format!(
+            "{} {}{}",
+            f.name(),
+            f.data_type(),
+            if f.is_nullable() { "" } else { " NOT NULL" }
+        )
+    };
+    let mut rows: Vec<[String; 5]> = vec![[
+        "#".into(),
+        "source".into(),
+        "target".into(),
+        "pairing".into(),
+        "rule".into(),
+    ]];
+    for (i, c) in plan.columns.iter().enumerate() {
+        let mut rule = c.rule.clone();
+        for n in &c.normalize {
+            rule.push_str("; ");
+            rule.push_str(&n.describe());
+        }
+        rows.push([
+            (i + 1).to_string(),
+            side(&c.source_field),
+            side(&c.target_field),
+            c.pairing.clone(),
+            rule,
+        ]);
+    }
+    for k in &plan.skipped {
+        let (s, t) = if k.side == "source" {
+            (side(&k.field), "-".to_string())
+        } else {
+            ("-".to_string(), side(&k.field))
+        };
+        rows.push(["-".into(), s, t, "not compared".into(), k.why.clone()]);
+    }
+    let widths: Vec<usize> = (0..4)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        for (i, w) in widths.iter().enumerate() {
+            out.push_str(&format!("{:<w$}  ", r[i], w = *w));
+        }
+        out.push_str(&r[4]);
+        out.push('\n');
+    }
+    out.push('\n');
+    if plan.is_compatible() {
+        out.push_str(&format!(
+            "verdict: compatible ({} column{} compared)\n",
+            plan.columns.len(),
+            if plan.columns.len() == 1 { "" } else { "s" }
+        ));
+    } else {
+        out.push_str("verdict: incompatible\n");
+        for p in &plan.problems {
+            out.push_str(&format!("  - {p}\n"));
+        }
+    }
+    out
+}

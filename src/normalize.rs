@@ -1,0 +1,343 @@
+//! Conversions and normalization rules, applied to a column's values before
+//! they are hashed. The original values are never changed: evidence rows and
+//! samples show what is in the files.
+//!
+//! Order per column: the conversion (`--cast`, `--assume-tz`), then the rules
+//! in this order: timestamp precision, rounding, trim, case, empty-as-NULL
+//! (so `'  '` with `--trim` and `--empty-as-null` becomes NULL).
+
+use std::sync::Arc;
+
+use arrow::array::*;
+use arrow::compute::{cast_with_options, CastOptions};
+use arrow::datatypes::*;
+
+use crate::align::{Convert, Normalize};
+
+/// What to do to one column of one side before hashing.
+#[derive(Debug, Clone, Default)]
+pub struct Prep {
+    pub column: String,
+    pub convert: Option<Convert>,
+    pub normalize: Vec<Normalize>,
+}
+
+impl Prep {
+    pub fn is_noop(&self) -> bool {
+        self.convert.is_none() && self.normalize.is_empty()
+    }
+
+    /// Applies the conversion and rules. `Err` carries a message naming the
+    /// first row (offset within `array`) whose value does not convert.
+    pub fn apply(&self, array: &ArrayRef) -> Result<ArrayRef, (usize, String)> {
+        let mut a = array.clone();
+        if let Some(conv) = &self.convert {
+            a = convert(&a, conv, &self.column)?;
+        }
+        let mut rules = self.normalize.clone();
+        rules.sort_by_key(|r| match r {
+            Normalize::TimestampPrecision(_) => 0,
+            Normalize::Round(_) => 1,
+            Normalize::Trim => 2,
+            Normalize::CaseInsensitive => 3,
+            Normalize::EmptyAsNull => 4,
+        });
+        for r in &rules {
+            a = normalize(&a, r).map_err(|m| (0, format!("column '{}': {m}", self.column)))?;
+        }
+        Ok(a)
+    }
+}
+
+fn convert(a: &ArrayRef, conv: &Convert, column: &str) -> Result<ArrayRef, (usize, String)> {
+    let to = match conv {
+        Convert::Cast(t) => t.clone(),
+        Convert::AssumeTz(tz) => match a.data_type() {
+            DataType::Timestamp(unit, None) => DataType::Timestamp(*unit, Some(tz.as_str().into())),
+            _ => return Ok(a.clone()),
+        },
+    };
+    let strict = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    match cast_with_options(a.as_ref(), &to, &strict) {
+        Ok(out) => Ok(out),
+        Err(e) => {
+            // Find the first value that fails, to name it: a lenient cast turns
+            // failures into NULLs where the input was not NULL.
+            let lenient = cast_with_options(a.as_ref(), &to, &CastOptions::default()).ok();
+            let row = lenient
+                .and_then(|l| (0..a.len()).find(|&i| a.is_valid(i) && l.is_null(i)))
+                .unwrap_or(0);
+            let shown =
+                arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &Default::default())
+                    .map(|f| f.value(row).to_string())
+                    .unwrap_or_default();
+            Err((
+                row,
+                format!("column '{column}': value '{shown}' does not convert to {to}: {e}"),
+            ))
+        }
+    }
+}
+
+fn pow10_i128(n: u32) -> i128 {
+    10i128.pow(n)
+}
+
+/// Divides by 10^k rounding half away from zero.
+fn div_round_i128(v: i128, k: u32) -> i128 {
+    if k == 0 {
+        return v;
+    }
+    if k > 38 {
+        return 0;
+    }
+    let d = pow10_i128(k);
+    let (q, r) = (v / d, v % d);
+    if r.abs() * 2 >= d {
+        q + v.signum()
+    } else {
+        q
+    }
+}
+
+fn round_decimal128(
+    values: impl Iterator<Item = Option<i128>>,
+    scale: i8,
+    places: u32,
+) -> ArrayRef {
+    let target = places as i32;
+    let out: Decimal128Array = if (scale as i32) <= target {
+        values.collect()
+    } else {
+        let k = (scale as i32 - target) as u32;
+        values.map(|v| v.map(|x| div_round_i128(x, k))).collect()
+    };
+    let s = (scale as i32).min(target) as i8;
+    Arc::new(
+        out.with_precision_and_scale(38, s)
+            .unwrap_or_else(|_| Decimal128Array::from(vec![None::<i128>; 0])),
+    )
+}
+
+fn round_decimal256(a: &Decimal256Array, scale: i8, places: u32) -> ArrayRef {
+    let target = places as i32;
+    if (scale as i32) <= target {
+        return Arc::new(a.clone());
+    }
+    let k = (scale as i32 - target) as u32;
+    let d = (0..k).fold(i256::ONE, |acc, _| acc.wrapping_mul(i256::from_i128(10)));
+    let two = i256::from_i128(2);
+    let out: Decimal256Array = a
+        .iter()
+        .map(|v| {
+            v.map(|x| {
+                let (q, r) = (x.wrapping_div(d), x.wrapping_rem(d));
+                if r.wrapping_abs().wrapping_mul(two) >= d {
+                    if x.is_negative() {
+                        q.wrapping_sub(i256::ONE)
+                    } else {
+                        q.wrapping_add(i256::ONE)
+                    }
+                } else {
+                    q
+                }
+            })
+        })
+        .collect();
+    Arc::new(
+        out.with_precision_and_scale(76, target as i8)
+            .unwrap_or_else(|_| Decimal256Array::from(vec![None::<i256>; 0])),
+    )
+}
+
+fn units_per_second(u: &TimeUnit) -> i64 {
+    match u {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    }
+}
+
+fn truncate_timestamps<T: ArrowTimestampType>(a: &ArrayRef, factor: i64) -> ArrayRef {
+    let p = a.as_primitive::<T>();
+    let out: PrimitiveArray<T> = p.unary(|v| v.div_euclid(factor) * factor);
+    Arc::new(out.with_data_type(a.data_type().clone()))
+}
+
+fn map_strings(a: &ArrayRef, f: impl Fn(&str) -> Option<String>) -> Result<ArrayRef, String> {
+    let utf8 = if matches!(a.data_type(), DataType::Utf8) {
+        a.clone()
+    } else {
+        arrow::compute::cast(a.as_ref(), &DataType::Utf8).map_err(|e| e.to_string())?
+    };
+    let s = utf8.as_string::<i32>();
+    let out: StringArray = s.iter().map(|v| v.and_then(&f)).collect();
+    Ok(Arc::new(out))
+}
+
+fn normalize(a: &ArrayRef, rule: &Normalize) -> Result<ArrayRef, String> {
+    Ok(match rule {
+        Normalize::Round(places) => match a.data_type() {
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+                let f = arrow::compute::cast(a.as_ref(), &DataType::Float64)
+                    .map_err(|e| e.to_string())?;
+                let m = 10f64.powi(*places as i32);
+                let out: Float64Array = f.as_primitive::<Float64Type>().unary(|x| {
+                    if x.is_finite() {
+                        (x * m).round() / m
+                    } else {
+                        x
+                    }
+                });
+                Arc::new(out)
+            }
+            DataType::Decimal32(_, s) => round_decimal128(
+                a.as_primitive::<Decimal32Type>()
+                    .iter()
+                    .map(|v| v.map(|x| x as i128)),
+                *s,
+                *places,
+            ),
+            DataType::Decimal64(_, s) => round_decimal128(
+                a.as_primitive::<Decimal64Type>()
+                    .iter()
+                    .map(|v| v.map(|x| x as i128)),
+                *s,
+                *places,
+            ),
+            DataType::Decimal128(_, s) => {
+                round_decimal128(a.as_primitive::<Decimal128Type>().iter(), *s, *places)
+            }
+            DataType::Decimal256(_, s) => {
+                round_decimal256(a.as_primitive::<Decimal256Type>(), *s, *places)
+            }
+            _ => a.clone(),
+        },
+        Normalize::TimestampPrecision(to) => match a.data_type() {
+            DataType::Timestamp(unit, _) => {
+                let factor = units_per_second(unit) / units_per_second(to);
+                if factor <= 1 {
+                    return Ok(a.clone());
+                }
+                match unit {
+                    TimeUnit::Second => a.clone(),
+                    TimeUnit::Millisecond => {
+                        truncate_timestamps::<TimestampMillisecondType>(a, factor)
+                    }
+                    TimeUnit::Microsecond => {
+                        truncate_timestamps::<TimestampMicrosecondType>(a, factor)
+                    }
+                    TimeUnit::Nanosecond => {
+                        truncate_timestamps::<TimestampNanosecondType>(a, factor)
+                    }
+                }
+            }
+            _ => a.clone(),
+        },
+        Normalize::Trim => map_strings(a, |s| Some(s.trim().to_string()))?,
+        Normalize::CaseInsensitive => map_strings(a, |s| Some(s.to_lowercase()))?,
+        Normalize::EmptyAsNull => map_strings(a, |s| (!s.is_empty()).then(|| s.to_string()))?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prep(rules: Vec<Normalize>) -> Prep {
+        Prep {
+            column: "c".into(),
+            convert: None,
+            normalize: rules,
+        }
+    }
+
+    #[test]
+    fn decimals_round_half_away_from_zero() {
+        let a: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![Some(1235), Some(-1235), Some(1234), None])
+                .with_precision_and_scale(10, 3)
+                .unwrap(),
+        );
+        let out = prep(vec![Normalize::Round(2)]).apply(&a).unwrap();
+        let d = out.as_primitive::<Decimal128Type>();
+        assert_eq!(d.scale(), 2);
+        assert_eq!(d.values().to_vec()[..3], [124, -124, 123]);
+        assert!(d.is_null(3));
+    }
+
+    #[test]
+    fn floats_round() {
+        let a: ArrayRef = Arc::new(Float64Array::from(vec![2.345, -2.5, f64::NAN]));
+        let out = prep(vec![Normalize::Round(0)]).apply(&a).unwrap();
+        let f = out.as_primitive::<Float64Type>();
+        assert_eq!(f.value(0), 2.0);
+        assert_eq!(f.value(1), -3.0);
+        assert!(f.value(2).is_nan());
+    }
+
+    #[test]
+    fn timestamps_truncate_toward_the_past() {
+        let a: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![1_999_999, -1]));
+        let out = prep(vec![Normalize::TimestampPrecision(TimeUnit::Second)])
+            .apply(&a)
+            .unwrap();
+        let t = out.as_primitive::<TimestampMicrosecondType>();
+        assert_eq!(t.values().to_vec(), vec![1_000_000, -1_000_000]);
+    }
+
+    #[test]
+    fn string_rules_compose() {
+        let a: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("  AbC "),
+            Some("   "),
+            None,
+            Some("x"),
+        ]));
+        let out = prep(vec![
+            Normalize::EmptyAsNull,
+            Normalize::CaseInsensitive,
+            Normalize::Trim,
+        ])
+        .apply(&a)
+        .unwrap();
+        let s = out.as_string::<i32>();
+        assert_eq!(s.value(0), "abc");
+        assert!(s.is_null(1), "trimmed to '' then NULL");
+        assert!(s.is_null(2));
+        assert_eq!(s.value(3), "x");
+    }
+
+    #[test]
+    fn failed_casts_name_the_value() {
+        let a: ArrayRef = Arc::new(StringArray::from(vec![Some("1.50"), None, Some("abc")]));
+        let p = Prep {
+            column: "amount".into(),
+            convert: Some(Convert::Cast(DataType::Decimal128(18, 2))),
+            normalize: vec![],
+        };
+        let (row, msg) = p.apply(&a).unwrap_err();
+        assert_eq!(row, 2);
+        assert!(msg.contains("'abc'"), "{msg}");
+        let ok: ArrayRef = Arc::new(StringArray::from(vec![Some("1.50"), None]));
+        let out = p.apply(&ok).unwrap();
+        assert_eq!(out.as_primitive::<Decimal128Type>().value(0), 150);
+    }
+
+    #[test]
+    fn assume_tz_reads_naive_times_in_the_zone() {
+        let a: ArrayRef = Arc::new(TimestampSecondArray::from(vec![3600]));
+        let p = Prep {
+            column: "ts".into(),
+            convert: Some(Convert::AssumeTz("+01:00".into())),
+            normalize: vec![],
+        };
+        let out = p.apply(&a).unwrap();
+        // 01:00 local at +01:00 is 00:00 UTC.
+        assert_eq!(out.as_primitive::<TimestampSecondType>().value(0), 0);
+    }
+}
