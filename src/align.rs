@@ -567,15 +567,12 @@ pub fn parse_type(text: &str) -> Result<DataType, String> {
         .strip_prefix("timestamp(")
         .and_then(|r| r.strip_suffix(')'))
     {
-        let mut parts = args.splitn(2, ',');
-        let unit = parse_unit(parts.next().unwrap_or(""))?;
+        let unit = parse_unit(args.split(',').next().unwrap_or(""))?;
         // The zone keeps the user's spelling (zone names are case-sensitive).
         let tz = text
             .trim()
-            .splitn(2, ',')
-            .nth(1)
-            .map(|z| z.trim().trim_end_matches(')').trim().to_string());
-        let _ = parts.next();
+            .split_once(',')
+            .map(|(_, z)| z.trim().trim_end_matches(')').trim().to_string());
         return Ok(DataType::Timestamp(unit, tz.map(Into::into)));
     }
     text.trim()
