@@ -251,6 +251,76 @@ fn main() {
         )]),
     );
 
+    // A migration: a Spark extract and a warehouse extract of the same orders,
+    // with different column order and name case, decimal scales, timestamp
+    // units, CHAR padding, and a Spark-only load timestamp.
+    let spark = batch(vec![
+        (
+            "order_id",
+            Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef,
+        ),
+        ("customer", strs(&[Some("ACME"), Some("Globex"), None])),
+        (
+            "amount",
+            Arc::new(
+                Decimal128Array::from(vec![1_500_000, 20_000_000, -250_000])
+                    .with_precision_and_scale(38, 6)
+                    .unwrap(),
+            ) as ArrayRef,
+        ),
+        (
+            "created_at",
+            Arc::new(
+                TimestampMicrosecondArray::from(vec![
+                    1_700_000_000_000_000,
+                    1_700_000_001_000_000,
+                    1_700_000_002_000_000,
+                ])
+                .with_timezone("UTC"),
+            ) as ArrayRef,
+        ),
+        (
+            "load_ts",
+            Arc::new(TimestampMicrosecondArray::from(vec![1, 2, 3])) as ArrayRef,
+        ),
+    ]);
+    simple("migration/spark.parquet", spark);
+    let warehouse = batch(vec![
+        (
+            "CREATED_AT",
+            Arc::new(
+                TimestampMillisecondArray::from(vec![
+                    1_700_000_002_000,
+                    1_700_000_000_000,
+                    1_700_000_001_000,
+                ])
+                .with_timezone("UTC"),
+            ) as ArrayRef,
+        ),
+        (
+            "AMOUNT",
+            Arc::new(
+                Decimal128Array::from(vec![-25, 150, 2000])
+                    .with_precision_and_scale(18, 2)
+                    .unwrap(),
+            ) as ArrayRef,
+        ),
+        (
+            "CUSTOMER",
+            strs(&[None, Some("ACME      "), Some("Globex    ")]),
+        ),
+        (
+            "ORDER_ID",
+            Arc::new(Int32Array::from(vec![3, 1, 2])) as ArrayRef,
+        ),
+    ]);
+    simple("migration/warehouse.parquet", warehouse);
+    std::fs::write(
+        "testdata/migration/orders.toml",
+        "# recon rules for the orders migration (see README)\nignore_case_names = true\nexclude = [\"load_ts\"]\ntrim = [\"customer\"]\n",
+    )
+    .unwrap();
+
     // Empty tables (schema only).
     let empty = batch(vec![("region", strs(&[])), ("amount", ints(&[]))]);
     simple("empty/empty.parquet", empty);

@@ -324,7 +324,11 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
     }
 
     // 3. Columns on one side only.
-    for (fields, used, side) in [(sf, &src_used, "source"), (tf, &tgt_used, "target")] {
+    let sides = [
+        (sf, &src_used, "source", tf, &tgt_used),
+        (tf, &tgt_used, "target", sf, &src_used),
+    ];
+    for (fields, used, side, other, other_used) in sides {
         for (i, f) in fields.iter().enumerate() {
             if used[i] {
                 continue;
@@ -341,11 +345,23 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             } else if opts.ignore_extra_columns {
                 "only in this side (--ignore-extra-columns)"
             } else {
-                problems.push(format!(
-                    "column '{}' is only in the {side}; exclude it with --exclude {}, pair it with --map, or pass --ignore-extra-columns",
-                    f.name(),
-                    f.name()
-                ));
+                // A twin differing only in case is the usual cause: say so.
+                let twin = other
+                    .iter()
+                    .enumerate()
+                    .find(|(j, g)| !other_used[*j] && eq_name(g.name(), f.name(), true))
+                    .map(|(_, g)| g.name().clone());
+                problems.push(match twin {
+                    Some(t) => format!(
+                        "column '{}' is only in the {side}, but the other side has '{t}': pass --ignore-case-names, or pair them with --map",
+                        f.name()
+                    ),
+                    None => format!(
+                        "column '{}' is only in the {side}; exclude it with --exclude {}, pair it with --map, or pass --ignore-extra-columns",
+                        f.name(),
+                        f.name()
+                    ),
+                });
                 "only in this side"
             };
             skipped.push(Skipped {

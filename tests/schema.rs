@@ -699,3 +699,38 @@ fn schema_reads_no_data_pages() {
         .code(2)
         .stderr(predicate::str::contains("gutted.parquet"));
 }
+
+#[test]
+fn spark_and_warehouse_extracts_reconcile_with_a_rules_file() {
+    let fx = |p: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/migration")
+            .join(p)
+    };
+    recon()
+        .arg("schema")
+        .arg(fx("spark.parquet"))
+        .arg(fx("warehouse.parquet"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("--ignore-case-names"));
+    recon()
+        .arg("diff")
+        .arg(fx("spark.parquet"))
+        .arg(fx("warehouse.parquet"))
+        .arg("--rules")
+        .arg(fx("orders.toml"))
+        .assert()
+        .code(0);
+    // Without trimming the CHAR padding, the customer column drifts.
+    recon()
+        .arg("diff")
+        .arg(fx("spark.parquet"))
+        .arg(fx("warehouse.parquet"))
+        .args(["--ignore-case-names", "--exclude", "load_ts"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "columns_differing       customer; the other 3 columns hold the same values",
+        ));
+}
