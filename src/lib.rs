@@ -12,6 +12,10 @@
 //! The library never prints and never exits; the `recon` binary is a thin
 //! CLI over [`diff::diff`].
 
+// Data-dependent failures must be typed errors, never panics: keep unwrap and
+// expect out of the library (tests may use them).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod align;
 pub mod diff;
 pub mod encode;

@@ -522,3 +522,51 @@ fn stale_run_directories_of_dead_processes_are_removed() {
         "a directory without recon's marker was removed"
     );
 }
+
+#[test]
+fn report_is_deterministic_across_threads_limits_row_order_and_file_splits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, t) = spill_pair(tmp.path(), 60_000);
+    // The same target, rows reversed and split over three files.
+    let batches = read_parquet(&t);
+    let all = arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap();
+    let n = all.num_rows();
+    let rev: Vec<u32> = (0..n as u32).rev().collect();
+    let reversed =
+        arrow::compute::take_record_batch(&all, &arrow::array::UInt32Array::from(rev)).unwrap();
+    let split = tmp.path().join("split");
+    std::fs::create_dir(&split).unwrap();
+    for (i, (from, len)) in [(0, 1000), (1000, 25_000), (26_000, n - 26_000)]
+        .into_iter()
+        .enumerate()
+    {
+        write_parquet(
+            &split.join(format!("part-{i}.parquet")),
+            &reversed.slice(from, len),
+            3000,
+        );
+    }
+    let strip = |mut r: Value| {
+        r.as_object_mut().unwrap().remove("inputs");
+        without_run_fields(r)
+    };
+    let (_, base) = diff_json(&s, &t, &["-j", "1", "--memory-limit", "unlimited"]);
+    let base = strip(base);
+    for (target, extra) in [
+        (&t, vec!["-j", "3", "--memory-limit", "8MiB"]),
+        (&split, vec!["-j", "2", "--memory-limit", "unlimited"]),
+        (
+            &split,
+            vec!["-j", "4", "--memory-limit", "8MiB", "--debug-single-bucket"],
+        ),
+    ] {
+        let (code, r) = diff_json(&s, target, &extra);
+        assert_eq!(code, 1);
+        assert_eq!(
+            serde_json::to_string_pretty(&strip(r)).unwrap(),
+            serde_json::to_string_pretty(&base).unwrap(),
+            "{extra:?} on {}",
+            target.display()
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! Per-stage benchmarks of the out-of-core pipeline, on seeded synthetic data.
+//!
+//! cargo bench --bench pipeline -- --save-baseline main
+//! cargo bench --bench pipeline -- --baseline main
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use recon::partition::RECORD_BYTES;
+use recon::reconcile::{reconcile, ReconcileConfig};
+use recon::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
+use recon::{diff, DiffOptions};
+
+const RECORDS: usize = 1 << 20;
+const BUCKETS: usize = 64;
+
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Records for both sides: the target equals the source except every 1000th digest.
+fn records(side: u64) -> Vec<[u8; RECORD_BYTES]> {
+    (0..RECORDS as u64)
+        .map(|i| {
+            let salt = if side == 1 && i % 1000 == 0 { 7 } else { 0 };
+            let d = ((splitmix(i + salt) as u128) << 64) | splitmix(i ^ 0xABCD) as u128;
+            let mut r = [0u8; RECORD_BYTES];
+            r[..16].copy_from_slice(&d.to_le_bytes());
+            r[16..].copy_from_slice(&i.to_le_bytes());
+            r
+        })
+        .collect()
+}
+
+fn partition(
+    dir: &std::path::Path,
+    allowance: usize,
+    recs: &[Vec<[u8; RECORD_BYTES]>; 2],
+) -> SpillIndex {
+    let budget = SpillBudget::new(allowance);
+    let mut writer = SpillWriter::new(dir.to_path_buf(), budget);
+    for (side, rs) in recs.iter().enumerate() {
+        let mut staging = Partitioner::new(BUCKETS, 256 * 1024, (side * BUCKETS) as u32);
+        for r in rs {
+            let d = u128::from_le_bytes(r[..16].try_into().unwrap());
+            staging.push((d >> 122) as usize, r, &mut writer).unwrap();
+        }
+        staging.finish(&mut writer).unwrap();
+    }
+    SpillIndex::merge(vec![writer], 2 * BUCKETS).unwrap()
+}
+
+fn bench_stages(c: &mut Criterion) {
+    let recs = [records(0), records(1)];
+    let tmp = tempfile::tempdir().unwrap();
+    let mut g = c.benchmark_group("pipeline");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(2 * RECORDS as u64));
+    g.bench_function("partition_and_spill_write_to_disk", |b| {
+        b.iter(|| partition(tmp.path(), 0, &recs))
+    });
+    let index = partition(tmp.path(), 0, &recs);
+    g.bench_function("spill_read", |b| {
+        let mut buf = Vec::new();
+        b.iter(|| {
+            let mut n = 0usize;
+            for key in 0..2 * BUCKETS as u32 {
+                for chunk in index.chunks(key) {
+                    n += chunk.bytes(&mut buf).unwrap().len();
+                }
+            }
+            n
+        })
+    });
+    let cancel = AtomicBool::new(false);
+    g.bench_function("reconcile_multiplicity_maps_2_threads", |b| {
+        b.iter(|| {
+            let cfg = ReconcileConfig {
+                threads: 2,
+                map_max_entries: 1 << 22,
+                chunk_bytes: 64 * 1024,
+                range_bits: 20,
+                ranges: 2,
+                sample: 20,
+                first_level_bits: 6,
+                dir: tmp.path(),
+                budget: SpillBudget::new(64 << 20),
+                cancel: &cancel,
+            };
+            let found = reconcile(&index, BUCKETS, &cfg).unwrap();
+            assert_eq!(found.stats[0].rows, (RECORDS / 1000 + 1) as u64);
+        })
+    });
+    g.finish();
+}
+
+/// End to end on a 1M-row pair, evidence fetch included (1000 unmatched rows per side).
+fn bench_end_to_end(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().unwrap();
+    let n = 1_000_000i64;
+    let write = |name: &str, changed: bool| {
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n));
+        let names: ArrayRef = Arc::new(StringArray::from_iter_values((0..n).map(|i| {
+            if changed && i % 1000 == 0 {
+                format!("changed {i}")
+            } else {
+                format!("name {}", i % 5000)
+            }
+        })));
+        let batch = RecordBatch::try_from_iter([("id", ids), ("name", names)]).unwrap();
+        let path = tmp.path().join(name);
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(100_000))
+            .build();
+        let mut w = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            batch.schema(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        path
+    };
+    let (s, t) = (write("s.parquet", false), write("t.parquet", true));
+    let mut g = c.benchmark_group("end_to_end");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(2 * n as u64));
+    let out = tmp.path().join("out");
+    g.bench_function("diff_1m_rows_with_evidence", |b| {
+        b.iter(|| {
+            let opts = DiffOptions {
+                threads: 2,
+                memory_limit: 256 << 20,
+                output_dir: Some(out.clone()),
+                force: true,
+                ..DiffOptions::default()
+            };
+            let r = diff(&s, &t, &opts).unwrap().report;
+            assert_eq!(r.source_only_rows, 1000);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_stages, bench_end_to_end);
+criterion_main!(benches);
