@@ -37,13 +37,15 @@ fn records(side: u64) -> Vec<[u8; RECORD_BYTES]> {
         .collect()
 }
 
+/// Partitions both sides into a fresh directory (returned, so it lives as long as the index).
 fn partition(
     dir: &std::path::Path,
     allowance: usize,
     recs: &[Vec<[u8; RECORD_BYTES]>; 2],
-) -> SpillIndex {
+) -> (SpillIndex, tempfile::TempDir) {
+    let run = tempfile::tempdir_in(dir).unwrap();
     let budget = SpillBudget::new(allowance);
-    let mut writer = SpillWriter::new(dir.to_path_buf(), budget);
+    let mut writer = SpillWriter::new(run.path().to_path_buf(), budget);
     for (side, rs) in recs.iter().enumerate() {
         let mut staging = Partitioner::new(BUCKETS, 256 * 1024, (side * BUCKETS) as u32);
         for r in rs {
@@ -52,7 +54,7 @@ fn partition(
         }
         staging.finish(&mut writer).unwrap();
     }
-    SpillIndex::merge(vec![writer], 2 * BUCKETS).unwrap()
+    (SpillIndex::merge(vec![writer], 2 * BUCKETS).unwrap(), run)
 }
 
 fn bench_stages(c: &mut Criterion) {
@@ -64,7 +66,7 @@ fn bench_stages(c: &mut Criterion) {
     g.bench_function("partition_and_spill_write_to_disk", |b| {
         b.iter(|| partition(tmp.path(), 0, &recs))
     });
-    let index = partition(tmp.path(), 0, &recs);
+    let (index, _run) = partition(tmp.path(), 0, &recs);
     g.bench_function("spill_read", |b| {
         let mut buf = Vec::new();
         b.iter(|| {
