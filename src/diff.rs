@@ -155,6 +155,9 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
 
     let sizing = Sizing::plan(opts.memory_limit, opts.threads, src.rows + tgt.rows);
     let budget = SpillBudget::new(sizing.in_memory_spill);
+    // Every row spills one record, less what stays in memory.
+    let records = (src.rows + tgt.rows).saturating_mul(crate::partition::RECORD_BYTES as u64);
+    budget.set_expected(records.saturating_sub(sizing.in_memory_spill as u64));
     let sides = [
         ScanSide {
             table: &src,

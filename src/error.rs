@@ -54,9 +54,15 @@ pub enum ReconError {
         source: std::io::Error,
     },
 
-    /// The temp directory ran out of space while spilling.
-    #[error("{path}: no space left while spilling ({written} bytes spilled so far); free space there or point --temp-dir at a larger disk")]
-    DiskFull { path: PathBuf, written: u64 },
+    /// A disk ran out of space: the temp directory while spilling, or an output.
+    #[error("{path}: no space left on device ({written} bytes written so far{}); free space there{}", needed_text(*.needed), if *.spilling { " or point --temp-dir at a larger disk" } else { "" })]
+    DiskFull {
+        path: PathBuf,
+        written: u64,
+        /// Estimated bytes of temp space the run needs, when known.
+        needed: Option<u64>,
+        spilling: bool,
+    },
 
     /// A user setting is invalid.
     #[error("{0}")]
@@ -82,6 +88,8 @@ impl ReconError {
             return ReconError::DiskFull {
                 path: path.as_ref().to_path_buf(),
                 written: 0,
+                needed: None,
+                spilling: false,
             };
         }
         ReconError::Io {
@@ -109,6 +117,16 @@ impl ReconError {
             path: path.as_ref().to_path_buf(),
             source,
         }
+    }
+}
+
+fn needed_text(needed: Option<u64>) -> String {
+    match needed {
+        Some(n) => format!(
+            "; this run needs about {} of temp space",
+            crate::memory::format_size(n)
+        ),
+        None => String::new(),
     }
 }
 

@@ -27,6 +27,8 @@ pub struct SpillBudget {
     in_memory: AtomicUsize,
     spilled: AtomicU64,
     next_file: AtomicUsize,
+    /// Estimate of the bytes the run will spill in all, for error messages.
+    expected: AtomicU64,
 }
 
 impl SpillBudget {
@@ -35,6 +37,11 @@ impl SpillBudget {
             allowance,
             ..Default::default()
         })
+    }
+
+    /// Records the run's estimated spill volume, quoted if the disk fills up.
+    pub fn set_expected(&self, bytes: u64) {
+        self.expected.store(bytes, Ordering::Relaxed);
     }
 
     /// Bytes written to spill files so far.
@@ -119,8 +126,10 @@ impl SpillWriter {
         if let Err(e) = file.write_all(bytes) {
             if e.raw_os_error() == Some(libc::ENOSPC) {
                 return Err(ReconError::DiskFull {
-                    path: self.dir.clone(),
+                    path: self.dir.parent().unwrap_or(&self.dir).to_path_buf(),
                     written: self.budget.spilled_bytes(),
+                    needed: Some(self.budget.expected.load(Ordering::Relaxed)),
+                    spilling: true,
                 });
             }
             return Err(ReconError::io(path, e));

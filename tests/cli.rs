@@ -570,3 +570,90 @@ fn report_is_deterministic_across_threads_limits_row_order_and_file_splits() {
         );
     }
 }
+
+/// Mounts a tiny tmpfs (needs root); None when that is not possible here.
+struct TinyFs(std::path::PathBuf);
+
+impl TinyFs {
+    fn mount(dir: &Path, size: &str) -> Option<TinyFs> {
+        if unsafe { libc::geteuid() } != 0 {
+            return None;
+        }
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        ok.then(|| TinyFs(dir.to_path_buf()))
+    }
+}
+
+impl Drop for TinyFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_temp_disk_is_a_clear_error_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, t) = spill_pair(tmp.path(), 200_000);
+    let small = tmp.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let Some(_fs) = TinyFs::mount(&small, "1m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (not root?)");
+        return;
+    };
+    let out = recon()
+        .arg("diff")
+        .arg(&s)
+        .arg(&t)
+        .args(["--memory-limit", "8MiB", "--temp-dir"])
+        .arg(&small)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(small.to_str().unwrap()), "{err}");
+    assert!(
+        err.contains("no space left") && err.contains("needs about"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&small).unwrap().count(),
+        0,
+        "spill files left behind"
+    );
+}
+
+#[test]
+fn two_runs_share_one_temp_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, t) = spill_pair(tmp.path(), 200_000);
+    let shared = tmp.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("recon");
+    let spawn = |report: &Path| {
+        std::process::Command::new(&bin)
+            .arg("diff")
+            .arg(&s)
+            .arg(&t)
+            .args(["--memory-limit", "8MiB", "-q", "--temp-dir"])
+            .arg(&shared)
+            .arg("--report")
+            .arg(report)
+            .spawn()
+            .unwrap()
+    };
+    let (ra, rb) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
+    let (mut a, mut b) = (spawn(&ra), spawn(&rb));
+    assert_eq!(a.wait().unwrap().code(), Some(1));
+    assert_eq!(b.wait().unwrap().code(), Some(1));
+    let read = |p: &Path| {
+        without_run_fields(serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+    };
+    assert_eq!(read(&ra), read(&rb));
+    assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
+}
