@@ -786,33 +786,38 @@ mod tests {
         b.iter().map(|x| format!("{x:02x}")).collect()
     }
 
+    /// A map array with string keys and nullable Int64 values.
+    fn string_int_map(keys: Vec<&str>, values: Vec<Option<i64>>, offsets: Vec<i32>) -> MapArray {
+        let entries = StructArray::from(vec![
+            (
+                Arc::new(Field::new("keys", DataType::Utf8, false)),
+                Arc::new(StringArray::from(keys)) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("values", DataType::Int64, true)),
+                Arc::new(Int64Array::from(values)) as ArrayRef,
+            ),
+        ]);
+        let field = Arc::new(Field::new("entries", entries.data_type().clone(), false));
+        MapArray::new(
+            field,
+            OffsetBuffer::new(offsets.into()),
+            entries,
+            None,
+            false,
+        )
+    }
+
     /// A batch touching every fast path and the reference fallback.
     fn wide_batch() -> Vec<ArrayRef> {
         let dict: DictionaryArray<Int32Type> = vec![Some("x"), None, Some("y"), Some("x")]
             .into_iter()
             .collect();
-        let map = {
-            let keys = StringArray::from(vec!["a", "b", "c"]);
-            let values = Int64Array::from(vec![Some(1), None, Some(3)]);
-            let entries = StructArray::from(vec![
-                (
-                    Arc::new(Field::new("keys", DataType::Utf8, false)),
-                    Arc::new(keys) as ArrayRef,
-                ),
-                (
-                    Arc::new(Field::new("values", DataType::Int64, true)),
-                    Arc::new(values) as ArrayRef,
-                ),
-            ]);
-            let field = Arc::new(Field::new("entries", entries.data_type().clone(), false));
-            MapArray::new(
-                field,
-                OffsetBuffer::new(vec![0, 2, 2, 3, 3].into()),
-                entries,
-                None,
-                false,
-            )
-        };
+        let map = string_int_map(
+            vec!["a", "b", "c"],
+            vec![Some(1), None, Some(3)],
+            vec![0, 2, 2, 3, 3],
+        );
         let strukt = StructArray::from(vec![
             (
                 Arc::new(Field::new("b", DataType::Int32, true)),
@@ -1105,26 +1110,7 @@ mod tests {
         let cols = wide_batch();
         let map = cols.iter().find_map(|c| c.as_map_opt()).unwrap();
         // Row 0 holds {a: 1, b: NULL}; build {b: NULL, a: 1} and compare.
-        let keys = StringArray::from(vec!["b", "a"]);
-        let values = Int64Array::from(vec![None, Some(1)]);
-        let entries = StructArray::from(vec![
-            (
-                Arc::new(Field::new("keys", DataType::Utf8, false)),
-                Arc::new(keys) as ArrayRef,
-            ),
-            (
-                Arc::new(Field::new("values", DataType::Int64, true)),
-                Arc::new(values) as ArrayRef,
-            ),
-        ]);
-        let field = Arc::new(Field::new("entries", entries.data_type().clone(), false));
-        let swapped = MapArray::new(
-            field,
-            OffsetBuffer::new(vec![0, 2].into()),
-            entries,
-            None,
-            false,
-        );
+        let swapped = string_int_map(vec!["b", "a"], vec![None, Some(1)], vec![0, 2]);
         let mut a = Vec::new();
         encode_value(map, 0, &mut a).unwrap();
         let mut b = Vec::new();
