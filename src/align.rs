@@ -217,6 +217,20 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
         }
     }
 
+    let valid_tz = |tz: &str| tz.parse::<arrow::array::timezone::Tz>().is_ok();
+    if let Some(tz) = opts.assume_tz.as_deref().filter(|tz| !valid_tz(tz)) {
+        problems.push(format!(
+            "--assume-tz {tz}: unknown time zone (use an IANA name such as Europe/Paris, or an offset such as +02:00)"
+        ));
+    }
+    for (c, ty) in &opts.casts {
+        if let DataType::Timestamp(_, Some(tz)) = ty {
+            if !valid_tz(tz) {
+                problems.push(format!("--cast {c}: unknown time zone '{tz}'"));
+            }
+        }
+    }
+
     // 1. Pair columns.
     let mut pairs: Vec<(usize, usize, String)> = Vec::new();
     let mut src_used = vec![false; sf.len()];
