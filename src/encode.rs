@@ -410,6 +410,9 @@ pub fn encode_value(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<
             let dict = array
                 .as_any_dictionary_opt()
                 .ok_or_else(|| "dictionary array expected".to_string())?;
+            if dict.values().is_empty() {
+                return Err("dictionary key points into an empty dictionary".into());
+            }
             let key = dict.normalized_keys()[row];
             encode_value(dict.values().as_ref(), key, out)?;
         }
@@ -678,10 +681,19 @@ fn column_writer(array: &dyn Array) -> Result<Box<dyn ColumnWriter + '_>, String
                 .ok_or_else(|| "dictionary array expected".to_string())?;
             let (data, offsets) = PreEncodedWriter::encode_all(dict.values().as_ref())?;
             let keys = dict.keys();
-            let normalized = dict.normalized_keys();
-            let keys = (0..array.len())
-                .map(|i| keys.is_valid(i).then(|| normalized[i]))
-                .collect();
+            // An all-NULL batch may carry an empty dictionary (Parquet writes
+            // them); arrow's normalized_keys panics on that, so skip it.
+            let keys: Vec<Option<usize>> = if dict.values().is_empty() {
+                if keys.null_count() != keys.len() {
+                    return Err("dictionary key points into an empty dictionary".into());
+                }
+                vec![None; keys.len()]
+            } else {
+                let normalized = dict.normalized_keys();
+                (0..array.len())
+                    .map(|i| keys.is_valid(i).then(|| normalized[i]))
+                    .collect()
+            };
             Box::new(PreEncodedWriter {
                 data,
                 offsets,
@@ -1103,6 +1115,19 @@ mod tests {
                 vec![Some(vec![Some(2), Some(1)])],
             ))],
         );
+    }
+
+    #[test]
+    fn all_null_dictionary_with_no_values_encodes_as_nulls() {
+        // Found by tests/encoding_props.rs: arrow's normalized_keys panics on
+        // an empty dictionary, which an all-NULL batch may carry.
+        let d: DictionaryArray<Int16Type> = vec![None::<&str>, None].into_iter().collect();
+        assert!(d.values().is_empty());
+        let cols: Vec<ArrayRef> = vec![Arc::new(d)];
+        let mut out = Vec::new();
+        RowEncoder::new().digests(&cols, &mut out).unwrap();
+        assert_eq!(out[0], digest_bytes(&[tag::NULL]));
+        assert_eq!(encode_row(&cols, 1).unwrap(), vec![tag::NULL]);
     }
 
     #[test]
