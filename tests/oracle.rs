@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
+    Array, ArrayRef, AsArray, DictionaryArray, Float64Array, Int64Array, ListArray, RecordBatch,
+    StringArray,
 };
 use arrow::datatypes::{Float64Type, Int32Type, Int64Type};
 use common::{read_parquet, write_parquet};
@@ -79,7 +80,11 @@ fn to_batch(rows: &[Raw]) -> RecordBatch {
     let l: ArrayRef = Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(
         rows.iter().map(|r| r.3.clone()),
     ));
-    RecordBatch::try_from_iter([("i", i), ("f", f), ("s", s), ("l", l)]).unwrap()
+    // The string again, dictionary-encoded: exercises dictionary pages and
+    // all-NULL batches whose dictionary is empty.
+    let d: DictionaryArray<Int32Type> = rows.iter().map(|r| r.2.as_deref()).collect();
+    let d: ArrayRef = Arc::new(d);
+    RecordBatch::try_from_iter([("i", i), ("f", f), ("s", s), ("l", l), ("d", d)]).unwrap()
 }
 
 fn oracle_row(r: &Raw) -> Row {
@@ -88,6 +93,7 @@ fn oracle_row(r: &Raw) -> Row {
         r.1.map_or(V::Null, |x| V::F(canon_f(x))),
         r.2.clone().map_or(V::Null, V::S),
         r.3.clone().map_or(V::Null, V::L),
+        r.2.clone().map_or(V::Null, V::S),
     ]
 }
 
@@ -98,7 +104,14 @@ fn rows_of_batches(batches: &[RecordBatch]) -> Vec<Row> {
         let f = b.column(1).as_primitive::<Float64Type>();
         let s = b.column(2).as_string::<i32>();
         let l = b.column(3).as_list::<i32>();
+        let d = arrow::compute::cast(b.column(4), &arrow::datatypes::DataType::Utf8).unwrap();
+        let d = d.as_string::<i32>();
         for r in 0..b.num_rows() {
+            assert_eq!(
+                (!s.is_null(r)).then(|| s.value(r)),
+                (!d.is_null(r)).then(|| d.value(r)),
+                "the dictionary column must hold the string column's values"
+            );
             let list = (!l.is_null(r)).then(|| {
                 let v = l.value(r);
                 let v = v.as_primitive::<Int32Type>();
