@@ -17,9 +17,8 @@ use parquet::arrow::arrow_reader::RowSelection;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
-use xxhash_rust::xxh3::xxh3_64;
 
-use crate::encode::encode_value;
+use crate::encode::value_hashes;
 use crate::error::{ReconError, Result};
 use crate::input::Table;
 use crate::partition::{guard, ScanSide};
@@ -204,7 +203,7 @@ pub fn write_side(
     if found.stats[side.index()].rows == 0 && out.is_none() {
         return Ok(pass);
     }
-    let mut value = Vec::new();
+    let mut hashes = Vec::new();
     for range in 0..found.ranges {
         let key = (side.index() * found.ranges + range) as u32;
         let records = load_range(&found.evidence, key)?;
@@ -222,12 +221,11 @@ pub fn write_side(
                     let arr = prep
                         .apply(batch.column(col))
                         .map_err(|(_, m)| ReconError::input(&path, m))?;
-                    for (r, &i) in copies.iter().enumerate() {
-                        value.clear();
-                        encode_value(arr.as_ref(), r, &mut value)
-                            .map_err(|m| ReconError::input(&path, m))?;
-                        let h = xxh3_64(&value).wrapping_mul(records[i].1);
-                        pass.column_sums[k] = pass.column_sums[k].wrapping_add(h);
+                    hashes.clear();
+                    value_hashes(&arr, &mut hashes).map_err(|m| ReconError::input(&path, m))?;
+                    for (h, &i) in hashes.iter().zip(copies) {
+                        let weighted = h.wrapping_mul(records[i].1);
+                        pass.column_sums[k] = pass.column_sums[k].wrapping_add(weighted);
                     }
                 }
                 let Some((_, writer, dest)) = out.as_mut() else {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow::array::*;
 use arrow::datatypes::*;
 use proptest::prelude::*;
-use recon::encode::{digest_bytes, encode_row, RowEncoder};
+use recon::encode::{digest_bytes, encode_row, value_hashes, RowEncoder};
 
 fn column(kind: u8, vals: &[Option<i64>]) -> ArrayRef {
     match kind % 10 {
@@ -76,6 +76,15 @@ proptest! {
             let reference = encode_row(&cols, row + offset).unwrap();
             prop_assert_eq!(&fast, &reference);
             prop_assert_eq!(*d, digest_bytes(&reference));
+        }
+        // Per-column value hashes use the same bytes.
+        for col in &sliced {
+            let mut hashes = Vec::new();
+            value_hashes(col, &mut hashes).unwrap();
+            for (row, h) in hashes.iter().enumerate() {
+                let reference = encode_row(std::slice::from_ref(col), row).unwrap();
+                prop_assert_eq!(*h, xxhash_rust::xxh3::xxh3_64(&reference));
+            }
         }
     }
 
