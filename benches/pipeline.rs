@@ -80,6 +80,7 @@ fn bench_stages(c: &mut Criterion) {
         })
     });
     let cancel = AtomicBool::new(false);
+    let progress = recon::diff::Progress::default();
     g.bench_function("reconcile_multiplicity_maps_2_threads", |b| {
         b.iter(|| {
             let cfg = ReconcileConfig {
@@ -93,6 +94,7 @@ fn bench_stages(c: &mut Criterion) {
                 dir: tmp.path(),
                 budget: SpillBudget::new(64 << 20),
                 cancel: &cancel,
+                progress: &progress,
             };
             let found = reconcile(&index, BUCKETS, &cfg).unwrap();
             assert_eq!(found.stats[0].rows, (RECORDS / 1000 + 1) as u64);

@@ -8,7 +8,8 @@
 //!    ([`crate::evidence`]); write the report.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::align::{self, AlignOptions, ComparePlan};
@@ -28,6 +29,31 @@ use crate::Side;
 pub const SOURCE_ONLY_FILE: &str = "source_only.parquet";
 pub const TARGET_ONLY_FILE: &str = "target_only.parquet";
 pub const REPORT_FILE: &str = "report.json";
+
+/// Live counters a caller can poll to show progress. The library only
+/// updates them (one atomic add per batch or bucket); it never prints.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// 0 preflight, 1 scanning, 2 reconciling, 3 fetching evidence, 4 done.
+    pub phase: std::sync::atomic::AtomicU8,
+    pub rows_total: std::sync::atomic::AtomicU64,
+    pub rows_scanned: std::sync::atomic::AtomicU64,
+    pub buckets_total: std::sync::atomic::AtomicU64,
+    pub buckets_done: std::sync::atomic::AtomicU64,
+}
+
+impl Progress {
+    pub const PREFLIGHT: u8 = 0;
+    pub const SCAN: u8 = 1;
+    pub const RECONCILE: u8 = 2;
+    pub const EVIDENCE: u8 = 3;
+    pub const DONE: u8 = 4;
+
+    fn set_phase(&self, phase: u8) {
+        self.phase
+            .store(phase, std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 /// Set by the interrupt handler; workers stop at the next batch.
 pub static CANCEL: AtomicBool = AtomicBool::new(false);
@@ -53,6 +79,8 @@ pub struct DiffOptions {
     pub single_bucket: bool,
     /// Column alignment, conversions and normalization rules.
     pub align: AlignOptions,
+    /// Counters updated as the run progresses, for a progress display.
+    pub progress: Arc<Progress>,
 }
 
 impl Default for DiffOptions {
@@ -68,6 +96,7 @@ impl Default for DiffOptions {
             batch_size: 8192,
             single_bucket: false,
             align: AlignOptions::default(),
+            progress: Arc::new(Progress::default()),
         }
     }
 }
@@ -153,6 +182,11 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
     let run_dir = RunDir::create(&base)?;
 
+    let progress = &opts.progress;
+    progress
+        .rows_total
+        .store(src.rows + tgt.rows, Ordering::Relaxed);
+    progress.set_phase(Progress::SCAN);
     let sizing = Sizing::plan(opts.memory_limit, opts.threads, src.rows + tgt.rows);
     let budget = SpillBudget::new(sizing.in_memory_spill);
     // Every row spills one record, less what stays in memory.
@@ -186,6 +220,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             budget: budget.clone(),
             cancel: &CANCEL,
             single_bucket: opts.single_bucket,
+            progress,
         },
     )?;
     for (side, t) in [(Side::Source, &src), (Side::Target, &tgt)] {
@@ -204,6 +239,10 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     let scan_seconds = started.elapsed().as_secs_f64();
     let max_rows = src.rows.max(tgt.rows).max(1);
     let ranges = ((max_rows - 1) >> sizing.range_bits) as usize + 1;
+    progress
+        .buckets_total
+        .store(parts.buckets as u64, Ordering::Relaxed);
+    progress.set_phase(Progress::RECONCILE);
     let found = reconcile(
         &parts.index,
         parts.buckets,
@@ -218,9 +257,11 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             dir: run_dir.path(),
             budget: budget.clone(),
             cancel: &CANCEL,
+            progress,
         },
     )?;
     drop(parts);
+    progress.set_phase(Progress::EVIDENCE);
     if found.rows_seen != [src.rows, tgt.rows] {
         return Err(ReconError::Internal(format!(
             "reconciled {:?} rows, expected [{}, {}]",
@@ -316,6 +357,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     drop(found);
     drop(run_dir);
 
+    progress.set_phase(Progress::DONE);
     let json = report.to_json();
     if let Some(dir) = &opts.output_dir {
         write_atomic(&dir.join(REPORT_FILE), json.as_bytes())?;

@@ -1,14 +1,17 @@
 //! The `recon` command line: parses arguments, runs the library, prints, and
 //! maps the outcome to an exit code (0 match, 1 drift, 2 error).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use recon::align::{parse_type, parse_unit, render_plan, AlignOptions, Normalize, Rule, RulesFile};
-use recon::diff::preflight;
+use recon::diff::{preflight, Progress};
 use recon::error::panic_message;
 use recon::memory::{self, parse_size};
 use recon::report::ColumnReport;
@@ -234,9 +237,61 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
     Ok(o)
 }
 
+/// Draws a progress bar on stderr from the library's counters until `done`.
+/// Only on a terminal, so logs and pipes stay clean.
+fn show_progress(
+    progress: Arc<Progress>,
+    done: Arc<AtomicBool>,
+) -> Option<std::thread::JoinHandle<()>> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(std::thread::spawn(move || {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template(
+            "{spinner} {msg:<12} [{bar:30}] {percent:>3}%  {elapsed_precise}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+        bar.set_style(style);
+        while !done.load(Ordering::Relaxed) {
+            let (msg, pos, len) = match progress.phase.load(Ordering::Relaxed) {
+                Progress::SCAN => (
+                    "scanning",
+                    progress.rows_scanned.load(Ordering::Relaxed),
+                    progress.rows_total.load(Ordering::Relaxed),
+                ),
+                Progress::RECONCILE => (
+                    "reconciling",
+                    progress.buckets_done.load(Ordering::Relaxed),
+                    progress.buckets_total.load(Ordering::Relaxed),
+                ),
+                Progress::EVIDENCE => ("evidence", 0, 0),
+                _ => ("preflight", 0, 0),
+            };
+            bar.set_message(msg);
+            bar.set_length(len.max(1));
+            bar.set_position(pos);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        bar.finish_and_clear();
+    }))
+}
+
 fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
     let opts = build_options(&a)?;
-    let outcome = diff(&a.source, &a.target, &opts)?;
+    let done = Arc::new(AtomicBool::new(false));
+    let bar = if a.quiet {
+        None
+    } else {
+        show_progress(opts.progress.clone(), done.clone())
+    };
+    let result = diff(&a.source, &a.target, &opts);
+    done.store(true, Ordering::Relaxed);
+    if let Some(handle) = bar {
+        let _ = handle.join();
+    }
+    let outcome = result?;
     let report = &outcome.report;
     if !a.quiet {
         let text = if a.json {

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use arrow::array::ArrayRef;
 
+use crate::diff::Progress;
 use crate::encode::RowEncoder;
 use crate::error::{panic_message, ReconError, Result};
 use crate::input::{ScanUnit, Table};
@@ -42,6 +43,7 @@ pub struct ScanConfig<'a> {
     pub cancel: &'a AtomicBool,
     /// Test hook: route every row to bucket 0 to exercise bucket splitting.
     pub single_bucket: bool,
+    pub progress: &'a Progress,
 }
 
 /// The partitioned records: key `side * buckets + bucket`.
@@ -138,6 +140,10 @@ impl Worker<'_> {
             self.encoder
                 .digests(&columns, &mut self.digests)
                 .map_err(|m| ReconError::input(&path, m))?;
+            self.cfg
+                .progress
+                .rows_scanned
+                .fetch_add(self.digests.len() as u64, Ordering::Relaxed);
             let mut record = [0u8; RECORD_BYTES];
             for &d in &self.digests {
                 record[..16].copy_from_slice(&d.to_le_bytes());

@@ -16,6 +16,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::diff::Progress;
 use crate::error::{ReconError, Result};
 use crate::partition::RECORD_BYTES;
 use crate::spill::{ChunkRef, Partitioner, SpillBudget, SpillIndex, SpillWriter};
@@ -127,6 +128,7 @@ pub struct ReconcileConfig<'a> {
     pub dir: &'a Path,
     pub budget: Arc<SpillBudget>,
     pub cancel: &'a AtomicBool,
+    pub progress: &'a Progress,
 }
 
 struct Worker<'a> {
@@ -334,6 +336,7 @@ pub fn reconcile(
                             next.store(usize::MAX / 2, Ordering::Relaxed);
                             return Err(e);
                         }
+                        cfg.progress.buckets_done.fetch_add(1, Ordering::Relaxed);
                     }
                     w.evidence.finish(&mut w.evidence_writer)?;
                     splits.fetch_add(w.splits, Ordering::Relaxed);

@@ -211,7 +211,12 @@ impl Report {
         line(&mut out, "exact_match", self.exact_match.to_string());
         let d = &self.column_drift;
         if !self.exact_match {
-            let what = if d.differing.is_empty() {
+            let what = if d.same == 0 && d.differing.len() > 1 {
+                format!(
+                    "all {} columns (as when whole rows are added or removed)",
+                    d.differing.len()
+                )
+            } else if d.differing.is_empty() {
                 "none: every column holds the same values; rows differ only in how values combine or repeat".to_string()
             } else {
                 let rest = match d.same {
