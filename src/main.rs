@@ -312,6 +312,7 @@ fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
     let text = if a.json {
         let columns: Vec<ColumnReport> = plan.columns.iter().map(ColumnReport::from_pair).collect();
         let mut s = serde_json::to_string_pretty(&serde_json::json!({
+            "recon_schema_version": 1,
             "compatible": plan.is_compatible(),
             "columns": columns,
             "not_compared": plan.skipped.iter().map(|k| serde_json::json!({
