@@ -138,7 +138,30 @@ fn preps(plan: &ComparePlan, side: Side) -> Vec<Prep> {
         .collect()
 }
 
-fn check_output_dir(dir: &Path, force: bool) -> Result<()> {
+/// An output directory this run created: removed again (only if still empty)
+/// when the run fails or is interrupted, so a failed run leaves nothing behind.
+struct CreatedDir {
+    path: Option<PathBuf>,
+}
+
+impl CreatedDir {
+    fn keep(mut self) {
+        if let Some(p) = self.path.take() {
+            crate::tempspace::unregister_empty_dir(&p);
+        }
+    }
+}
+
+impl Drop for CreatedDir {
+    fn drop(&mut self) {
+        if let Some(p) = self.path.take() {
+            crate::tempspace::unregister_empty_dir(&p);
+            let _ = std::fs::remove_dir(&p);
+        }
+    }
+}
+
+fn check_output_dir(dir: &Path, force: bool) -> Result<CreatedDir> {
     if dir.exists() && !dir.is_dir() {
         return Err(ReconError::input(dir, "--output must be a directory"));
     }
@@ -150,7 +173,14 @@ fn check_output_dir(dir: &Path, force: bool) -> Result<()> {
             path: dir.to_path_buf(),
         });
     }
-    std::fs::create_dir_all(dir).map_err(|e| ReconError::io(dir, e))
+    if dir.is_dir() {
+        return Ok(CreatedDir { path: None });
+    }
+    std::fs::create_dir_all(dir).map_err(|e| ReconError::io(dir, e))?;
+    crate::tempspace::register_empty_dir(dir);
+    Ok(CreatedDir {
+        path: Some(dir.to_path_buf()),
+    })
 }
 
 fn input_report(t: &Table) -> InputReport {
@@ -176,9 +206,10 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             reasons: plan.problems.clone(),
         });
     }
-    if let Some(dir) = &opts.output_dir {
-        check_output_dir(dir, opts.force)?;
-    }
+    let created = match &opts.output_dir {
+        Some(dir) => check_output_dir(dir, opts.force)?,
+        None => CreatedDir { path: None },
+    };
     let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
     let run_dir = RunDir::create(&base)?;
 
@@ -365,6 +396,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     if let Some(p) = &opts.report_path {
         write_atomic(p, json.as_bytes())?;
     }
+    created.keep();
     let quoted = |t: &Table| {
         t.schema
             .fields()

@@ -15,6 +15,22 @@ const PREFIX: &str = "recon-";
 const MARKER: &str = ".recon-run";
 
 static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static EMPTY_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Remembers a directory the run created, to remove on interrupt if it is
+/// still empty (never its contents: it may be a user's output directory).
+pub fn register_empty_dir(path: &Path) {
+    if let Ok(mut r) = EMPTY_DIRS.lock() {
+        r.push(path.to_path_buf());
+    }
+}
+
+/// Forgets a directory registered with [`register_empty_dir`].
+pub fn unregister_empty_dir(path: &Path) {
+    if let Ok(mut r) = EMPTY_DIRS.lock() {
+        r.retain(|p| p != path);
+    }
+}
 
 /// Remembers a path to delete if the process is interrupted.
 pub fn register(path: &Path) {
@@ -41,6 +57,12 @@ pub fn cleanup_registered() {
             let _ = std::fs::remove_dir_all(&p);
         } else {
             let _ = std::fs::remove_file(&p);
+        }
+    }
+    // After the partial files above are gone; remove_dir fails on a non-empty one.
+    if let Ok(mut dirs) = EMPTY_DIRS.lock() {
+        for d in std::mem::take(&mut *dirs) {
+            let _ = std::fs::remove_dir(&d);
         }
     }
 }

@@ -691,13 +691,20 @@ fn schema_reads_no_data_pages() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains("compatible"));
+    let out = tmp.path().join("out");
     recon()
         .arg("diff")
         .arg(&gutted)
         .arg(&s)
+        .arg("--output")
+        .arg(&out)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("gutted.parquet"));
+    assert!(
+        !out.exists(),
+        "a failed run left the output directory it created"
+    );
 }
 
 #[test]
