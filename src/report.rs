@@ -176,6 +176,10 @@ impl SampleReport {
     }
 }
 
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 impl Report {
     /// Pretty JSON with a trailing newline.
     pub fn to_json(&self) -> String {
@@ -196,16 +200,20 @@ impl Report {
             &mut out,
             "source_only_row_count",
             format!(
-                "{}  ({} absent from target, {} extra copies of rows the target also has)",
-                self.source_only_rows, m.source_only.absent_rows, m.source_only.extra_copy_rows
+                "{}  ({} absent from target, {} of rows the target also has)",
+                self.source_only_rows,
+                m.source_only.absent_rows,
+                plural(m.source_only.extra_copy_rows, "extra copy", "extra copies")
             ),
         );
         line(
             &mut out,
             "target_only_row_count",
             format!(
-                "{}  ({} absent from source, {} extra copies of rows the source also has)",
-                self.target_only_rows, m.target_only.absent_rows, m.target_only.extra_copy_rows
+                "{}  ({} absent from source, {} of rows the source also has)",
+                self.target_only_rows,
+                m.target_only.absent_rows,
+                plural(m.target_only.extra_copy_rows, "extra copy", "extra copies")
             ),
         );
         line(&mut out, "exact_match", self.exact_match.to_string());
@@ -246,8 +254,9 @@ impl Report {
                 continue;
             }
             out.push_str(&format!(
-                "\n{title} rows: {} distinct values, {} occurrences",
-                stats.distinct_rows, stats.rows
+                "\n{title} rows: {}, {}",
+                plural(stats.distinct_rows, "distinct value", "distinct values"),
+                plural(stats.rows, "occurrence", "occurrences")
             ));
             if samples.len() < stats.distinct_rows as usize {
                 out.push_str(&format!(" (showing {})", samples.len()));
