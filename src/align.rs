@@ -128,9 +128,14 @@ pub struct ColumnPair {
 impl ColumnPair {
     /// The class values are compared in, after conversions.
     pub fn class(&self) -> ValueClass {
-        match &self.source_convert {
+        let side = |conv: &Option<Convert>, f: &Field| match conv {
             Some(Convert::Cast(t)) => ValueClass::of(t),
-            _ => ValueClass::of(self.source_field.data_type()),
+            _ => ValueClass::of(f.data_type()),
+        };
+        // An all-NULL (Null-typed) side says nothing; the other side decides.
+        match side(&self.source_convert, &self.source_field) {
+            ValueClass::Null => side(&self.target_convert, &self.target_field),
+            class => class,
         }
     }
 }

@@ -195,6 +195,8 @@ fn input_report(t: &Table) -> InputReport {
 /// Compares `source` and `target` as multisets of rows.
 pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutcome> {
     let started = Instant::now();
+    // A library caller may run again after an interrupted run.
+    CANCEL.store(false, Ordering::Relaxed);
     if opts.threads == 0 {
         return Err(ReconError::Usage("--threads must be at least 1".into()));
     }
@@ -250,7 +252,6 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             dir: run_dir.path(),
             budget: budget.clone(),
             cancel: &CANCEL,
-            single_bucket: opts.single_bucket,
             progress,
         },
     )?;
@@ -373,7 +374,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             threads: opts.threads,
             memory_limit_bytes: (opts.memory_limit != u64::MAX).then_some(opts.memory_limit),
             temp_dir: base.display().to_string(),
-            buckets: parts_buckets(first_level_bits),
+            buckets: 1 << first_level_bits,
         },
         elapsed_seconds: started.elapsed().as_secs_f64(),
         phase_seconds: PhaseSeconds {
@@ -408,8 +409,4 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         report,
         quoted: [quoted(&src), quoted(&tgt)],
     })
-}
-
-fn parts_buckets(bits: u32) -> usize {
-    1 << bits
 }

@@ -333,7 +333,9 @@ pub fn encode_value(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<
                 TimeUnit::Second => array.as_primitive::<Time32SecondType>().value(row),
                 _ => array.as_primitive::<Time32MillisecondType>().value(row),
             } as i64;
-            let nanos = v * time_unit_nanos(unit);
+            let nanos = v
+                .checked_mul(time_unit_nanos(unit))
+                .ok_or_else(|| format!("time of day {v} is out of range"))?;
             push_tagged(out, tag::TIME, &nanos.to_le_bytes());
         }
         Time64(unit) => {
@@ -341,7 +343,9 @@ pub fn encode_value(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<
                 TimeUnit::Microsecond => array.as_primitive::<Time64MicrosecondType>().value(row),
                 _ => array.as_primitive::<Time64NanosecondType>().value(row),
             };
-            let nanos = v * time_unit_nanos(unit);
+            let nanos = v
+                .checked_mul(time_unit_nanos(unit))
+                .ok_or_else(|| format!("time of day {v} is out of range"))?;
             push_tagged(out, tag::TIME, &nanos.to_le_bytes());
         }
         Duration(unit) => {
@@ -531,6 +535,9 @@ fn fixed<'a, F: Fn(usize) -> [u8; N] + 'a, const N: usize>(
 /// `Array::nulls` is the physical null buffer, which is what primitive and
 /// byte arrays use; kept behind a helper so that intent is named once.
 trait NullsRef {
+    /// The physical null buffer, if it holds any NULL. Used only for the
+    /// primitive and byte arrays of the fast paths, where physical nulls are
+    /// the logical ones.
     fn logical_nulls_ref(&self) -> Option<&NullBuffer>;
 }
 

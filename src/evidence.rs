@@ -246,6 +246,15 @@ pub fn write_side(
         }
     }
     if let Some((af, writer, dest)) = out {
+        // Never publish a short evidence file: every unmatched occurrence must be there.
+        let expected = found.stats[side.index()].rows;
+        if pass.rows != expected {
+            return Err(ReconError::Internal(format!(
+                "{}: wrote {} evidence rows, expected {expected}",
+                dest.display(),
+                pass.rows
+            )));
+        }
         writer.close().map_err(|e| ReconError::parquet(dest, e))?;
         af.commit()?;
     }

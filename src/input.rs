@@ -59,10 +59,10 @@ pub struct ScanUnit {
     pub rows: u64,
 }
 
-fn is_data_file(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    // Spark and friends leave _SUCCESS, _committed_*, .crc and other markers beside the data.
-    !name.starts_with('_') && !name.starts_with('.') && name.ends_with(".parquet")
+/// Spark and friends leave _SUCCESS, _committed_*, .crc and other markers
+/// beside the data; names starting with `_` or `.` are never data.
+fn is_marker(name: &str) -> bool {
+    name.starts_with('_') || name.starts_with('.')
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
@@ -70,17 +70,33 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let mut children = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| ReconError::input(dir, e.to_string()))?;
-        children.push(entry.path());
+        // file_type() does not follow symlinks, so a link cycle cannot recurse forever.
+        let kind = entry
+            .file_type()
+            .map_err(|e| ReconError::input(entry.path(), e.to_string()))?;
+        children.push((entry.path(), kind));
     }
-    children.sort();
-    for child in children {
+    children.sort_by(|a, b| a.0.cmp(&b.0));
+    for (child, kind) in children {
         let name = child.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if child.is_dir() {
-            if !name.starts_with('.') && !name.starts_with('_') {
-                collect_files(&child, out)?;
-            }
-        } else if is_data_file(&child) {
+        if is_marker(name) {
+            continue;
+        }
+        if kind.is_dir() {
+            collect_files(&child, out)?;
+        } else if kind.is_symlink() && child.is_dir() {
+            return Err(ReconError::input(
+                &child,
+                "symlinked directory inside a table is not followed; pass the real path",
+            ));
+        } else if name.ends_with(".parquet") {
             out.push(child);
+        } else {
+            // Never drop data silently: a file we would skip could hold the difference.
+            return Err(ReconError::input(
+                &child,
+                "not a .parquet file inside a table directory (only .parquet files and _/. markers may be there)",
+            ));
         }
     }
     Ok(())
@@ -125,8 +141,10 @@ impl Table {
                     "file is empty (0 bytes), not Parquet",
                 ));
             }
-            let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
-                .map_err(|e| ReconError::parquet(&p, e))?;
+            let meta = crate::partition::guard(&p, || {
+                ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+                    .map_err(|e| ReconError::parquet(&p, e))
+            })?;
             let file_schema = meta.schema().clone();
             match &schema {
                 None => schema = Some(file_schema.clone()),
@@ -167,7 +185,9 @@ impl Table {
             for rg in meta.metadata().row_groups() {
                 let n = u64::try_from(rg.num_rows())
                     .map_err(|_| ReconError::input(&p, "negative row count in metadata"))?;
-                next += n;
+                next = next
+                    .checked_add(n)
+                    .ok_or_else(|| ReconError::input(&p, "row count in metadata overflows"))?;
                 row_group_starts.push(next);
             }
             files.push(TableFile {

@@ -82,6 +82,10 @@ fn convert(a: &ArrayRef, conv: &Convert, column: &str) -> Result<ArrayRef, (usiz
     }
 }
 
+/// Most decimal places `--round` accepts: a float64 carries about 15-17
+/// significant digits, so more places would not change any value.
+pub const MAX_FLOAT_PLACES: u32 = 17;
+
 fn pow10_i128(n: u32) -> i128 {
     10i128.pow(n)
 }
@@ -96,7 +100,9 @@ fn div_round_i128(v: i128, k: u32) -> i128 {
     }
     let d = pow10_i128(k);
     let (q, r) = (v / d, v % d);
-    if r.abs() * 2 >= d {
+    // Compare |r| with d - |r| rather than 2|r| with d: 2|r| can overflow i128.
+    let r = r.unsigned_abs();
+    if r >= d.unsigned_abs() - r {
         q + v.signum()
     } else {
         q
@@ -107,8 +113,9 @@ fn round_decimal128(
     values: impl Iterator<Item = Option<i128>>,
     scale: i8,
     places: u32,
-) -> ArrayRef {
-    let target = places as i32;
+) -> Result<ArrayRef, String> {
+    // More places than any scale are a no-op; clamping keeps the i32 math sane.
+    let target = places.min(100) as i32;
     let out: Decimal128Array = if (scale as i32) <= target {
         values.collect()
     } else {
@@ -116,16 +123,16 @@ fn round_decimal128(
         values.map(|v| v.map(|x| div_round_i128(x, k))).collect()
     };
     let s = (scale as i32).min(target) as i8;
-    Arc::new(
+    Ok(Arc::new(
         out.with_precision_and_scale(38, s)
-            .unwrap_or_else(|_| Decimal128Array::from(vec![None::<i128>; 0])),
-    )
+            .map_err(|e| e.to_string())?,
+    ))
 }
 
-fn round_decimal256(a: &Decimal256Array, scale: i8, places: u32) -> ArrayRef {
-    let target = places as i32;
+fn round_decimal256(a: &Decimal256Array, scale: i8, places: u32) -> Result<ArrayRef, String> {
+    let target = places.min(100) as i32;
     if (scale as i32) <= target {
-        return Arc::new(a.clone());
+        return Ok(Arc::new(a.clone()));
     }
     let k = (scale as i32 - target) as u32;
     let d = (0..k).fold(i256::ONE, |acc, _| acc.wrapping_mul(i256::from_i128(10)));
@@ -147,10 +154,10 @@ fn round_decimal256(a: &Decimal256Array, scale: i8, places: u32) -> ArrayRef {
             })
         })
         .collect();
-    Arc::new(
+    Ok(Arc::new(
         out.with_precision_and_scale(76, target as i8)
-            .unwrap_or_else(|_| Decimal256Array::from(vec![None::<i256>; 0])),
-    )
+            .map_err(|e| e.to_string())?,
+    ))
 }
 
 fn units_per_second(u: &TimeUnit) -> i64 {
@@ -164,7 +171,9 @@ fn units_per_second(u: &TimeUnit) -> i64 {
 
 fn truncate_timestamps<T: ArrowTimestampType>(a: &ArrayRef, factor: i64) -> ArrayRef {
     let p = a.as_primitive::<T>();
-    let out: PrimitiveArray<T> = p.unary(|v| v.div_euclid(factor) * factor);
+    // The floor multiple can fall below i64::MIN for the very smallest
+    // values; those are left as they are rather than wrapped.
+    let out: PrimitiveArray<T> = p.unary(|v| v.checked_sub(v.rem_euclid(factor)).unwrap_or(v));
     Arc::new(out.with_data_type(a.data_type().clone()))
 }
 
@@ -185,10 +194,13 @@ fn normalize(a: &ArrayRef, rule: &Normalize) -> Result<ArrayRef, String> {
             DataType::Float16 | DataType::Float32 | DataType::Float64 => {
                 let f = arrow::compute::cast(a.as_ref(), &DataType::Float64)
                     .map_err(|e| e.to_string())?;
-                let m = 10f64.powi(*places as i32);
+                let m = 10f64.powi((*places).min(MAX_FLOAT_PLACES) as i32);
                 let out: Float64Array = f.as_primitive::<Float64Type>().unary(|x| {
-                    if x.is_finite() {
-                        (x * m).round() / m
+                    let scaled = x * m;
+                    // Values too large to scale are left alone: turning them
+                    // into infinities would make different values equal.
+                    if scaled.is_finite() {
+                        (scaled).round() / m
                     } else {
                         x
                     }
@@ -201,19 +213,19 @@ fn normalize(a: &ArrayRef, rule: &Normalize) -> Result<ArrayRef, String> {
                     .map(|v| v.map(|x| x as i128)),
                 *s,
                 *places,
-            ),
+            )?,
             DataType::Decimal64(_, s) => round_decimal128(
                 a.as_primitive::<Decimal64Type>()
                     .iter()
                     .map(|v| v.map(|x| x as i128)),
                 *s,
                 *places,
-            ),
+            )?,
             DataType::Decimal128(_, s) => {
-                round_decimal128(a.as_primitive::<Decimal128Type>().iter(), *s, *places)
+                round_decimal128(a.as_primitive::<Decimal128Type>().iter(), *s, *places)?
             }
             DataType::Decimal256(_, s) => {
-                round_decimal256(a.as_primitive::<Decimal256Type>(), *s, *places)
+                round_decimal256(a.as_primitive::<Decimal256Type>(), *s, *places)?
             }
             _ => a.clone(),
         },
@@ -268,6 +280,33 @@ mod tests {
         assert_eq!(d.scale(), 2);
         assert_eq!(d.values().to_vec()[..3], [124, -124, 123]);
         assert!(d.is_null(3));
+    }
+
+    #[test]
+    fn rounding_never_merges_distinct_extremes() {
+        // 0.9 and 0.1 at scale 38 must not both round to 0 through overflow.
+        let a: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![9 * 10i128.pow(37), 10i128.pow(37)])
+                .with_precision_and_scale(38, 38)
+                .unwrap(),
+        );
+        let out = prep(vec![Normalize::Round(0)]).apply(&a).unwrap();
+        let d = out.as_primitive::<Decimal128Type>();
+        assert_eq!((d.value(0), d.value(1)), (1, 0));
+        // Huge floats are not turned into infinities (which would all be equal).
+        let f: ArrayRef = Arc::new(Float64Array::from(vec![1e307, 2e307, f64::MAX]));
+        let out = prep(vec![Normalize::Round(400)]).apply(&f).unwrap();
+        let o = out.as_primitive::<Float64Type>();
+        assert_eq!(o.values().to_vec(), vec![1e307, 2e307, f64::MAX]);
+        // Timestamps at the very bottom of the range stay put instead of wrapping.
+        let t: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![i64::MIN + 1]));
+        let out = prep(vec![Normalize::TimestampPrecision(TimeUnit::Second)])
+            .apply(&t)
+            .unwrap();
+        assert_eq!(
+            out.as_primitive::<TimestampMicrosecondType>().value(0),
+            i64::MIN + 1
+        );
     }
 
     #[test]

@@ -41,8 +41,6 @@ pub struct ScanConfig<'a> {
     pub dir: &'a Path,
     pub budget: Arc<SpillBudget>,
     pub cancel: &'a AtomicBool,
-    /// Test hook: route every row to bucket 0 to exercise bucket splitting.
-    pub single_bucket: bool,
     pub progress: &'a Progress,
 }
 
@@ -148,11 +146,7 @@ impl Worker<'_> {
             for &d in &self.digests {
                 record[..16].copy_from_slice(&d.to_le_bytes());
                 record[16..].copy_from_slice(&locator.to_le_bytes());
-                let bucket = if self.cfg.single_bucket {
-                    0
-                } else {
-                    bucket_of(d, self.cfg.bucket_bits)
-                };
+                let bucket = bucket_of(d, self.cfg.bucket_bits);
                 self.staging.push(bucket, &record, &mut self.writer)?;
                 locator += 1;
             }

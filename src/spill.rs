@@ -263,9 +263,11 @@ impl<'a> ChunkRef<'a> {
         match self.data {
             ChunkData::Memory(v) => Ok(v.as_slice()),
             ChunkData::Disk { file, offset, len } => {
-                let f = self.index.files.get(*file).and_then(|f| f.as_ref());
-                let path = &self.index.paths[*file];
-                let f = f.ok_or_else(|| ReconError::Internal("spill file not open".into()))?;
+                let (Some(Some(f)), Some(path)) =
+                    (self.index.files.get(*file), self.index.paths.get(*file))
+                else {
+                    return Err(ReconError::Internal("spill file not open".into()));
+                };
                 buf.resize(*len, 0);
                 f.read_exact_at(buf, *offset)
                     .map_err(|e| ReconError::io(path, e))?;
