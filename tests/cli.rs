@@ -656,3 +656,17 @@ fn two_runs_share_one_temp_dir() {
     assert_eq!(read(&ra), read(&rb));
     assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
 }
+
+#[test]
+fn a_stray_file_in_a_table_directory_is_an_error_not_skipped() {
+    // Hive writes data files without an extension; silently skipping them
+    // would silently drop rows.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("table");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(fixture("demo/source.parquet"), dir.join("part-0.parquet")).unwrap();
+    std::fs::write(dir.join("_SUCCESS"), b"").unwrap();
+    assert_eq!(diff_json(&dir, &fixture("demo/source.parquet"), &[]).0, 0);
+    std::fs::write(dir.join("000000_0"), b"data").unwrap();
+    assert_one_line_error(&dir, &fixture("demo/source.parquet"), "000000_0");
+}
