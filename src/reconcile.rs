@@ -133,6 +133,7 @@ pub struct ReconcileConfig<'a> {
 
 struct Worker<'a> {
     cfg: &'a ReconcileConfig<'a>,
+    map: DigestMap,
     evidence_writer: SpillWriter,
     evidence: Partitioner,
     stats: [DirectionStats; 2],
@@ -191,19 +192,26 @@ impl Worker<'_> {
         records: usize,
     ) -> Result<MapOutcome> {
         let cap = records.min(self.cfg.map_max_entries);
-        let mut map = DigestMap::with_capacity_and_hasher(cap, Default::default());
+        // One map per worker, cleared between buckets: its table stays
+        // allocated (within the worker's share) instead of being faulted in
+        // afresh for every bucket.
+        let mut map = std::mem::take(&mut self.map);
+        map.clear();
+        map.reserve(cap);
         let seen_before = self.rows_seen;
         if !self.count_side(&mut map, src, Side::Source)?
             || !self.count_side(&mut map, tgt, Side::Target)?
         {
             self.rows_seen = seen_before;
+            map.clear();
+            self.map = map;
             return Ok(MapOutcome::TooBig);
         }
         Ok(MapOutcome::Done(map))
     }
 
-    fn emit(&mut self, map: DigestMap) -> Result<()> {
-        for (digest, c) in map {
+    fn emit(&mut self, mut map: DigestMap) -> Result<()> {
+        for (digest, c) in map.drain() {
             if c.source == c.target {
                 continue;
             }
@@ -240,6 +248,7 @@ impl Worker<'_> {
                 }
             }
         }
+        self.map = map;
         Ok(())
     }
 
@@ -310,6 +319,7 @@ pub fn reconcile(
                 s.spawn(|| -> Result<Out> {
                     let mut w = Worker {
                         cfg,
+                        map: DigestMap::default(),
                         evidence_writer: SpillWriter::new(
                             cfg.dir.to_path_buf(),
                             cfg.budget.clone(),
