@@ -161,11 +161,6 @@ impl ComparePlan {
     pub fn is_compatible(&self) -> bool {
         self.problems.is_empty()
     }
-
-    /// Compared source column names, in plan order.
-    pub fn names(&self) -> Vec<String> {
-        self.columns.iter().map(|c| c.source_name.clone()).collect()
-    }
 }
 
 fn class_rule(class: &ValueClass) -> &'static str {

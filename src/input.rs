@@ -238,18 +238,6 @@ impl Table {
         Some((fi, rg, locator - f.row_group_starts[rg]))
     }
 
-    /// Indices of `names` among the file's top-level columns.
-    pub fn column_indices(&self, names: &[String]) -> Result<Vec<usize>> {
-        names
-            .iter()
-            .map(|n| {
-                self.schema
-                    .index_of(n)
-                    .map_err(|_| ReconError::input(&self.path, format!("no column named '{n}'")))
-            })
-            .collect()
-    }
-
     /// A reader over one row group, optionally projected to top-level
     /// `columns` (file order) and restricted to `selection`.
     pub fn read_row_group(

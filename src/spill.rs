@@ -222,18 +222,6 @@ impl SpillIndex {
                 .sum()
         })
     }
-
-    /// Drops the chunks of `key`, releasing their memory allowance.
-    pub fn discard(&mut self, key: u32) {
-        if let Some(slot) = self.by_key.get_mut(key as usize) {
-            for d in slot.drain(..) {
-                if let ChunkData::Memory(v) = d {
-                    self.budget.release(v.len());
-                    self.held -= v.len();
-                }
-            }
-        }
-    }
 }
 
 impl Drop for SpillIndex {
