@@ -129,11 +129,7 @@ fn preps(plan: &ComparePlan, side: Side) -> Vec<Prep> {
                 Side::Source => (&c.source_name, &c.source_convert),
                 Side::Target => (&c.target_name, &c.target_convert),
             };
-            Prep {
-                column: column.clone(),
-                convert: convert.clone(),
-                normalize: c.normalize.clone(),
-            }
+            Prep::new(column.clone(), convert.clone(), c.normalize.clone())
         })
         .collect()
 }

@@ -23,26 +23,36 @@ pub struct Prep {
 }
 
 impl Prep {
-    pub fn is_noop(&self) -> bool {
-        self.convert.is_none() && self.normalize.is_empty()
-    }
-
-    /// Applies the conversion and rules. `Err` carries a message naming the
-    /// first row (offset within `array`) whose value does not convert.
-    pub fn apply(&self, array: &ArrayRef) -> Result<ArrayRef, (usize, String)> {
-        let mut a = array.clone();
-        if let Some(conv) = &self.convert {
-            a = convert(&a, conv, &self.column)?;
-        }
-        let mut rules = self.normalize.clone();
-        rules.sort_by_key(|r| match r {
+    /// A preparation whose rules are put in their application order once,
+    /// here, rather than on every batch.
+    pub fn new(column: String, convert: Option<Convert>, mut normalize: Vec<Normalize>) -> Prep {
+        normalize.sort_by_key(|r| match r {
             Normalize::TimestampPrecision(_) => 0,
             Normalize::Round(_) => 1,
             Normalize::Trim => 2,
             Normalize::CaseInsensitive => 3,
             Normalize::EmptyAsNull => 4,
         });
-        for r in &rules {
+        Prep {
+            column,
+            convert,
+            normalize,
+        }
+    }
+
+    pub fn is_noop(&self) -> bool {
+        self.convert.is_none() && self.normalize.is_empty()
+    }
+
+    /// Applies the conversion, then the rules in stored order (see
+    /// [`Prep::new`]). `Err` carries the offset within `array` of the first
+    /// value that does not convert, and a message naming it.
+    pub fn apply(&self, array: &ArrayRef) -> Result<ArrayRef, (usize, String)> {
+        let mut a = array.clone();
+        if let Some(conv) = &self.convert {
+            a = convert(&a, conv, &self.column)?;
+        }
+        for r in &self.normalize {
             a = normalize(&a, r).map_err(|m| (0, format!("column '{}': {m}", self.column)))?;
         }
         Ok(a)
@@ -261,11 +271,7 @@ mod tests {
     use super::*;
 
     fn prep(rules: Vec<Normalize>) -> Prep {
-        Prep {
-            column: "c".into(),
-            convert: None,
-            normalize: rules,
-        }
+        Prep::new("c".into(), None, rules)
     }
 
     #[test]

@@ -77,9 +77,25 @@ pub(crate) fn guard<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> 
     }
 }
 
+/// The file columns to read (ascending, as the projection yields them) and,
+/// per compared column in plan order, its position among them.
+type Projection = (Vec<usize>, Vec<usize>);
+
+fn projection(columns: &[usize]) -> Projection {
+    let mut projected = columns.to_vec();
+    projected.sort_unstable();
+    projected.dedup();
+    let order = columns
+        .iter()
+        .filter_map(|c| projected.binary_search(c).ok())
+        .collect();
+    (projected, order)
+}
+
 struct Worker<'a> {
     cfg: &'a ScanConfig<'a>,
     sides: &'a [ScanSide<'a>; 2],
+    projections: &'a [Projection; 2],
     writer: SpillWriter,
     staging: Partitioner,
     staging_side: Option<Side>,
@@ -101,20 +117,12 @@ impl Worker<'_> {
             self.staging_side = Some(side);
         }
         let scan = &self.sides[side.index()];
+        let (projected, order) = &self.projections[side.index()];
         let path = scan.table.file_path(unit.file).to_path_buf();
-        // The projection yields columns in file order; map them back to plan order.
-        let mut projected = scan.columns.clone();
-        projected.sort_unstable();
-        projected.dedup();
-        let order: Vec<usize> = scan
-            .columns
-            .iter()
-            .map(|c| projected.binary_search(c).unwrap_or(0))
-            .collect();
         let reader = scan.table.read_row_group(
             unit.file,
             unit.row_group,
-            Some(&projected),
+            Some(projected),
             None,
             self.cfg.batch_size,
         )?;
@@ -181,6 +189,8 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
                 .map(|u| (side, u)),
         );
     }
+    // Computed once per side, not per row group.
+    let projections = [projection(&sides[0].columns), projection(&sides[1].columns)];
     let next = AtomicUsize::new(0);
     let results: Vec<Result<(SpillWriter, [u64; 2])>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads.max(1))
@@ -189,6 +199,7 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
                     let mut w = Worker {
                         cfg,
                         sides,
+                        projections: &projections,
                         writer: SpillWriter::new(cfg.dir.to_path_buf(), cfg.budget.clone()),
                         staging: Partitioner::new(0, cfg.chunk_bytes, 0),
                         staging_side: None,
