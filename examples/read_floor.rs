@@ -12,14 +12,15 @@ use recon::input::Table;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let opts = recon::input::InputOptions::default();
     let tables = [
-        Table::open(args[1].as_ref()).unwrap(),
-        Table::open(args[2].as_ref()).unwrap(),
+        Table::open(args[1].as_ref(), &opts).unwrap(),
+        Table::open(args[2].as_ref(), &opts).unwrap(),
     ];
     let threads: usize = args[3].parse().unwrap();
     let hash = args.iter().any(|a| a == "--hash");
-    let units: Vec<(usize, recon::input::ScanUnit)> = (0..2)
-        .flat_map(|s| tables[s].scan_units().into_iter().map(move |u| (s, u)))
+    let units: Vec<(usize, recon::input::Unit)> = (0..2)
+        .flat_map(|s| tables[s].block_units().into_iter().map(move |u| (s, u)))
         .collect();
     let next = AtomicUsize::new(0);
     let t0 = Instant::now();
@@ -29,18 +30,18 @@ fn main() {
             sc.spawn(|| {
                 let mut enc = RowEncoder::new();
                 let mut out = Vec::new();
-                while let Some(&(s, u)) = units.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    for b in tables[s]
-                        .read_row_group(u.file, u.row_group, None, None, 8192)
-                        .unwrap()
-                    {
-                        let b = b.unwrap();
-                        rows.fetch_add(b.num_rows(), Ordering::Relaxed);
-                        if hash {
-                            out.clear();
-                            enc.digests(b.columns(), &mut out).unwrap();
-                        }
-                    }
+                while let Some((s, u)) = units.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let all: Vec<usize> = (0..tables[*s].schema.fields().len()).collect();
+                    tables[*s]
+                        .read_unit(u, &all, 8192, &mut |cols, _| {
+                            rows.fetch_add(cols[0].len(), Ordering::Relaxed);
+                            if hash {
+                                out.clear();
+                                enc.digests(cols, &mut out).unwrap();
+                            }
+                            Ok(())
+                        })
+                        .unwrap();
                 }
             });
         }

@@ -15,7 +15,7 @@ use std::time::Instant;
 use crate::align::{self, AlignOptions, ComparePlan};
 use crate::error::{ReconError, Result};
 use crate::evidence::{fetch_samples, write_atomic, write_side};
-use crate::input::Table;
+use crate::input::{typing, InputOptions, Table};
 use crate::memory::{self, Sizing};
 use crate::normalize::Prep;
 use crate::partition::{scan, ScanConfig, ScanSide};
@@ -79,6 +79,8 @@ pub struct DiffOptions {
     pub single_bucket: bool,
     /// Column alignment, conversions and normalization rules.
     pub align: AlignOptions,
+    /// How to read each side (format, CSV dialect, NULL strings, encoding).
+    pub inputs: [InputOptions; 2],
     /// Counters updated as the run progresses, for a progress display.
     pub progress: Arc<Progress>,
 }
@@ -96,6 +98,7 @@ impl Default for DiffOptions {
             batch_size: 8192,
             single_bucket: false,
             align: AlignOptions::default(),
+            inputs: Default::default(),
             progress: Arc::new(Progress::default()),
         }
     }
@@ -110,13 +113,18 @@ pub struct DiffOutcome {
 
 /// Opens both tables and plans the comparison, reading metadata only. The
 /// plan may hold problems; [`diff`] refuses to run then, `recon schema` shows them.
+///
+/// Text columns (CSV, NDJSON, Hive partition values) take the types of the
+/// columns they pair with on a typed side before the plan is made.
 pub fn preflight(
     source: &Path,
     target: &Path,
     align_opts: &AlignOptions,
+    inputs: &[InputOptions; 2],
 ) -> Result<(Table, Table, ComparePlan)> {
-    let src = Table::open(source)?;
-    let tgt = Table::open(target)?;
+    let mut src = Table::open(source, &inputs[0])?;
+    let mut tgt = Table::open(target, &inputs[1])?;
+    typing::resolve(&mut src, &mut tgt, align_opts)?;
     let plan = align::plan(&src.schema, &tgt.schema, align_opts);
     Ok((src, tgt, plan))
 }
@@ -179,13 +187,30 @@ fn check_output_dir(dir: &Path, force: bool) -> Result<CreatedDir> {
     })
 }
 
-fn input_report(t: &Table) -> InputReport {
+fn input_report(t: &Table, rows: u64) -> InputReport {
     InputReport {
         path: t.path.display().to_string(),
-        format: "parquet".into(),
+        format: t.format.name().into(),
         files: t.files.len(),
-        rows: t.rows,
+        rows,
     }
+}
+
+/// Rows of a table for sizing: from metadata, else guessed from its size
+/// (sizing only; a wrong guess costs speed, never correctness).
+fn estimated_rows(t: &Table) -> u64 {
+    t.rows.unwrap_or_else(|| {
+        let compressed = t
+            .files
+            .iter()
+            .any(|f| f.compression != crate::input::Compression::None);
+        let bytes = if compressed {
+            t.bytes_on_disk.saturating_mul(5)
+        } else {
+            t.bytes_on_disk
+        };
+        bytes / 48 + 1
+    })
 }
 
 /// Compares `source` and `target` as multisets of rows.
@@ -196,7 +221,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     if opts.threads == 0 {
         return Err(ReconError::Usage("--threads must be at least 1".into()));
     }
-    let (src, tgt, plan) = preflight(source, target, &opts.align)?;
+    let (src, tgt, plan) = preflight(source, target, &opts.align, &opts.inputs)?;
     if !plan.is_compatible() {
         return Err(ReconError::Schema {
             source_path: source.to_path_buf(),
@@ -212,14 +237,13 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     let run_dir = RunDir::create(&base)?;
 
     let progress = &opts.progress;
-    progress
-        .rows_total
-        .store(src.rows + tgt.rows, Ordering::Relaxed);
+    let guess = estimated_rows(&src).saturating_add(estimated_rows(&tgt));
+    progress.rows_total.store(guess, Ordering::Relaxed);
     progress.set_phase(Progress::SCAN);
-    let sizing = Sizing::plan(opts.memory_limit, opts.threads, src.rows + tgt.rows);
+    let sizing = Sizing::plan(opts.memory_limit, opts.threads, guess);
     let budget = SpillBudget::new(sizing.in_memory_spill);
     // Every row spills one record, less what stays in memory.
-    let records = (src.rows + tgt.rows).saturating_mul(crate::partition::RECORD_BYTES as u64);
+    let records = guess.saturating_mul(crate::partition::RECORD_BYTES as u64);
     budget.set_expected(records.saturating_sub(sizing.in_memory_spill as u64));
     let sides = [
         ScanSide {
@@ -252,21 +276,25 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         },
     )?;
     for (side, t) in [(Side::Source, &src), (Side::Target, &tgt)] {
-        if parts.rows[side.index()] != t.rows {
-            return Err(ReconError::input(
-                &t.path,
-                format!(
-                    "read {} rows but the metadata says {}",
-                    parts.rows[side.index()],
-                    t.rows
-                ),
-            ));
+        if let Some(meta_rows) = t.rows {
+            if parts.rows[side.index()] != meta_rows {
+                return Err(ReconError::input(
+                    &t.path,
+                    format!(
+                        "read {} rows but the metadata says {meta_rows}",
+                        parts.rows[side.index()]
+                    ),
+                ));
+            }
         }
     }
+    // Rows compared (text rows whose values failed to parse are counted apart).
+    let [src_rows, tgt_rows] = parts.rows;
 
     let scan_seconds = started.elapsed().as_secs_f64();
-    let max_rows = src.rows.max(tgt.rows).max(1);
-    let ranges = ((max_rows - 1) >> sizing.range_bits) as usize + 1;
+    // Evidence ranges follow each side's dense positions (rows, or bytes of text).
+    let extent = src.total_extent().max(tgt.total_extent()).max(1);
+    let ranges = ((extent - 1) >> sizing.range_bits) as usize + 1;
     progress
         .buckets_total
         .store(parts.buckets as u64, Ordering::Relaxed);
@@ -280,6 +308,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             chunk_bytes: sizing.chunk_bytes,
             range_bits: sizing.range_bits,
             ranges,
+            bases: [src.bases(), tgt.bases()],
             sample: opts.sample,
             first_level_bits,
             dir: run_dir.path(),
@@ -290,10 +319,10 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     )?;
     drop(parts);
     progress.set_phase(Progress::EVIDENCE);
-    if found.rows_seen != [src.rows, tgt.rows] {
+    if found.rows_seen != [src_rows, tgt_rows] {
         return Err(ReconError::Internal(format!(
-            "reconciled {:?} rows, expected [{}, {}]",
-            found.rows_seen, src.rows, tgt.rows
+            "reconciled {:?} rows, expected [{src_rows}, {tgt_rows}]",
+            found.rows_seen
         )));
     }
 
@@ -334,11 +363,22 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
 
     let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
     let [so, to] = found.stats;
+    let parse_errors = ParseErrorsReport {
+        source: src.parse_errors.count.load(Ordering::Relaxed),
+        target: tgt.parse_errors.count.load(Ordering::Relaxed),
+        examples: src
+            .parse_errors
+            .examples()
+            .into_iter()
+            .chain(tgt.parse_errors.examples())
+            .collect(),
+    };
     let report = Report {
         recon_report_version: REPORT_VERSION,
-        exact_match: so.rows == 0 && to.rows == 0,
-        source_rows: src.rows,
-        target_rows: tgt.rows,
+        // A value that could not be read is drift, never a silent match.
+        exact_match: so.rows == 0 && to.rows == 0 && parse_errors.source + parse_errors.target == 0,
+        source_rows: src_rows,
+        target_rows: tgt_rows,
         source_only_rows: so.rows,
         target_only_rows: to.rows,
         multiplicity: Multiplicity {
@@ -360,8 +400,8 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             differing,
         },
         inputs: Inputs {
-            source: input_report(&src),
-            target: input_report(&tgt),
+            source: input_report(&src, src_rows),
+            target: input_report(&tgt, tgt_rows),
         },
         samples,
         encoding_version: crate::encode::ENCODING_VERSION,
@@ -378,6 +418,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             reconcile: reconcile_seconds,
             evidence: evidence_seconds,
         },
+        parse_errors,
         spilled_bytes: budget.spilled_bytes(),
         bucket_splits: found.splits,
         peak_rss_bytes: memory::peak_rss_bytes(),

@@ -13,7 +13,6 @@ use arrow::array::{Array, RecordBatch, UInt32Array};
 use arrow::compute::take_record_batch;
 use arrow::datatypes::DataType;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
-use parquet::arrow::arrow_reader::RowSelection;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -21,7 +20,7 @@ use parquet::file::properties::WriterProperties;
 use crate::encode::value_hashes;
 use crate::error::{ReconError, Result};
 use crate::input::Table;
-use crate::partition::{guard, ScanSide};
+use crate::partition::ScanSide;
 use crate::reconcile::{Reconciled, SampleRef, EVIDENCE_BYTES};
 use crate::spill::SpillIndex;
 use crate::tempspace;
@@ -99,64 +98,6 @@ fn load_range(index: &SpillIndex, key: u32) -> Result<Vec<(u64, u64)>> {
     Ok(records)
 }
 
-/// Reads the rows at `locators` (sorted, unique, all in one row group) and
-/// calls `each` with each fetched batch, whose rows follow `locators` order.
-fn read_rows(
-    table: &Table,
-    file: usize,
-    row_group: usize,
-    rows_in_group: &[usize],
-    mut each: impl FnMut(RecordBatch) -> Result<()>,
-) -> Result<()> {
-    let path = table.file_path(file).to_path_buf();
-    let total = table.row_group_rows(file, row_group) as usize;
-    let selection =
-        RowSelection::from_consecutive_ranges(rows_in_group.iter().map(|&r| r..r + 1), total);
-    guard(&path, || {
-        let reader = table.read_row_group(file, row_group, None, Some(selection), OUT_BATCH)?;
-        for batch in reader {
-            let batch = batch.map_err(|e| ReconError::arrow(&path, e))?;
-            let batch = RecordBatch::try_new(table.schema.clone(), batch.columns().to_vec())
-                .map_err(|e| ReconError::arrow(&path, e))?;
-            each(batch)?;
-        }
-        Ok(())
-    })
-}
-
-/// The rows wanted from one row group.
-struct RowGroupPick {
-    file: usize,
-    row_group: usize,
-    /// Row offsets within the group, ascending.
-    rows: Vec<usize>,
-    /// For each row, its position in the locator list it came from.
-    positions: Vec<usize>,
-}
-
-/// Groups sorted locators by (file, row group).
-fn by_row_group(table: &Table, locators: &[u64]) -> Result<Vec<RowGroupPick>> {
-    let mut groups: Vec<RowGroupPick> = Vec::new();
-    for (i, &loc) in locators.iter().enumerate() {
-        let (file, row_group, row) = table
-            .locate(loc)
-            .ok_or_else(|| ReconError::Internal(format!("locator {loc} is outside the table")))?;
-        match groups.last_mut() {
-            Some(g) if g.file == file && g.row_group == row_group => {
-                g.rows.push(row as usize);
-                g.positions.push(i);
-            }
-            _ => groups.push(RowGroupPick {
-                file,
-                row_group,
-                rows: vec![row as usize],
-                positions: vec![i],
-            }),
-        }
-    }
-    Ok(groups)
-}
-
 /// What one pass over a side's unmatched rows produced.
 pub struct EvidencePass {
     /// Rows written to the evidence file (0 without one).
@@ -211,38 +152,43 @@ pub fn write_side(
             continue;
         }
         let locators: Vec<u64> = records.iter().map(|r| r.0).collect();
-        for pick in by_row_group(table, &locators)? {
-            let path = table.file_path(pick.file).to_path_buf();
-            let mut next = 0usize; // position in `pick.positions` of the batch's first row
-            read_rows(table, pick.file, pick.row_group, &pick.rows, |batch| {
-                let copies = &pick.positions[next..next + batch.num_rows()];
-                next += batch.num_rows();
-                for (k, (&col, prep)) in scan.columns.iter().zip(&scan.prep).enumerate() {
-                    let arr = prep
-                        .apply(batch.column(col))
-                        .map_err(|(_, m)| ReconError::input(&path, m))?;
-                    hashes.clear();
-                    value_hashes(&arr, &mut hashes).map_err(|m| ReconError::input(&path, m))?;
-                    for (h, &i) in hashes.iter().zip(copies) {
-                        let weighted = h.wrapping_mul(records[i].1);
-                        pass.column_sums[k] = pass.column_sums[k].wrapping_add(weighted);
+        let mut next = 0usize; // index in `records` of the batch's first row
+        table.fetch(&locators, |batch| {
+            let first = next;
+            next += batch.num_rows();
+            let copies = first..next;
+            for (k, (&col, prep)) in scan.columns.iter().zip(&scan.prep).enumerate() {
+                let arr = prep
+                    .apply(batch.column(col))
+                    .map_err(|(_, m)| ReconError::input(&table.path, m))?;
+                hashes.clear();
+                value_hashes(&arr, &mut hashes).map_err(|m| ReconError::input(&table.path, m))?;
+                for (h, i) in hashes.iter().zip(copies.clone()) {
+                    let weighted = h.wrapping_mul(records[i].1);
+                    pass.column_sums[k] = pass.column_sums[k].wrapping_add(weighted);
+                }
+            }
+            let Some((_, writer, dest)) = out.as_mut() else {
+                return Ok(());
+            };
+            let mut take: Vec<u32> = Vec::with_capacity(OUT_BATCH);
+            for (k, i) in copies.enumerate() {
+                for _ in 0..records[i].1 {
+                    take.push(k as u32);
+                    if take.len() == OUT_BATCH {
+                        pass.rows += flush(writer, &batch, &mut take, dest)?;
                     }
                 }
-                let Some((_, writer, dest)) = out.as_mut() else {
-                    return Ok(());
-                };
-                let mut take: Vec<u32> = Vec::with_capacity(OUT_BATCH);
-                for (k, &i) in copies.iter().enumerate() {
-                    for _ in 0..records[i].1 {
-                        take.push(k as u32);
-                        if take.len() == OUT_BATCH {
-                            pass.rows += flush(writer, &batch, &mut take, dest)?;
-                        }
-                    }
-                }
-                pass.rows += flush(writer, &batch, &mut take, dest)?;
-                Ok(())
-            })?;
+            }
+            pass.rows += flush(writer, &batch, &mut take, dest)?;
+            Ok(())
+        })?;
+        if next != records.len() {
+            return Err(ReconError::Internal(format!(
+                "{}: fetched {next} of {} unmatched rows",
+                table.path.display(),
+                records.len()
+            )));
         }
     }
     if let Some((af, writer, dest)) = out {
@@ -311,29 +257,28 @@ pub fn fetch_samples(table: &Table, samples: &[SampleRef]) -> Result<Vec<SampleR
     let locators: Vec<u64> = order.iter().map(|&i| samples[i].locator).collect();
     let mut rendered: Vec<Option<Vec<Option<String>>>> = vec![None; samples.len()];
     let opts = FormatOptions::default();
-    for pick in by_row_group(table, &locators)? {
-        let mut next = 0usize;
-        let f = pick.file;
-        read_rows(table, f, pick.row_group, &pick.rows, |batch| {
-            let formatters = batch
+    let mut next = 0usize;
+    table.fetch(&locators, |batch| {
+        let formatters = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| ReconError::arrow(&table.path, e))?;
+        for r in 0..batch.num_rows() {
+            let values = batch
                 .columns()
                 .iter()
-                .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|e| ReconError::arrow(table.file_path(f), e))?;
-            for r in 0..batch.num_rows() {
-                let values = batch
-                    .columns()
-                    .iter()
-                    .zip(&formatters)
-                    .map(|(c, fmt)| (!c.is_null(r)).then(|| fmt.value(r).to_string()))
-                    .collect();
-                rendered[order[pick.positions[next]]] = Some(values);
-                next += 1;
+                .zip(&formatters)
+                .map(|(c, fmt)| (!c.is_null(r)).then(|| fmt.value(r).to_string()))
+                .collect();
+            if let Some(slot) = order.get(next).and_then(|&i| rendered.get_mut(i)) {
+                *slot = Some(values);
             }
-            Ok(())
-        })?;
-    }
+            next += 1;
+        }
+        Ok(())
+    })?;
     samples
         .iter()
         .zip(rendered)

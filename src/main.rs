@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use recon::align::{parse_type, parse_unit, render_plan, AlignOptions, Normalize, Rule, RulesFile};
 use recon::diff::{preflight, Progress};
 use recon::error::panic_message;
+use recon::input::{Encoding, Format, InputOptions, TextOptions};
 use recon::memory::{self, parse_size};
 use recon::report::ColumnReport;
 use recon::{diff, DiffOptions, ReconError};
@@ -39,10 +40,12 @@ enum Command {
 
 #[derive(clap::Args)]
 struct SchemaArgs {
-    /// Source table: a Parquet file or a directory of Parquet files.
+    /// Source table: a file, a directory (read recursively; key=value levels are columns), or a glob.
     source: PathBuf,
-    /// Target table: a Parquet file or a directory of Parquet files.
+    /// Target table: a file, a directory, or a glob.
     target: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
     #[command(flatten)]
     align: AlignArgs,
     /// Print the plan as JSON.
@@ -174,11 +177,125 @@ impl AlignArgs {
     }
 }
 
+/// How inputs are read: formats and the CSV dialect (shared by both sides).
+#[derive(clap::Args)]
+struct InputArgs {
+    /// Source format instead of the file extension: parquet, ipc, csv, tsv, ndjson.
+    #[arg(long, value_name = "FORMAT", help_heading = "Input")]
+    source_format: Option<String>,
+    /// Target format instead of the file extension.
+    #[arg(long, value_name = "FORMAT", help_heading = "Input")]
+    target_format: Option<String>,
+    /// CSV field delimiter (one byte; \t for tab) [default: ',' or tab for .tsv].
+    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    delimiter: Option<String>,
+    /// CSV quote character, or 'none' [default: '"'].
+    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    quote: Option<String>,
+    /// CSV escape character inside quotes, e.g. '\\' [default: none; quotes are doubled].
+    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    escape: Option<String>,
+    /// CSV files have no header line; columns are column_1, column_2, ...
+    #[arg(long, help_heading = "Input")]
+    no_header: bool,
+    /// Unquoted CSV fields equal to STR are NULL, besides the empty field (repeatable).
+    #[arg(long = "null-value", value_name = "STR", help_heading = "Input")]
+    null_values: Vec<String>,
+    /// Text encoding of CSV/NDJSON files: utf-8 or latin-1.
+    #[arg(
+        long,
+        value_name = "ENC",
+        default_value = "utf-8",
+        help_heading = "Input"
+    )]
+    encoding: String,
+    /// Count up to N text values that fail to parse as drift instead of stopping (exit 2).
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Input")]
+    max_parse_errors: u64,
+}
+
+fn one_byte(flag: &str, v: &str) -> Result<u8, ReconError> {
+    let v = match v {
+        "\\t" | "tab" => "\t",
+        other => other,
+    };
+    match v.as_bytes() {
+        [b] if b.is_ascii() && *b != b'\n' && *b != b'\r' => Ok(*b),
+        _ => Err(ReconError::Usage(format!(
+            "{flag} {v:?}: expected one ASCII character other than a newline"
+        ))),
+    }
+}
+
+impl InputArgs {
+    fn build(&self) -> Result<[InputOptions; 2], ReconError> {
+        let format = |flag: &str, v: &Option<String>| -> Result<Option<Format>, ReconError> {
+            v.as_deref()
+                .map(|name| {
+                    Format::from_name(name).ok_or_else(|| {
+                        ReconError::Usage(format!(
+                            "{flag} {name}: expected parquet, ipc, csv, tsv or ndjson"
+                        ))
+                    })
+                })
+                .transpose()
+        };
+        let mut text = TextOptions {
+            header: !self.no_header,
+            null_values: self.null_values.clone(),
+            max_parse_errors: self.max_parse_errors,
+            ..Default::default()
+        };
+        if let Some(d) = &self.delimiter {
+            text.delimiter = Some(one_byte("--delimiter", d)?);
+        }
+        if let Some(q) = &self.quote {
+            text.quote = if q.eq_ignore_ascii_case("none") {
+                None
+            } else {
+                Some(one_byte("--quote", q)?)
+            };
+        }
+        if let Some(e) = &self.escape {
+            text.escape = Some(one_byte("--escape", e)?);
+        }
+        text.encoding = match self
+            .encoding
+            .to_ascii_lowercase()
+            .replace('_', "-")
+            .as_str()
+        {
+            "utf-8" | "utf8" => Encoding::Utf8,
+            "latin-1" | "latin1" | "iso-8859-1" => Encoding::Latin1,
+            other => {
+                return Err(ReconError::Usage(format!(
+                    "--encoding {other}: expected utf-8 or latin-1"
+                )))
+            }
+        };
+        if text.quote.is_some() && text.quote == text.delimiter {
+            return Err(ReconError::Usage(
+                "--quote and --delimiter must differ".into(),
+            ));
+        }
+        Ok([
+            InputOptions {
+                format: format("--source-format", &self.source_format)?,
+                text: text.clone(),
+            },
+            InputOptions {
+                format: format("--target-format", &self.target_format)?,
+                text,
+            },
+        ])
+    }
+}
+
 #[derive(clap::Args)]
 struct DiffArgs {
-    /// Source table: a Parquet file or a directory of Parquet files.
+    /// Source table: a file, a directory (read recursively; key=value levels are columns), or a glob.
     source: PathBuf,
-    /// Target table: a Parquet file or a directory of Parquet files.
+    /// Target table: a file, a directory, or a glob.
     target: PathBuf,
     /// Write source_only.parquet, target_only.parquet and report.json here.
     #[arg(short, long, value_name = "DIR")]
@@ -211,6 +328,8 @@ struct DiffArgs {
     #[arg(long, hide = true)]
     debug_single_bucket: bool,
     #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
     align: AlignArgs,
 }
 
@@ -234,6 +353,7 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
     o.report_path = a.report.clone();
     o.single_bucket = a.debug_single_bucket;
     o.align = a.align.build()?;
+    o.inputs = a.input.build()?;
     Ok(o)
 }
 
@@ -308,7 +428,8 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
 
 fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
     let opts = a.align.build()?;
-    let (_, _, plan) = preflight(&a.source, &a.target, &opts)?;
+    let inputs = a.input.build()?;
+    let (_, _, plan) = preflight(&a.source, &a.target, &opts, &inputs)?;
     let text = if a.json {
         let columns: Vec<ColumnReport> = plan.columns.iter().map(ColumnReport::from_pair).collect();
         let mut s = serde_json::to_string_pretty(&serde_json::json!({

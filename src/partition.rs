@@ -7,7 +7,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arrow::array::ArrayRef;
@@ -15,10 +15,13 @@ use arrow::array::ArrayRef;
 use crate::diff::Progress;
 use crate::encode::RowEncoder;
 use crate::error::{panic_message, ReconError, Result};
-use crate::input::{ScanUnit, Table};
+use crate::input::{Table, Unit};
 use crate::normalize::Prep;
 use crate::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
 use crate::Side;
+
+/// Bytes of text handed to a worker at once.
+const TEXT_CHUNK: usize = 2 << 20;
 
 /// Bytes of one partition record: digest (u128 LE) then locator (u64 LE).
 pub const RECORD_BYTES: usize = 24;
@@ -77,25 +80,9 @@ pub(crate) fn guard<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> 
     }
 }
 
-/// The file columns to read (ascending, as the projection yields them) and,
-/// per compared column in plan order, its position among them.
-type Projection = (Vec<usize>, Vec<usize>);
-
-fn projection(columns: &[usize]) -> Projection {
-    let mut projected = columns.to_vec();
-    projected.sort_unstable();
-    projected.dedup();
-    let order = columns
-        .iter()
-        .filter_map(|c| projected.binary_search(c).ok())
-        .collect();
-    (projected, order)
-}
-
 struct Worker<'a> {
     cfg: &'a ScanConfig<'a>,
     sides: &'a [ScanSide<'a>; 2],
-    projections: &'a [Projection; 2],
     writer: SpillWriter,
     staging: Partitioner,
     staging_side: Option<Side>,
@@ -105,7 +92,7 @@ struct Worker<'a> {
 }
 
 impl Worker<'_> {
-    fn run_unit(&mut self, side: Side, unit: ScanUnit) -> Result<()> {
+    fn run_unit(&mut self, side: Side, unit: &Unit) -> Result<()> {
         let buckets = 1usize << self.cfg.bucket_bits;
         if self.staging_side != Some(side) {
             self.staging.finish(&mut self.writer)?;
@@ -116,60 +103,52 @@ impl Worker<'_> {
             );
             self.staging_side = Some(side);
         }
-        let scan = &self.sides[side.index()];
-        let (projected, order) = &self.projections[side.index()];
-        let path = scan.table.file_path(unit.file).to_path_buf();
-        let reader = scan.table.read_row_group(
-            unit.file,
-            unit.row_group,
-            Some(projected),
-            None,
-            self.cfg.batch_size,
-        )?;
-        let mut locator = unit.first_row;
-        for batch in reader {
-            if self.cfg.cancel.load(Ordering::Relaxed) {
+        let sides = self.sides;
+        let cfg = self.cfg;
+        let scan = &sides[side.index()];
+        let table = scan.table;
+        let path = table.file_path(unit.file()).to_path_buf();
+        let (staging, writer, encoder, digests) = (
+            &mut self.staging,
+            &mut self.writer,
+            &mut self.encoder,
+            &mut self.digests,
+        );
+        let mut hashed = 0u64;
+        let read = table.read_unit(unit, &scan.columns, cfg.batch_size, &mut |cols, locs| {
+            if cfg.cancel.load(Ordering::Relaxed) {
                 return Err(ReconError::Interrupted);
             }
-            let batch = batch.map_err(|e| ReconError::arrow(&path, e))?;
-            let mut columns: Vec<ArrayRef> =
-                order.iter().map(|&i| batch.column(i).clone()).collect();
+            let mut columns: Vec<ArrayRef> = cols.to_vec();
             for (col, prep) in columns.iter_mut().zip(&scan.prep) {
                 if !prep.is_noop() {
-                    *col = prep.apply(col).map_err(|(row, msg)| {
-                        let in_file = locator + row as u64 - scan.table.file_first_row(unit.file);
-                        ReconError::input(&path, format!("row {in_file} (counting from 0): {msg}"))
+                    *col = prep.apply(col).map_err(|(row, msg)| ReconError::Input {
+                        path: path.clone(),
+                        message: format!("{}: {msg}", table.describe(locs.get(row))),
                     })?;
                 }
             }
-            self.digests.clear();
-            self.encoder
-                .digests(&columns, &mut self.digests)
+            digests.clear();
+            encoder
+                .digests(&columns, digests)
                 .map_err(|m| ReconError::input(&path, m))?;
-            self.cfg
-                .progress
+            cfg.progress
                 .rows_scanned
-                .fetch_add(self.digests.len() as u64, Ordering::Relaxed);
+                .fetch_add(digests.len() as u64, Ordering::Relaxed);
             let mut record = [0u8; RECORD_BYTES];
-            for &d in &self.digests {
+            for (i, &d) in digests.iter().enumerate() {
                 record[..16].copy_from_slice(&d.to_le_bytes());
-                record[16..].copy_from_slice(&locator.to_le_bytes());
-                let bucket = bucket_of(d, self.cfg.bucket_bits);
-                self.staging.push(bucket, &record, &mut self.writer)?;
-                locator += 1;
+                record[16..].copy_from_slice(&locs.get(i).to_le_bytes());
+                let bucket = bucket_of(d, cfg.bucket_bits);
+                staging.push(bucket, &record, writer)?;
             }
+            hashed += digests.len() as u64;
+            Ok(())
+        })?;
+        if let Unit::Stream { file } = unit {
+            table.files[*file].set_extent(read);
         }
-        let read = locator - unit.first_row;
-        if read != unit.rows {
-            return Err(ReconError::input(
-                &path,
-                format!(
-                    "row group {} holds {read} rows but its metadata says {}",
-                    unit.row_group, unit.rows
-                ),
-            ));
-        }
-        self.rows[side.index()] += read;
+        self.rows[side.index()] += hashed;
         Ok(())
     }
 }
@@ -177,29 +156,51 @@ impl Worker<'_> {
 /// Scans both sides and partitions their records.
 pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partitioned> {
     let buckets = 1usize << cfg.bucket_bits;
-    // Source units first, then target: a worker switches side at most once or twice,
-    // so one set of staging buffers per worker suffices.
-    let mut units: Vec<(Side, ScanUnit)> = Vec::new();
-    for side in Side::BOTH {
-        units.extend(
-            sides[side.index()]
-                .table
-                .scan_units()
-                .into_iter()
-                .map(|u| (side, u)),
-        );
-    }
-    // Computed once per side, not per row group.
-    let projections = [projection(&sides[0].columns), projection(&sides[1].columns)];
-    let next = AtomicUsize::new(0);
-    let results: Vec<Result<(SpillWriter, [u64; 2])>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..cfg.threads.max(1))
+    let threads = cfg.threads.max(1);
+    // One feeder hands out units in order, source first, then target, so a
+    // worker switches side at most once or twice and one set of staging
+    // buffers per worker suffices. Text files are cut into chunks of whole
+    // records here; everything else is one unit per row group or batch.
+    let (tx, rx) = crossbeam_channel::bounded::<(Side, Unit)>(threads);
+    let stop = AtomicBool::new(false);
+    let (feeder, results) = std::thread::scope(|s| {
+        let feeder = s.spawn(|| -> Result<()> {
+            let tx = tx;
+            for side in Side::BOTH {
+                let table = sides[side.index()].table;
+                for unit in table.block_units() {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    let ok = match unit {
+                        Unit::TextFile { file } => {
+                            let mut sent = true;
+                            guard(table.file_path(file), || {
+                                table.feed_text(file, TEXT_CHUNK, &mut |u| {
+                                    sent =
+                                        !stop.load(Ordering::Relaxed) && tx.send((side, u)).is_ok();
+                                    sent
+                                })
+                            })?;
+                            sent
+                        }
+                        other => tx.send((side, other)).is_ok(),
+                    };
+                    if !ok {
+                        return Ok(());
+                    }
+                }
+            }
+            Ok(())
+        });
+        let handles: Vec<_> = (0..threads)
             .map(|_| {
-                s.spawn(|| -> Result<(SpillWriter, [u64; 2])> {
+                let rx = rx.clone();
+                let stop = &stop;
+                s.spawn(move || -> Result<(SpillWriter, [u64; 2])> {
                     let mut w = Worker {
                         cfg,
                         sides,
-                        projections: &projections,
                         writer: SpillWriter::new(cfg.dir.to_path_buf(), cfg.budget.clone()),
                         staging: Partitioner::new(0, cfg.chunk_bytes, 0),
                         staging_side: None,
@@ -207,16 +208,18 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
                         digests: Vec::new(),
                         rows: [0, 0],
                     };
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&(side, unit)) = units.get(i) else {
-                            break;
-                        };
-                        let path = sides[side.index()].table.file_path(unit.file).to_path_buf();
-                        if let Err(e) = guard(&path, || w.run_unit(side, unit)) {
-                            // Stop the other workers early; the first error wins.
-                            next.store(usize::MAX / 2, Ordering::Relaxed);
+                    for (side, unit) in rx.iter() {
+                        let path = sides[side.index()]
+                            .table
+                            .file_path(unit.file())
+                            .to_path_buf();
+                        if let Err(e) = guard(&path, || w.run_unit(side, &unit)) {
+                            // Stop the feeder and the other workers early; the first error wins.
+                            stop.store(true, Ordering::Relaxed);
                             return Err(e);
+                        }
+                        if stop.load(Ordering::Relaxed) {
+                            return Err(ReconError::Interrupted);
                         }
                     }
                     w.staging.finish(&mut w.writer)?;
@@ -224,21 +227,44 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
                 })
             })
             .collect();
-        handles
+        drop(rx);
+        let results: Vec<Result<(SpillWriter, [u64; 2])>> = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(ReconError::Internal("scan worker panicked".into())))
             })
-            .collect()
+            .collect();
+        let feeder = feeder
+            .join()
+            .unwrap_or_else(|_| Err(ReconError::Internal("scan feeder panicked".into())));
+        (feeder, results)
     });
+    // A feeder error (unreadable or corrupt text) explains worker stops, so it comes first;
+    // among workers, a real error beats the "interrupted" of those stopped by it.
+    feeder?;
     let mut writers = Vec::new();
     let mut rows = [0u64; 2];
+    let mut failed = None;
     for r in results {
-        let (w, n) = r?;
-        writers.push(w);
-        rows[0] += n[0];
-        rows[1] += n[1];
+        match r {
+            Ok((w, n)) => {
+                writers.push(w);
+                rows[0] += n[0];
+                rows[1] += n[1];
+            }
+            Err(ReconError::Interrupted) => {
+                failed.get_or_insert(ReconError::Interrupted);
+            }
+            Err(e) => {
+                if matches!(failed, None | Some(ReconError::Interrupted)) {
+                    failed = Some(e);
+                }
+            }
+        }
+    }
+    if let Some(e) = failed {
+        return Err(e);
     }
     let index = SpillIndex::merge(writers, 2 * buckets)?;
     Ok(Partitioned {

@@ -108,7 +108,7 @@ pub struct SampleRef {
 pub struct Reconciled {
     pub stats: [DirectionStats; 2],
     pub samples: [Vec<SampleRef>; 2],
-    /// Evidence records under key `side * ranges + (locator >> range_bits)`.
+    /// Evidence records under key `side * ranges + range`, ranges in locator order.
     pub evidence: SpillIndex,
     pub ranges: usize,
     /// Buckets that had to be split because their map would not fit.
@@ -123,6 +123,9 @@ pub struct ReconcileConfig<'a> {
     pub chunk_bytes: usize,
     pub range_bits: u32,
     pub ranges: usize,
+    /// Per side, per file: the dense ordinal of the file's first position, so
+    /// that a locator's range is `(base + position) >> range_bits`.
+    pub bases: [Vec<u64>; 2],
     pub sample: usize,
     pub first_level_bits: u32,
     pub dir: &'a Path,
@@ -233,7 +236,10 @@ impl Worker<'_> {
             let mut rec = [0u8; EVIDENCE_BYTES];
             rec[..8].copy_from_slice(&loc.to_le_bytes());
             rec[8..].copy_from_slice(&excess.to_le_bytes());
-            let slot = side.index() * self.cfg.ranges + (loc >> self.cfg.range_bits) as usize;
+            let (file, pos) = crate::input::unpack(loc);
+            let base = self.cfg.bases[side.index()].get(file).copied().unwrap_or(0);
+            let range = ((base + pos) >> self.cfg.range_bits) as usize;
+            let slot = side.index() * self.cfg.ranges + range.min(self.cfg.ranges - 1);
             self.evidence.push(slot, &rec, &mut self.evidence_writer)?;
             if self.cfg.sample > 0 {
                 let heap = &mut self.samples[side.index()];

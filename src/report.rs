@@ -141,9 +141,20 @@ pub struct Report {
     pub settings: Settings,
     pub elapsed_seconds: f64,
     pub phase_seconds: PhaseSeconds,
+    /// Text values that could not be parsed into their column's type and
+    /// were counted as drift (`--max-parse-errors`); their rows were not compared.
+    pub parse_errors: ParseErrorsReport,
     pub spilled_bytes: u64,
     pub bucket_splits: u64,
     pub peak_rss_bytes: u64,
+}
+
+/// Values that failed to parse, per side, with the first messages.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct ParseErrorsReport {
+    pub source: u64,
+    pub target: u64,
+    pub examples: Vec<String>,
 }
 
 impl SampleReport {
@@ -216,6 +227,19 @@ impl Report {
                 plural(m.target_only.extra_copy_rows, "extra copy", "extra copies")
             ),
         );
+        let pe = &self.parse_errors;
+        if pe.source + pe.target > 0 {
+            line(
+                &mut out,
+                "parse_errors",
+                format!(
+                    "{}  (source {}, target {}; those rows were not compared)",
+                    pe.source + pe.target,
+                    pe.source,
+                    pe.target
+                ),
+            );
+        }
         line(&mut out, "exact_match", self.exact_match.to_string());
         let d = &self.column_drift;
         if !self.exact_match {
@@ -269,6 +293,12 @@ impl Report {
                     s.target_count,
                     s.render(quoted)
                 ));
+            }
+        }
+        if !pe.examples.is_empty() {
+            out.push_str("\nvalues that failed to parse:\n");
+            for e in &pe.examples {
+                out.push_str(&format!("  {e}\n"));
             }
         }
         out

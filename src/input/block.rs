@@ -1,0 +1,347 @@
+//! Formats with stored types and row counts: Parquet (units are row groups)
+//! and Arrow IPC (units are record batches of a file; a stream is one unit).
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use arrow::array::{ArrayRef, UInt32Array};
+use arrow::datatypes::SchemaRef;
+use arrow::ipc::reader::{FileReader, StreamReader};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+};
+use parquet::arrow::ProjectionMask;
+
+use super::Unit;
+use crate::error::{ReconError, Result};
+
+/// Metadata of one Parquet or IPC file.
+pub struct BlockMeta {
+    pub schema: SchemaRef,
+    kind: Kind,
+}
+
+enum Kind {
+    Parquet {
+        meta: ArrowReaderMetadata,
+        /// Position of each row group's first row, plus the end.
+        starts: Vec<u64>,
+    },
+    IpcFile {
+        /// Position of each record batch's first row, plus the end.
+        starts: Vec<u64>,
+    },
+    IpcStream,
+}
+
+fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| ReconError::input(path, e.to_string()))
+}
+
+fn starts_of(path: &Path, counts: impl Iterator<Item = i64>) -> Result<Vec<u64>> {
+    let mut starts = vec![0u64];
+    let mut next = 0u64;
+    for n in counts {
+        let n = u64::try_from(n)
+            .map_err(|_| ReconError::input(path, "negative row count in metadata"))?;
+        next = next
+            .checked_add(n)
+            .ok_or_else(|| ReconError::input(path, "row count in metadata overflows"))?;
+        starts.push(next);
+    }
+    Ok(starts)
+}
+
+/// Reads the row count of every record batch of an IPC file from the
+/// footer and the batches' message headers, without reading their bodies.
+fn ipc_batch_rows(path: &Path) -> Result<Vec<i64>> {
+    let bad = |m: String| ReconError::input(path, format!("not a readable Arrow IPC file: {m}"));
+    let mut f = open(path)?;
+    let mut tail = [0u8; 10];
+    f.seek(SeekFrom::End(-10)).map_err(|e| bad(e.to_string()))?;
+    f.read_exact(&mut tail).map_err(|e| bad(e.to_string()))?;
+    let footer_len =
+        arrow::ipc::reader::read_footer_length(tail).map_err(|e| bad(e.to_string()))?;
+    let mut footer = vec![0u8; footer_len];
+    f.seek(SeekFrom::End(-10 - footer_len as i64))
+        .map_err(|e| bad(e.to_string()))?;
+    f.read_exact(&mut footer).map_err(|e| bad(e.to_string()))?;
+    let footer = arrow::ipc::root_as_footer(&footer).map_err(|e| bad(e.to_string()))?;
+    let mut rows = Vec::new();
+    for block in footer.recordBatches().into_iter().flatten() {
+        let len = usize::try_from(block.metaDataLength()).map_err(|_| bad("bad block".into()))?;
+        let offset = u64::try_from(block.offset()).map_err(|_| bad("bad block".into()))?;
+        let mut meta = vec![0u8; len];
+        f.seek(SeekFrom::Start(offset))
+            .map_err(|e| bad(e.to_string()))?;
+        f.read_exact(&mut meta).map_err(|e| bad(e.to_string()))?;
+        // Current files prefix a message with 0xFFFFFFFF and its length; old ones with the length only.
+        let skip = if meta.starts_with(&[0xff; 4]) { 8 } else { 4 };
+        let body = meta
+            .get(skip..)
+            .ok_or_else(|| bad("truncated block".into()))?;
+        let message = arrow::ipc::root_as_message(body).map_err(|e| bad(e.to_string()))?;
+        let batch = message
+            .header_as_record_batch()
+            .ok_or_else(|| bad("a record batch block holds another message".into()))?;
+        rows.push(batch.length());
+    }
+    Ok(rows)
+}
+
+impl BlockMeta {
+    pub fn parquet(path: &Path) -> Result<BlockMeta> {
+        let file = open(path)?;
+        let meta = crate::partition::guard(path, || {
+            ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+                .map_err(|e| ReconError::parquet(path, e))
+        })?;
+        let starts = starts_of(
+            path,
+            meta.metadata().row_groups().iter().map(|rg| rg.num_rows()),
+        )?;
+        Ok(BlockMeta {
+            schema: meta.schema().clone(),
+            kind: Kind::Parquet { meta, starts },
+        })
+    }
+
+    pub fn ipc(path: &Path) -> Result<BlockMeta> {
+        let mut head = [0u8; 6];
+        let n = open(path)?
+            .read(&mut head)
+            .map_err(|e| ReconError::input(path, e.to_string()))?;
+        crate::partition::guard(path, || {
+            if n == 6 && &head == b"ARROW1" {
+                let reader =
+                    FileReader::try_new(BufReader::new(open(path)?), None).map_err(|e| {
+                        ReconError::input(path, format!("not a readable Arrow IPC file: {e}"))
+                    })?;
+                let starts = starts_of(path, ipc_batch_rows(path)?.into_iter())?;
+                Ok(BlockMeta {
+                    schema: reader.schema(),
+                    kind: Kind::IpcFile { starts },
+                })
+            } else {
+                let reader =
+                    StreamReader::try_new(BufReader::new(open(path)?), None).map_err(|e| {
+                        ReconError::input(
+                            path,
+                            format!("not a readable Arrow IPC file or stream: {e}"),
+                        )
+                    })?;
+                Ok(BlockMeta {
+                    schema: reader.schema(),
+                    kind: Kind::IpcStream,
+                })
+            }
+        })
+    }
+
+    /// Rows in the file, when its metadata says.
+    pub fn rows(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Parquet { starts, .. } | Kind::IpcFile { starts } => starts.last().copied(),
+            Kind::IpcStream => None,
+        }
+    }
+
+    pub fn units(&self, file: usize) -> Vec<Unit> {
+        match &self.kind {
+            Kind::Parquet { starts, .. } | Kind::IpcFile { starts } => starts
+                .windows(2)
+                .enumerate()
+                .filter(|(_, w)| w[1] > w[0])
+                .map(|(block, w)| Unit::Block {
+                    file,
+                    block,
+                    first: w[0],
+                    rows: w[1] - w[0],
+                })
+                .collect(),
+            Kind::IpcStream => vec![Unit::Stream { file }],
+        }
+    }
+
+    /// Reads a unit's `projected` file columns (ascending), calling `each`
+    /// with each batch's columns and its first row's position. Returns rows read.
+    pub fn read(
+        &self,
+        path: &Path,
+        unit: &Unit,
+        projected: &[usize],
+        batch_size: usize,
+        each: &mut dyn FnMut(&[ArrayRef], u64) -> Result<()>,
+    ) -> Result<u64> {
+        let mut pos = 0u64;
+        let (first, expect) = match unit {
+            Unit::Block { first, rows, .. } => (*first, Some(*rows)),
+            _ => (0, None),
+        };
+        match (&self.kind, unit) {
+            (Kind::Parquet { meta, .. }, Unit::Block { block, .. }) => {
+                let mask = ProjectionMask::roots(
+                    meta.metadata().file_metadata().schema_descr(),
+                    projected.iter().copied(),
+                );
+                let reader =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(open(path)?, meta.clone())
+                        .with_row_groups(vec![*block])
+                        .with_batch_size(batch_size)
+                        .with_projection(mask)
+                        .build()
+                        .map_err(|e| ReconError::parquet(path, e))?;
+                for batch in reader {
+                    let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
+                    each(batch.columns(), first + pos)?;
+                    pos += batch.num_rows() as u64;
+                }
+            }
+            (Kind::IpcFile { .. }, Unit::Block { block, .. }) => {
+                let mut reader =
+                    FileReader::try_new(BufReader::new(open(path)?), Some(projected.to_vec()))
+                        .map_err(|e| ReconError::arrow(path, e))?;
+                reader
+                    .set_index(*block)
+                    .map_err(|e| ReconError::arrow(path, e))?;
+                if let Some(batch) = reader.next() {
+                    let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
+                    each(batch.columns(), first)?;
+                    pos += batch.num_rows() as u64;
+                }
+            }
+            (Kind::IpcStream, Unit::Stream { .. }) => {
+                let reader =
+                    StreamReader::try_new(BufReader::new(open(path)?), Some(projected.to_vec()))
+                        .map_err(|e| ReconError::arrow(path, e))?;
+                for batch in reader {
+                    let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
+                    if pos + batch.num_rows() as u64 >= 1 << super::POS_BITS {
+                        return Err(ReconError::input(path, "more than 2^44 rows in one file"));
+                    }
+                    each(batch.columns(), pos)?;
+                    pos += batch.num_rows() as u64;
+                }
+            }
+            _ => return Err(ReconError::Internal("unit does not match its file".into())),
+        }
+        if let (Some(expect), Unit::Block { block, .. }) = (expect, unit) {
+            if pos != expect {
+                return Err(ReconError::input(
+                    path,
+                    format!("block {block} holds {pos} rows but its metadata says {expect}"),
+                ));
+            }
+        }
+        Ok(pos)
+    }
+
+    /// Reads the rows at `positions` (ascending, unique) with all file columns.
+    pub fn fetch(
+        &self,
+        path: &Path,
+        positions: &[u64],
+        emit: &mut dyn FnMut(Vec<ArrayRef>) -> Result<()>,
+    ) -> Result<()> {
+        match &self.kind {
+            Kind::Parquet { meta, starts } => {
+                for (block, picks) in group(starts, positions) {
+                    let total = (starts[block + 1] - starts[block]) as usize;
+                    let sel = RowSelection::from_consecutive_ranges(
+                        picks.iter().map(|&r| r..r + 1),
+                        total,
+                    );
+                    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                        open(path)?,
+                        meta.clone(),
+                    )
+                    .with_row_groups(vec![block])
+                    .with_batch_size(8192)
+                    .with_row_selection(sel)
+                    .build()
+                    .map_err(|e| ReconError::parquet(path, e))?;
+                    for batch in reader {
+                        let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
+                        emit(batch.columns().to_vec())?;
+                    }
+                }
+            }
+            Kind::IpcFile { starts } => {
+                let mut reader = FileReader::try_new(BufReader::new(open(path)?), None)
+                    .map_err(|e| ReconError::arrow(path, e))?;
+                for (block, picks) in group(starts, positions) {
+                    reader
+                        .set_index(block)
+                        .map_err(|e| ReconError::arrow(path, e))?;
+                    let batch = reader
+                        .next()
+                        .ok_or_else(|| {
+                            ReconError::input(path, format!("record batch {block} is missing"))
+                        })?
+                        .map_err(|e| ReconError::arrow(path, e))?;
+                    emit(take_rows(
+                        path,
+                        batch.columns(),
+                        picks.iter().map(|&r| r as u32),
+                    )?)?;
+                }
+            }
+            Kind::IpcStream => {
+                let reader = StreamReader::try_new(BufReader::new(open(path)?), None)
+                    .map_err(|e| ReconError::arrow(path, e))?;
+                let mut pos = 0u64;
+                let mut next = 0usize;
+                for batch in reader {
+                    if next == positions.len() {
+                        break;
+                    }
+                    let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
+                    let end = pos + batch.num_rows() as u64;
+                    let stop = next + positions[next..].partition_point(|&p| p < end);
+                    if stop > next {
+                        let rows = positions[next..stop].iter().map(|&p| (p - pos) as u32);
+                        emit(take_rows(path, batch.columns(), rows)?)?;
+                        next = stop;
+                    }
+                    pos = end;
+                }
+                if next != positions.len() {
+                    return Err(ReconError::input(
+                        path,
+                        "stream ended before the rows recon read earlier",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Groups ascending positions by the block (given by `starts`) holding them,
+/// as (block, rows within the block).
+fn group(starts: &[u64], positions: &[u64]) -> Vec<(usize, Vec<usize>)> {
+    let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+    for &p in positions {
+        let block = starts.partition_point(|&s| s <= p).saturating_sub(1);
+        let row = (p - starts[block]) as usize;
+        match out.last_mut() {
+            Some((b, rows)) if *b == block => rows.push(row),
+            _ => out.push((block, vec![row])),
+        }
+    }
+    out
+}
+
+fn take_rows(
+    path: &Path,
+    cols: &[ArrayRef],
+    rows: impl Iterator<Item = u32>,
+) -> Result<Vec<ArrayRef>> {
+    let idx = UInt32Array::from_iter_values(rows);
+    cols.iter()
+        .map(|c| {
+            arrow::compute::take(c.as_ref(), &idx, None).map_err(|e| ReconError::arrow(path, e))
+        })
+        .collect()
+}

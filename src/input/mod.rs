@@ -1,0 +1,857 @@
+//! Input tables: discovery, formats, schemas, row locators and reads.
+//!
+//! A table is one file, a directory of files (read recursively in sorted path
+//! order), or a glob pattern. Directory levels named `key=value` (Hive
+//! partitions) become columns. Formats: Parquet, Arrow IPC (file and stream),
+//! CSV/TSV and NDJSON, the text formats optionally gzip- or zstd-compressed.
+//!
+//! Every row gets a *locator*: `(file index << 44) | position`, where the
+//! position is the row ordinal within the file (Parquet, IPC) or the byte
+//! offset of the record in the decompressed file (CSV, NDJSON). Locators
+//! increase in table order, and each maps back to its row without a rescan
+//! (compressed text and IPC streams excepted: they are read again from the
+//! start, because they cannot be entered in the middle).
+
+mod block;
+pub mod csv_lex;
+pub mod parse;
+mod text;
+pub mod typing;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+
+use crate::error::{ReconError, Result};
+
+pub use block::BlockMeta;
+pub use text::{Encoding, TextOptions};
+
+/// Bits of a locator that hold the position within a file.
+pub const POS_BITS: u32 = 44;
+/// Most files one table may have (the locator's file bits).
+pub const MAX_FILES: usize = 1 << (64 - POS_BITS);
+
+#[inline]
+pub fn pack(file: usize, pos: u64) -> u64 {
+    ((file as u64) << POS_BITS) | pos
+}
+
+#[inline]
+pub fn unpack(locator: u64) -> (usize, u64) {
+    (
+        (locator >> POS_BITS) as usize,
+        locator & ((1u64 << POS_BITS) - 1),
+    )
+}
+
+/// A file format recon reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Parquet,
+    /// Arrow IPC, file or stream (told apart by the file's magic bytes).
+    Ipc,
+    Csv,
+    /// CSV with a tab delimiter by default.
+    Tsv,
+    Ndjson,
+}
+
+impl Format {
+    /// Parses a `--source-format`/`--target-format` value.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "parquet" => Format::Parquet,
+            "ipc" | "arrow" | "feather" => Format::Ipc,
+            "csv" => Format::Csv,
+            "tsv" => Format::Tsv,
+            "ndjson" | "jsonl" | "json" => Format::Ndjson,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Parquet => "parquet",
+            Format::Ipc => "arrow-ipc",
+            Format::Csv => "csv",
+            Format::Tsv => "tsv",
+            Format::Ndjson => "ndjson",
+        }
+    }
+
+    /// Whether values arrive as text and take their types from elsewhere.
+    pub fn is_text(self) -> bool {
+        matches!(self, Format::Csv | Format::Tsv | Format::Ndjson)
+    }
+}
+
+/// Compression of a text file, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+/// Splits a file name into (format by extension, compression).
+fn classify(name: &str) -> (Option<Format>, Compression) {
+    let lower = name.to_ascii_lowercase();
+    let (stem, compression) = if let Some(s) = lower.strip_suffix(".gz") {
+        (s.to_string(), Compression::Gzip)
+    } else if let Some(s) = lower.strip_suffix(".zst") {
+        (s.to_string(), Compression::Zstd)
+    } else {
+        (lower.clone(), Compression::None)
+    };
+    let ext = stem.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    let format = match ext {
+        "parquet" | "pq" => Some(Format::Parquet),
+        "arrow" | "feather" | "ipc" | "arrows" => Some(Format::Ipc),
+        "csv" => Some(Format::Csv),
+        "tsv" | "tab" => Some(Format::Tsv),
+        "jsonl" | "ndjson" => Some(Format::Ndjson),
+        _ => None,
+    };
+    (format, compression)
+}
+
+/// Recognizes binary formats by their magic bytes, for files without a
+/// known extension (Hive writes `000000_0`). Text is never guessed.
+fn sniff(path: &Path) -> Option<Format> {
+    use std::io::Read;
+    let mut head = [0u8; 6];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    match &head[..n] {
+        [b'P', b'A', b'R', b'1', ..] => Some(Format::Parquet),
+        [b'A', b'R', b'R', b'O', b'W', b'1'] => Some(Format::Ipc),
+        [0xff, 0xff, 0xff, 0xff, ..] => Some(Format::Ipc),
+        _ => None,
+    }
+}
+
+/// How the user asked to read one side.
+#[derive(Debug, Clone, Default)]
+pub struct InputOptions {
+    /// Overrides detection by file extension.
+    pub format: Option<Format>,
+    pub text: TextOptions,
+}
+
+/// One file of a table.
+pub struct TableFile {
+    pub path: PathBuf,
+    pub compression: Compression,
+    /// Raw Hive partition values, one per `Table::partition_keys` (None: NULL).
+    partition_values: Vec<Option<String>>,
+    /// Footer metadata of Parquet and IPC files.
+    block: Option<BlockMeta>,
+    /// Rows (block formats) or decompressed bytes (text) of the file; text
+    /// files learn it during the scan.
+    extent: AtomicU64,
+}
+
+impl TableFile {
+    pub fn extent(&self) -> u64 {
+        self.extent.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_extent(&self, n: u64) {
+        self.extent.store(n, Ordering::Relaxed);
+    }
+}
+
+/// A table: one or more files of one format and one schema.
+pub struct Table {
+    /// The path the user gave.
+    pub path: PathBuf,
+    pub format: Format,
+    pub files: Vec<TableFile>,
+    /// File columns, then Hive partition columns.
+    pub schema: SchemaRef,
+    /// Columns stored in the files; the rest come from partition directories.
+    pub file_columns: usize,
+    pub partition_keys: Vec<String>,
+    /// Per column: its type was not stored but comes from text (CSV fields,
+    /// NDJSON scalars, partition values), so it may take the other side's type.
+    pub untyped: Vec<bool>,
+    /// Row count from metadata, when the format stores one.
+    pub rows: Option<u64>,
+    /// Total size of the files on disk.
+    pub bytes_on_disk: u64,
+    pub text: TextOptions,
+    /// Per file, per partition column: the value as a one-row typed array.
+    partition_arrays: Vec<Vec<ArrayRef>>,
+    /// Text values that failed to parse and were counted (`--max-parse-errors`).
+    pub parse_errors: text::ParseErrors,
+}
+
+/// Spark and friends leave _SUCCESS, _committed_*, .crc and other markers
+/// beside the data; names starting with `_` or `.` are never data.
+fn is_marker(name: &str) -> bool {
+    name.starts_with('_') || name.starts_with('.')
+}
+
+/// A file found for a table, with its Hive partition values.
+struct Found {
+    path: PathBuf,
+    partitions: Vec<(String, Option<String>)>,
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<Found>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ReconError::input(dir, e.to_string()))?;
+    let mut children = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| ReconError::input(dir, e.to_string()))?;
+        // file_type() does not follow symlinks, so a link cycle cannot recurse forever.
+        let kind = entry
+            .file_type()
+            .map_err(|e| ReconError::input(entry.path(), e.to_string()))?;
+        children.push((entry.path(), kind));
+    }
+    children.sort_by(|a, b| a.0.cmp(&b.0));
+    for (child, kind) in children {
+        let name = child.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if is_marker(name) {
+            continue;
+        }
+        if kind.is_dir() {
+            collect_files(root, &child, out)?;
+        } else if kind.is_symlink() && child.is_dir() {
+            return Err(ReconError::input(
+                &child,
+                "symlinked directory inside a table is not followed; pass the real path",
+            ));
+        } else {
+            out.push(Found {
+                partitions: hive_parts(root, &child)?,
+                path: child,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The `key=value` directory levels between `root` and `file`.
+fn hive_parts(root: &Path, file: &Path) -> Result<Vec<(String, Option<String>)>> {
+    let Ok(rel) = file.strip_prefix(root) else {
+        return Ok(Vec::new());
+    };
+    let mut parts = Vec::new();
+    let dirs: Vec<_> = rel.components().collect();
+    for c in dirs.iter().take(dirs.len().saturating_sub(1)) {
+        let s = c.as_os_str().to_string_lossy();
+        if let Some((k, v)) = s.split_once('=') {
+            if k.is_empty() {
+                return Err(ReconError::input(
+                    file,
+                    "partition directory with an empty key",
+                ));
+            }
+            let value = if v == "__HIVE_DEFAULT_PARTITION__" {
+                None
+            } else {
+                Some(percent_decode(v).ok_or_else(|| {
+                    ReconError::input(file, format!("partition value '{v}' is badly escaped"))
+                })?)
+            };
+            parts.push((percent_decode(k).unwrap_or_else(|| k.to_string()), value));
+        }
+    }
+    Ok(parts)
+}
+
+/// Hive escapes special characters in partition paths as %XX.
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn has_glob_chars(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Lists the files of `path` (a file, a directory, or a glob pattern).
+fn discover(path: &Path) -> Result<Vec<Found>> {
+    let text = path.to_string_lossy();
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {
+            return Ok(vec![Found {
+                path: path.to_path_buf(),
+                partitions: Vec::new(),
+            }])
+        }
+        Ok(_) => {
+            let mut files = Vec::new();
+            collect_files(path, path, &mut files)?;
+            if files.is_empty() {
+                return Err(ReconError::input(path, "directory holds no data files"));
+            }
+            return Ok(files);
+        }
+        Err(e) if !has_glob_chars(&text) => {
+            return Err(ReconError::input(path, e.to_string()));
+        }
+        Err(_) => {}
+    }
+    // A glob: Hive levels are counted from the pattern's literal prefix.
+    let root: PathBuf = path
+        .components()
+        .take_while(|c| !has_glob_chars(&c.as_os_str().to_string_lossy()))
+        .collect();
+    let paths =
+        glob::glob(&text).map_err(|e| ReconError::input(path, format!("bad glob pattern: {e}")))?;
+    let mut files = Vec::new();
+    let mut matched: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        let p = p.map_err(|e| ReconError::input(e.path(), e.error().to_string()))?;
+        matched.push(p);
+    }
+    matched.sort();
+    for p in matched {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if is_marker(name) {
+            continue;
+        }
+        if p.is_dir() {
+            collect_files(&root, &p, &mut files)?;
+        } else {
+            files.push(Found {
+                partitions: hive_parts(&root, &p)?,
+                path: p,
+            });
+        }
+    }
+    if files.is_empty() {
+        return Err(ReconError::input(path, "glob pattern matches no files"));
+    }
+    Ok(files)
+}
+
+fn same_fields(a: &Field, b: &Field) -> bool {
+    a.name() == b.name() && a.data_type() == b.data_type()
+}
+
+/// Merges one file's schema into the table's, which must hold the same columns.
+fn merge_schema(
+    table: &Path,
+    file: &Path,
+    into: &mut Option<SchemaRef>,
+    next: SchemaRef,
+) -> Result<()> {
+    let Some(first) = into.as_ref() else {
+        *into = Some(next);
+        return Ok(());
+    };
+    let same = first.fields().len() == next.fields().len()
+        && first
+            .fields()
+            .iter()
+            .zip(next.fields())
+            .all(|(a, b)| same_fields(a, b));
+    if !same {
+        return Err(ReconError::input(
+            file,
+            format!(
+                "schema differs from the other files of {}: all files of a table must share one schema",
+                table.display()
+            ),
+        ));
+    }
+    // Nullability may differ between files; the table's field is nullable if any is.
+    let merged: Vec<Field> = first
+        .fields()
+        .iter()
+        .zip(next.fields())
+        .map(|(a, b)| {
+            a.as_ref()
+                .clone()
+                .with_nullable(a.is_nullable() || b.is_nullable())
+        })
+        .collect();
+    *into = Some(Arc::new(Schema::new_with_metadata(
+        merged,
+        first.metadata().clone(),
+    )));
+    Ok(())
+}
+
+impl Table {
+    /// Opens a table reading only metadata: footers for Parquet and IPC, the
+    /// header line (or first lines) for text. Text columns are Utf8 until
+    /// [`typing::resolve`] gives them the other side's types.
+    pub fn open(path: &Path, opts: &InputOptions) -> Result<Table> {
+        let found = discover(path)?;
+        if found.len() > MAX_FILES {
+            return Err(ReconError::input(
+                path,
+                format!("more than {MAX_FILES} files in one table"),
+            ));
+        }
+        // One format per table.
+        let mut format = opts.format;
+        let mut files = Vec::with_capacity(found.len());
+        for f in &found {
+            let name = f.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let (by_name, compression) = classify(name);
+            let this = match (opts.format, by_name) {
+                (Some(explicit), _) => explicit,
+                (None, Some(fmt)) => fmt,
+                (None, None) if sniff(&f.path).is_some() => sniff(&f.path).unwrap_or(Format::Parquet),
+                (None, None) => {
+                    return Err(ReconError::input(
+                        &f.path,
+                        "unknown file extension (expected .parquet, .arrow/.feather/.ipc, .csv, .tsv, .jsonl/.ndjson, optionally .gz/.zst); pass --source-format/--target-format to choose",
+                    ))
+                }
+            };
+            match format {
+                None => format = Some(this),
+                Some(prev) if prev != this => {
+                    return Err(ReconError::input(
+                        &f.path,
+                        format!(
+                            "is {} but other files of {} are {}: one table holds one format",
+                            this.name(),
+                            path.display(),
+                            prev.name()
+                        ),
+                    ))
+                }
+                Some(_) => {}
+            }
+            if compression != Compression::None && !this.is_text() {
+                return Err(ReconError::input(
+                    &f.path,
+                    format!(
+                        "compressed {} files are not supported (only CSV/TSV/NDJSON may be .gz or .zst)",
+                        this.name()
+                    ),
+                ));
+            }
+            files.push(TableFile {
+                path: f.path.clone(),
+                compression,
+                partition_values: Vec::new(),
+                block: None,
+                extent: AtomicU64::new(0),
+            });
+        }
+        let format = format.ok_or_else(|| ReconError::input(path, "no data files"))?;
+
+        // Hive partition keys: the same keys, in the same order, on every file.
+        let keys: Vec<String> = found[0].partitions.iter().map(|p| p.0.clone()).collect();
+        for (f, tf) in found.iter().zip(files.iter_mut()) {
+            let these: Vec<&String> = f.partitions.iter().map(|p| &p.0).collect();
+            if these.len() != keys.len() || these.iter().zip(&keys).any(|(a, b)| *a != b) {
+                return Err(ReconError::input(
+                    &f.path,
+                    format!(
+                        "partition directories ({}) differ from the table's first file ({})",
+                        these
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join("/"),
+                        keys.join("/")
+                    ),
+                ));
+            }
+            tf.partition_values = f.partitions.iter().map(|p| p.1.clone()).collect();
+        }
+
+        let mut text = opts.text.clone();
+        if format == Format::Tsv && text.delimiter.is_none() {
+            text.delimiter = Some(b'\t');
+        }
+        let mut bytes_on_disk = 0u64;
+        let mut schema: Option<SchemaRef> = None;
+        let mut rows: Option<u64> = Some(0);
+        for tf in files.iter_mut() {
+            let meta = std::fs::metadata(&tf.path)
+                .map_err(|e| ReconError::input(&tf.path, e.to_string()))?;
+            bytes_on_disk += meta.len();
+            if meta.len() == 0 && !format.is_text() {
+                return Err(ReconError::input(
+                    &tf.path,
+                    format!("file is empty (0 bytes), not {}", format.name()),
+                ));
+            }
+            // Open for reading up front, so permission problems surface before any work.
+            std::fs::File::open(&tf.path)
+                .map_err(|e| ReconError::input(&tf.path, e.to_string()))?;
+            match format {
+                Format::Parquet | Format::Ipc => {
+                    let b = if format == Format::Parquet {
+                        BlockMeta::parquet(&tf.path)?
+                    } else {
+                        BlockMeta::ipc(&tf.path)?
+                    };
+                    merge_schema(path, &tf.path, &mut schema, b.schema.clone())?;
+                    rows = match (rows, b.rows()) {
+                        (Some(a), Some(n)) => Some(a.checked_add(n).ok_or_else(|| {
+                            ReconError::input(&tf.path, "row count in metadata overflows")
+                        })?),
+                        _ => None,
+                    };
+                    if let Some(n) = b.rows() {
+                        if n >= 1 << POS_BITS {
+                            return Err(ReconError::input(
+                                &tf.path,
+                                "more than 2^44 rows in one file",
+                            ));
+                        }
+                        tf.extent.store(n, Ordering::Relaxed);
+                    }
+                    tf.block = Some(b);
+                }
+                Format::Csv | Format::Tsv | Format::Ndjson => {
+                    let s = text::header_schema(&tf.path, tf.compression, format, &text)?;
+                    merge_schema(path, &tf.path, &mut schema, s)?;
+                    rows = None;
+                }
+            }
+        }
+        let file_schema = schema.ok_or_else(|| ReconError::input(path, "no data files"))?;
+        let file_columns = file_schema.fields().len();
+        let mut fields: Vec<Field> = file_schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        for k in &keys {
+            if fields.iter().any(|f| f.name() == k) {
+                return Err(ReconError::input(
+                    path,
+                    format!("partition key '{k}' is also a column inside the files"),
+                ));
+            }
+            fields.push(Field::new(k, DataType::Utf8, true));
+        }
+        let mut untyped = vec![format.is_text(); file_columns];
+        if format == Format::Ndjson {
+            // Nested JSON values keep the types the header scan found.
+            for (u, f) in untyped.iter_mut().zip(file_schema.fields()) {
+                *u = matches!(f.data_type(), DataType::Utf8);
+            }
+        }
+        untyped.extend(std::iter::repeat_n(true, keys.len()));
+        let mut table = Table {
+            path: path.to_path_buf(),
+            format,
+            files,
+            schema: Arc::new(Schema::new_with_metadata(
+                fields,
+                file_schema.metadata().clone(),
+            )),
+            file_columns,
+            partition_keys: keys,
+            untyped,
+            rows,
+            bytes_on_disk,
+            text,
+            partition_arrays: Vec::new(),
+            parse_errors: Default::default(),
+        };
+        table.build_partition_arrays()?;
+        Ok(table)
+    }
+
+    /// Parses each file's partition values into the current column types.
+    fn build_partition_arrays(&mut self) -> Result<()> {
+        let mut all = Vec::with_capacity(self.files.len());
+        for f in &self.files {
+            let mut arrays = Vec::with_capacity(self.partition_keys.len());
+            for (k, v) in f.partition_values.iter().enumerate() {
+                let field = self.schema.field(self.file_columns + k);
+                let arr = typing::parse_values(field.data_type(), &[v.as_deref()]).map_err(
+                    |(_, m)| {
+                        ReconError::input(
+                            &f.path,
+                            format!(
+                                "partition value {}={}: {m}",
+                                field.name(),
+                                v.as_deref().unwrap_or("NULL")
+                            ),
+                        )
+                    },
+                )?;
+                arrays.push(arr);
+            }
+            all.push(arrays);
+        }
+        self.partition_arrays = all;
+        Ok(())
+    }
+
+    /// Gives untyped columns new types (see [`typing::resolve`]).
+    pub(crate) fn set_types(&mut self, types: &[(usize, DataType)]) -> Result<()> {
+        let mut fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        for (i, ty) in types {
+            fields[*i] = fields[*i]
+                .clone()
+                .with_data_type(ty.clone())
+                .with_nullable(true);
+        }
+        self.schema = Arc::new(Schema::new_with_metadata(
+            fields,
+            self.schema.metadata().clone(),
+        ));
+        self.build_partition_arrays()
+    }
+
+    /// Rows of the table: from metadata, or as counted by a scan.
+    pub fn known_rows(&self) -> Option<u64> {
+        self.rows
+    }
+
+    pub fn file_path(&self, i: usize) -> &Path {
+        &self.files[i].path
+    }
+
+    /// Where a locator points, in words, for error messages.
+    pub fn describe(&self, locator: u64) -> String {
+        let (file, pos) = unpack(locator);
+        let path = self
+            .files
+            .get(file)
+            .map(|f| f.path.display().to_string())
+            .unwrap_or_default();
+        if self.format.is_text() {
+            format!("{path}: record at byte {pos}")
+        } else {
+            format!("{path}: row {pos} (counting from 0)")
+        }
+    }
+
+    /// The dense ordinal of a locator: the file's base (sum of earlier files'
+    /// extents) plus its position. Valid after the scan.
+    pub fn bases(&self) -> Vec<u64> {
+        let mut next = 0u64;
+        self.files
+            .iter()
+            .map(|f| {
+                let b = next;
+                next = next.saturating_add(f.extent());
+                b
+            })
+            .collect()
+    }
+
+    /// Sum of all files' extents (rows or decompressed bytes). Valid after the scan.
+    pub fn total_extent(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|f| f.extent())
+            .fold(0u64, |a, b| a.saturating_add(b))
+    }
+
+    /// Appends the partition columns of `file` to file columns `cols`.
+    fn with_partitions(
+        &self,
+        file: usize,
+        mut cols: Vec<ArrayRef>,
+        rows: usize,
+    ) -> Result<Vec<ArrayRef>> {
+        for arr in &self.partition_arrays[file] {
+            let idx = arrow::array::UInt32Array::from(vec![0u32; rows]);
+            cols.push(
+                arrow::compute::take(arr.as_ref(), &idx, None)
+                    .map_err(|e| ReconError::arrow(&self.files[file].path, e))?,
+            );
+        }
+        Ok(cols)
+    }
+
+    /// Fetches the rows at `locators` (sorted ascending, unique) with every
+    /// column of the table. Calls `each` with batches whose rows follow
+    /// `locators` order.
+    pub fn fetch(
+        &self,
+        locators: &[u64],
+        mut each: impl FnMut(RecordBatch) -> Result<()>,
+    ) -> Result<()> {
+        let mut start = 0;
+        while start < locators.len() {
+            let (file, _) = unpack(locators[start]);
+            let end = start + locators[start..].partition_point(|&l| unpack(l).0 == file);
+            let positions: Vec<u64> = locators[start..end].iter().map(|&l| unpack(l).1).collect();
+            let path = self.files[file].path.clone();
+            let mut emit = |cols: Vec<ArrayRef>| -> Result<()> {
+                let n = cols.first().map_or(0, |c| c.len());
+                let cols = self.with_partitions(file, cols, n)?;
+                let batch = RecordBatch::try_new(self.schema.clone(), cols)
+                    .map_err(|e| ReconError::arrow(&path, e))?;
+                each(batch)
+            };
+            crate::partition::guard(&path, || match &self.files[file].block {
+                Some(b) => b.fetch(&path, &positions, &mut emit),
+                None => text::fetch(self, file, &positions, &mut emit),
+            })?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// The units of work of a scan, for block formats; text files are cut
+    /// into chunks by [`Table::feed_text`] instead.
+    pub fn block_units(&self) -> Vec<Unit> {
+        let mut units = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            if let Some(b) = &f.block {
+                units.extend(b.units(fi));
+            } else {
+                units.push(Unit::TextFile { file: fi });
+            }
+        }
+        units
+    }
+
+    /// Reads one unit, calling `each(columns, locators)` per batch, where
+    /// `columns` are the table columns `wanted` (in that order).
+    pub fn read_unit(
+        &self,
+        unit: &Unit,
+        wanted: &[usize],
+        batch_size: usize,
+        each: &mut dyn FnMut(&[ArrayRef], Locators<'_>) -> Result<()>,
+    ) -> Result<u64> {
+        match unit {
+            Unit::Block { file, .. } | Unit::Stream { file } => {
+                let f = &self.files[*file];
+                let b = f
+                    .block
+                    .as_ref()
+                    .ok_or_else(|| ReconError::Internal("block unit on a text file".into()))?;
+                let file_cols: Vec<usize> = wanted
+                    .iter()
+                    .copied()
+                    .filter(|&c| c < self.file_columns)
+                    .collect();
+                let mut projected = file_cols.clone();
+                projected.sort_unstable();
+                projected.dedup();
+                b.read(
+                    &f.path,
+                    unit,
+                    &projected,
+                    batch_size,
+                    &mut |cols: &[ArrayRef], first: u64| {
+                        let n = cols.first().map_or(0, |c| c.len());
+                        let out = self.pick(*file, wanted, &projected, cols, n)?;
+                        each(&out, Locators::Run(pack(*file, first)))
+                    },
+                )
+            }
+            Unit::TextFile { .. } => Err(ReconError::Internal(
+                "text file units are fed as chunks".into(),
+            )),
+            Unit::Text(chunk) => text::read_chunk(self, chunk, wanted, batch_size, each),
+        }
+    }
+
+    /// Arranges `wanted` columns from the projected file columns plus partitions.
+    fn pick(
+        &self,
+        file: usize,
+        wanted: &[usize],
+        projected: &[usize],
+        cols: &[ArrayRef],
+        rows: usize,
+    ) -> Result<Vec<ArrayRef>> {
+        let mut out = Vec::with_capacity(wanted.len());
+        for &c in wanted {
+            if c < self.file_columns {
+                let i = projected
+                    .binary_search(&c)
+                    .map_err(|_| ReconError::Internal("column not projected".into()))?;
+                out.push(cols[i].clone());
+            } else {
+                let arr = &self.partition_arrays[file][c - self.file_columns];
+                let idx = arrow::array::UInt32Array::from(vec![0u32; rows]);
+                out.push(
+                    arrow::compute::take(arr.as_ref(), &idx, None)
+                        .map_err(|e| ReconError::arrow(&self.files[file].path, e))?,
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// Cuts text file `file` into chunks at record boundaries and passes each
+    /// to `send` (returns false to stop). Records the file's decompressed size.
+    pub fn feed_text(
+        &self,
+        file: usize,
+        chunk_bytes: usize,
+        send: &mut dyn FnMut(Unit) -> bool,
+    ) -> Result<()> {
+        text::feed(self, file, chunk_bytes, send)
+    }
+}
+
+/// Locators of the rows of one batch.
+#[derive(Clone, Copy)]
+pub enum Locators<'a> {
+    /// Consecutive positions starting here.
+    Run(u64),
+    /// One locator per row.
+    List(&'a [u64]),
+}
+
+impl Locators<'_> {
+    #[inline]
+    pub fn get(&self, row: usize) -> u64 {
+        match self {
+            Locators::Run(first) => first + row as u64,
+            Locators::List(l) => l[row],
+        }
+    }
+}
+
+/// A unit of scan work.
+pub enum Unit {
+    /// A Parquet row group or an IPC file's record batch.
+    Block {
+        file: usize,
+        block: usize,
+        /// Position of the block's first row in its file.
+        first: u64,
+        rows: u64,
+    },
+    /// A whole IPC stream, read in order.
+    Stream { file: usize },
+    /// A text file, before the feeder cuts it into chunks.
+    TextFile { file: usize },
+    /// Whole records of a text file.
+    Text(text::TextChunk),
+}
+
+impl Unit {
+    pub fn file(&self) -> usize {
+        match self {
+            Unit::Block { file, .. } | Unit::Stream { file } | Unit::TextFile { file } => *file,
+            Unit::Text(c) => c.file,
+        }
+    }
+}

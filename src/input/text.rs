@@ -1,0 +1,893 @@
+//! Text formats: CSV/TSV and NDJSON, plain or gzip/zstd-compressed.
+//!
+//! One reader thread per text file cuts the (decompressed) bytes into chunks
+//! of whole records; scan workers lex, type and digest the chunks in
+//! parallel. A record's locator is its byte offset in the decompressed file.
+//!
+//! NULL policy for CSV: an empty unquoted field is NULL, a quoted empty field
+//! `""` is the empty string, and `--null-value STR` makes unquoted fields
+//! equal to STR NULL too (a quoted "NULL" stays the string NULL).
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+
+use super::csv_lex::{count_newlines, last_record_end, Dialect, Lexer, RecordBuf};
+use super::typing::{parse_lenient, BadValue};
+use super::{pack, Compression, Format, Locators, Table, Unit, POS_BITS};
+use crate::error::{ReconError, Result};
+
+/// Character encoding of text files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    #[default]
+    Utf8,
+    /// ISO-8859-1: every byte is the code point of the same value.
+    Latin1,
+}
+
+/// How text files are read.
+#[derive(Debug, Clone)]
+pub struct TextOptions {
+    /// None: ',' (tab for .tsv).
+    pub delimiter: Option<u8>,
+    pub quote: Option<u8>,
+    /// None: quotes inside quoted fields are doubled.
+    pub escape: Option<u8>,
+    /// The first record names the columns.
+    pub header: bool,
+    /// Unquoted fields equal to one of these are NULL (the empty field always is).
+    pub null_values: Vec<String>,
+    pub encoding: Encoding,
+    /// Values that fail to parse and are counted as drift instead of
+    /// stopping the run.
+    pub max_parse_errors: u64,
+}
+
+impl Default for TextOptions {
+    fn default() -> Self {
+        TextOptions {
+            delimiter: None,
+            quote: Some(b'"'),
+            escape: None,
+            header: true,
+            null_values: Vec::new(),
+            encoding: Encoding::Utf8,
+            max_parse_errors: 0,
+        }
+    }
+}
+
+impl TextOptions {
+    fn dialect(&self) -> Dialect {
+        Dialect {
+            delimiter: self.delimiter.unwrap_or(b','),
+            quote: self.quote,
+            escape: self.escape,
+        }
+    }
+}
+
+/// Whole records of one text file.
+pub struct TextChunk {
+    pub file: usize,
+    /// Offset of `bytes[0]` in the decompressed file.
+    pub base: u64,
+    /// Line number (from 1) of `bytes[0]`.
+    pub first_line: u64,
+    pub bytes: Vec<u8>,
+}
+
+fn open_reader(path: &Path, compression: Compression) -> Result<Box<dyn Read + Send>> {
+    let file = File::open(path).map_err(|e| ReconError::input(path, e.to_string()))?;
+    Ok(match compression {
+        Compression::None => Box::new(file),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 16,
+            file,
+        ))),
+        Compression::Zstd => Box::new(
+            zstd::stream::read::Decoder::new(file)
+                .map_err(|e| ReconError::input(path, format!("cannot start zstd decoding: {e}")))?,
+        ),
+    })
+}
+
+fn read_more(
+    r: &mut dyn Read,
+    buf: &mut Vec<u8>,
+    want: usize,
+    path: &Path,
+    compression: Compression,
+) -> Result<bool> {
+    // Returns true at end of input.
+    while buf.len() < want {
+        let len = buf.len();
+        let step = (want - len).max(1 << 16);
+        buf.resize(len + step, 0);
+        let n = loop {
+            match r.read(&mut buf[len..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    buf.truncate(len);
+                    let what = match compression {
+                        Compression::None => String::new(),
+                        Compression::Gzip => "corrupt gzip data: ".into(),
+                        Compression::Zstd => "corrupt zstd data: ".into(),
+                    };
+                    return Err(ReconError::input(path, format!("{what}{e}")));
+                }
+            }
+        };
+        buf.truncate(len + n);
+        if n == 0 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+/// Longest first record recon searches for a header.
+const MAX_HEADER: usize = 64 << 20;
+
+fn decode_text(bytes: &[u8], enc: Encoding) -> std::result::Result<String, String> {
+    match enc {
+        Encoding::Utf8 => std::str::from_utf8(bytes).map(str::to_string).map_err(|e| {
+            format!(
+                "invalid UTF-8 at byte {} of the value (pass --encoding latin-1 for Latin-1 files)",
+                e.valid_up_to()
+            )
+        }),
+        Encoding::Latin1 => Ok(bytes.iter().map(|&b| b as char).collect()),
+    }
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|b| b.is_ascii_whitespace())
+}
+
+/// The column names (all Utf8) of a text file, from its header line (CSV) or
+/// its first lines (NDJSON), plus the header's length in bytes.
+pub fn header_schema(
+    path: &Path,
+    compression: Compression,
+    format: Format,
+    opts: &TextOptions,
+) -> Result<SchemaRef> {
+    let mut r = open_reader(path, compression)?;
+    let mut buf = Vec::new();
+    let mut want = 1 << 16;
+    let d = opts.dialect();
+    loop {
+        let eof = read_more(r.as_mut(), &mut buf, want, path, compression)?;
+        let body = buf.strip_prefix(BOM).unwrap_or(&buf);
+        let complete = match format {
+            Format::Ndjson => eof || count_newlines(body) >= 1000,
+            _ => eof || last_record_end(body, &d).is_some(),
+        };
+        if complete {
+            break;
+        }
+        if want >= MAX_HEADER {
+            return Err(ReconError::input(
+                path,
+                "first record is longer than 64 MiB",
+            ));
+        }
+        want *= 2;
+    }
+    let body = buf.strip_prefix(BOM).unwrap_or(&buf);
+    if format == Format::Ndjson {
+        let lines: Vec<&[u8]> = body
+            .split(|&b| b == b'\n')
+            .filter(|l| !is_blank(l))
+            .take(1000)
+            .collect();
+        if lines.is_empty() {
+            return Err(ReconError::input(
+                path,
+                "holds no JSON lines, so its columns are unknown",
+            ));
+        }
+        let joined = lines.join(&b'\n');
+        let (schema, _) =
+            arrow::json::reader::infer_json_schema(std::io::Cursor::new(joined), None).map_err(
+                |e| ReconError::input(path, format!("not valid NDJSON in its first lines: {e}")),
+            )?;
+        // Scalars arrive as text and are typed later; nested values keep what arrow-json found.
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::List(_)
+                | DataType::Struct(_)
+                | DataType::LargeList(_)
+                | DataType::Map(..) => f.as_ref().clone().with_nullable(true),
+                _ => Field::new(f.name(), DataType::Utf8, true),
+            })
+            .collect();
+        return Ok(Arc::new(Schema::new(fields)));
+    }
+    if body.is_empty() {
+        return Err(ReconError::input(
+            path,
+            if opts.header {
+                "file is empty: no header line"
+            } else {
+                "file is empty: the column count is unknown"
+            },
+        ));
+    }
+    let mut lex = Lexer::new(body, d);
+    let mut rec = RecordBuf::default();
+    lex.next_record(&mut rec)
+        .map_err(|e| ReconError::input(path, format!("line 1: {}", e.message)))?;
+    let mut fields = Vec::with_capacity(rec.len());
+    for i in 0..rec.len() {
+        let name = if opts.header {
+            let (bytes, _) = rec.field(i).unwrap_or((&[], false));
+            decode_text(bytes, opts.encoding)
+                .map_err(|m| ReconError::input(path, format!("line 1 (header): {m}")))?
+        } else {
+            format!("column_{}", i + 1)
+        };
+        fields.push(Field::new(name, DataType::Utf8, true));
+    }
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// Where a record boundary-cut may go: after the last complete record.
+fn cut_point(format: Format, buf: &[u8], d: &Dialect) -> Option<usize> {
+    match format {
+        Format::Ndjson => memchr::memrchr(b'\n', buf).map(|i| i + 1),
+        _ => last_record_end(buf, d),
+    }
+}
+
+/// Reads text file `file` and passes chunks of whole records to `send`.
+/// Records the file's decompressed size as its extent.
+pub fn feed(
+    table: &Table,
+    file: usize,
+    chunk_bytes: usize,
+    send: &mut dyn FnMut(Unit) -> bool,
+) -> Result<()> {
+    let f = &table.files[file];
+    let path = f.path.as_path();
+    let d = table.text.dialect();
+    let mut r = open_reader(path, f.compression)?;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut base = 0u64;
+    let mut line = 1u64;
+    let mut first = true;
+    let mut want = chunk_bytes.max(1 << 16);
+    loop {
+        let eof = read_more(r.as_mut(), &mut buf, want, path, f.compression)?;
+        if first {
+            if buf.len() < BOM.len() && !eof {
+                continue;
+            }
+            if buf.starts_with(BOM) {
+                buf.drain(..BOM.len());
+                base += BOM.len() as u64;
+            }
+            if table.text.header && table.format != Format::Ndjson {
+                let end = match cut_point(table.format, &buf, &d) {
+                    Some(_) => {
+                        let mut lex = Lexer::new(&buf, d);
+                        let mut rec = RecordBuf::default();
+                        lex.next_record(&mut rec).map_err(|e| {
+                            ReconError::input(path, format!("line 1: {}", e.message))
+                        })?;
+                        lex.position()
+                    }
+                    None if eof => buf.len(),
+                    None => {
+                        want *= 2;
+                        continue;
+                    }
+                };
+                line += count_newlines(&buf[..end]);
+                buf.drain(..end);
+                base += end as u64;
+            }
+            first = false;
+        }
+        let cut = if eof {
+            buf.len()
+        } else {
+            match cut_point(table.format, &buf, &d) {
+                Some(c) => c,
+                None => {
+                    // One record longer than the chunk: read more before cutting.
+                    want = buf.len() * 2;
+                    continue;
+                }
+            }
+        };
+        if cut > 0 {
+            if base + cut as u64 >= 1 << POS_BITS {
+                return Err(ReconError::input(
+                    path,
+                    "file is larger than 16 TiB (decompressed)",
+                ));
+            }
+            let rest = buf.split_off(cut);
+            let bytes = std::mem::replace(&mut buf, rest);
+            let lines = count_newlines(&bytes);
+            let chunk = TextChunk {
+                file,
+                base,
+                first_line: line,
+                bytes,
+            };
+            base += cut as u64;
+            line += lines;
+            if !send(Unit::Text(chunk)) {
+                return Ok(());
+            }
+        }
+        want = chunk_bytes.max(1 << 16);
+        if eof && buf.is_empty() {
+            break;
+        }
+    }
+    f.extent.store(base, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Text of one column for a batch of records.
+#[derive(Default)]
+struct ColText {
+    data: String,
+    /// End of each value in `data`; None for NULL.
+    ends: Vec<Option<usize>>,
+}
+
+impl ColText {
+    fn values(&self) -> Vec<Option<&str>> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|e| {
+                e.map(|end| {
+                    let s = self.data.get(start..end).unwrap_or("");
+                    start = end;
+                    s
+                })
+            })
+            .collect()
+    }
+    fn clear(&mut self) {
+        self.data.clear();
+        self.ends.clear();
+    }
+}
+
+/// Turns collected text columns into typed arrays, dropping (and counting)
+/// rows with bad values when `--max-parse-errors` allows, else failing.
+struct Batcher<'a> {
+    table: &'a Table,
+    file: usize,
+    bytes: &'a [u8],
+    first_line: u64,
+    /// Per collected column: its table column index.
+    columns: Vec<usize>,
+    texts: Vec<ColText>,
+    /// Per record: (locator, start offset in `bytes`).
+    rows: Vec<(u64, usize)>,
+}
+
+impl Batcher<'_> {
+    fn line_of(&self, offset: usize) -> u64 {
+        self.first_line + count_newlines(&self.bytes[..offset.min(self.bytes.len())])
+    }
+
+    fn flush(&mut self, each: &mut dyn FnMut(Vec<ArrayRef>, &[u64]) -> Result<()>) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let path = &self.table.files[self.file].path;
+        let allowed = self.table.text.max_parse_errors;
+        let mut arrays = Vec::with_capacity(self.columns.len());
+        let mut drop_rows: Vec<usize> = Vec::new();
+        for (k, &c) in self.columns.iter().enumerate() {
+            let field = self.table.schema.field(c);
+            let values = self.texts[k].values();
+            let mut bad: Vec<BadValue> = Vec::new();
+            let keep = if allowed == 0 { 1 } else { usize::MAX };
+            let arr = parse_lenient(field.data_type(), &values, &mut bad, keep);
+            for (row, msg) in bad {
+                let (loc, start) = self.rows.get(row).copied().unwrap_or((0, 0));
+                let mut value = values.get(row).copied().flatten().unwrap_or("").to_string();
+                if value.chars().count() > 80 {
+                    value = value.chars().take(80).collect::<String>() + "…";
+                }
+                let message = format!(
+                    "line {}, column '{}': cannot parse {value:?} as {}: {msg}",
+                    self.line_of(start),
+                    field.name(),
+                    field.data_type()
+                );
+                let seen = self
+                    .table
+                    .parse_errors
+                    .count
+                    .fetch_add(1, Ordering::Relaxed)
+                    + 1;
+                if seen > allowed {
+                    let hint = if allowed == 0 {
+                        " (use --cast, or --max-parse-errors N to count such values as drift)"
+                    } else {
+                        " (more than --max-parse-errors)"
+                    };
+                    return Err(ReconError::input(path, format!("{message}{hint}")));
+                }
+                self.table
+                    .parse_errors
+                    .record(loc, format!("{}: {message}", path.display()));
+                drop_rows.push(row);
+            }
+            arrays.push(arr);
+        }
+        let mut locs: Vec<u64> = self.rows.iter().map(|r| r.0).collect();
+        if !drop_rows.is_empty() {
+            let mut keep = vec![true; locs.len()];
+            for r in drop_rows {
+                keep[r] = false;
+            }
+            let mask = BooleanArray::from(keep.clone());
+            arrays = arrays
+                .iter()
+                .map(|a| {
+                    arrow::compute::filter(a.as_ref(), &mask)
+                        .map_err(|e| ReconError::arrow(path, e))
+                })
+                .collect::<Result<_>>()?;
+            let mut i = 0;
+            locs.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+        each(arrays, &locs)?;
+        self.rows.clear();
+        for t in &mut self.texts {
+            t.clear();
+        }
+        Ok(())
+    }
+}
+
+/// Lexes and types whole records in `bytes`, collecting table columns
+/// `columns` (file columns only), and calls `each` per batch. `locator`
+/// gives a record's locator from (start offset, record index).
+#[allow(clippy::too_many_arguments)]
+fn parse_records(
+    table: &Table,
+    file: usize,
+    bytes: &[u8],
+    first_line: u64,
+    columns: &[usize],
+    batch_size: usize,
+    locator: &dyn Fn(usize, usize) -> u64,
+    each: &mut dyn FnMut(Vec<ArrayRef>, &[u64]) -> Result<()>,
+) -> Result<u64> {
+    let path = &table.files[file].path;
+    let mut b = Batcher {
+        table,
+        file,
+        bytes,
+        first_line,
+        columns: columns.to_vec(),
+        texts: columns.iter().map(|_| ColText::default()).collect(),
+        rows: Vec::with_capacity(batch_size),
+    };
+    let mut records = 0u64;
+    if table.format == Format::Ndjson {
+        return parse_json(&mut b, batch_size, locator, each);
+    }
+    let ncols = table.file_columns;
+    let nulls: Vec<&[u8]> = table
+        .text
+        .null_values
+        .iter()
+        .map(|s| s.as_bytes())
+        .collect();
+    let enc = table.text.encoding;
+    let mut lex = Lexer::new(bytes, table.text.dialect());
+    let mut rec = RecordBuf::default();
+    loop {
+        let start = match lex.next_record(&mut rec) {
+            Ok(Some(s)) => s,
+            Ok(None) => break,
+            Err(e) => {
+                return Err(ReconError::input(
+                    path,
+                    format!("line {}: {}", b.line_of(e.offset), e.message),
+                ));
+            }
+        };
+        // A blank line is a one-NULL row of a one-column table, and nothing otherwise.
+        if rec.is_blank_line() && ncols != 1 {
+            continue;
+        }
+        if rec.len() != ncols {
+            return Err(ReconError::input(
+                path,
+                format!(
+                    "line {}: expected {ncols} fields, found {}",
+                    b.line_of(start),
+                    rec.len()
+                ),
+            ));
+        }
+        for (k, &c) in columns.iter().enumerate() {
+            let (raw, quoted) = rec.field(c).unwrap_or((&[], false));
+            let t = &mut b.texts[k];
+            if !quoted && (raw.is_empty() || nulls.contains(&raw)) {
+                t.ends.push(None);
+                continue;
+            }
+            match enc {
+                Encoding::Utf8 => match std::str::from_utf8(raw) {
+                    Ok(s) => t.data.push_str(s),
+                    Err(e) => {
+                        return Err(ReconError::input(
+                            path,
+                            format!(
+                                "line {}, column '{}': invalid UTF-8 at byte {} of the value (pass --encoding latin-1 for Latin-1 files)",
+                                b.line_of(start),
+                                table.schema.field(c).name(),
+                                e.valid_up_to()
+                            ),
+                        ))
+                    }
+                },
+                Encoding::Latin1 => t.data.extend(raw.iter().map(|&x| x as char)),
+            }
+            t.ends.push(Some(t.data.len()));
+        }
+        b.rows.push((locator(start, records as usize), start));
+        records += 1;
+        if b.rows.len() >= batch_size {
+            b.flush(each)?;
+        }
+    }
+    b.flush(each)?;
+    Ok(records)
+}
+
+/// NDJSON: arrow-json decodes each line; scalar values arrive as their JSON
+/// text and are typed like CSV fields.
+fn parse_json(
+    b: &mut Batcher<'_>,
+    batch_size: usize,
+    locator: &dyn Fn(usize, usize) -> u64,
+    each: &mut dyn FnMut(Vec<ArrayRef>, &[u64]) -> Result<()>,
+) -> Result<u64> {
+    let table = b.table;
+    let path = &table.files[b.file].path;
+    let bytes = b.bytes;
+    // Decode with every file column so that an unknown key is an error (strict mode).
+    let file_schema = Arc::new(Schema::new(
+        table.schema.fields()[..table.file_columns]
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if table.untyped[i] {
+                    Field::new(f.name(), DataType::Utf8, true)
+                } else {
+                    f.as_ref().clone()
+                }
+            })
+            .collect::<Vec<_>>(),
+    ));
+    let mut starts = Vec::new();
+    let mut pos = 0;
+    for line in bytes.split_inclusive(|&c| c == b'\n') {
+        if !is_blank(line) {
+            starts.push(pos);
+        }
+        pos += line.len();
+    }
+    let mut records = 0u64;
+    for group in starts.chunks(batch_size.max(1)) {
+        let (lo, hi) = (
+            group[0],
+            starts
+                .get(records as usize + group.len())
+                .copied()
+                .unwrap_or(bytes.len()),
+        );
+        let mut decoder = arrow::json::ReaderBuilder::new(file_schema.clone())
+            // One more than the lines, so a line holding two objects shows as an extra row.
+            .with_batch_size(group.len() + 1)
+            .with_coerce_primitive(true)
+            .with_strict_mode(true)
+            .build_decoder()
+            .map_err(|e| ReconError::arrow(path, e))?;
+        let text = &bytes[lo..hi];
+        let result = decoder.decode(text).and_then(|n| {
+            if n != text.len() {
+                Err(arrow::error::ArrowError::JsonError(
+                    "more values than lines".into(),
+                ))
+            } else {
+                decoder.flush()
+            }
+        });
+        let batch: RecordBatch = match result {
+            Ok(Some(batch)) if batch.num_rows() == group.len() => batch,
+            Ok(_) => {
+                return Err(ReconError::input(
+                    path,
+                    format!(
+                        "line {}: a line does not hold exactly one JSON object",
+                        b.line_of(lo)
+                    ),
+                ))
+            }
+            Err(_) => {
+                // Find the first line that fails, for the message.
+                for &s in group {
+                    let end = memchr::memchr(b'\n', &bytes[s..]).map_or(bytes.len(), |i| s + i + 1);
+                    let mut one = arrow::json::ReaderBuilder::new(file_schema.clone())
+                        .with_coerce_primitive(true)
+                        .with_strict_mode(true)
+                        .build_decoder()
+                        .map_err(|e| ReconError::arrow(path, e))?;
+                    if let Err(e) = one.decode(&bytes[s..end]).and_then(|_| one.flush()) {
+                        return Err(ReconError::input(
+                            path,
+                            format!("line {}: {e}", b.line_of(s)),
+                        ));
+                    }
+                }
+                return Err(ReconError::input(
+                    path,
+                    format!("line {}: invalid JSON", b.line_of(lo)),
+                ));
+            }
+        };
+        for (k, &c) in b.columns.iter().enumerate() {
+            let col = batch.column(c);
+            let t = &mut b.texts[k];
+            if let Some(s) = col.as_any().downcast_ref::<arrow::array::StringArray>() {
+                for v in s.iter() {
+                    match v {
+                        None => t.ends.push(None),
+                        Some(v) => {
+                            t.data.push_str(v);
+                            t.ends.push(Some(t.data.len()));
+                        }
+                    }
+                }
+            }
+        }
+        let nested: Vec<(usize, ArrayRef)> = b
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| !table.untyped[c])
+            .map(|(k, &c)| (k, batch.column(c).clone()))
+            .collect();
+        for (i, &s) in group.iter().enumerate() {
+            b.rows.push((locator(s, records as usize + i), s));
+        }
+        records += group.len() as u64;
+        if nested.is_empty() {
+            b.flush(each)?;
+        } else {
+            // Nested columns come decoded already; splice them in after typing.
+            let mut inner = |mut arrays: Vec<ArrayRef>, locs: &[u64]| -> Result<()> {
+                if locs.len() != group.len() {
+                    return Err(ReconError::input(
+                        path,
+                        "--max-parse-errors cannot skip rows of NDJSON with nested columns",
+                    ));
+                }
+                for (k, arr) in &nested {
+                    arrays[*k] = arr.clone();
+                }
+                each(arrays, locs)
+            };
+            b.flush(&mut inner)?;
+        }
+    }
+    Ok(records)
+}
+
+/// Reads one chunk, calling `each` with the `wanted` table columns.
+pub fn read_chunk(
+    table: &Table,
+    chunk: &TextChunk,
+    wanted: &[usize],
+    batch_size: usize,
+    each: &mut dyn FnMut(&[ArrayRef], Locators<'_>) -> Result<()>,
+) -> Result<u64> {
+    let mut projected: Vec<usize> = wanted
+        .iter()
+        .copied()
+        .filter(|&c| c < table.file_columns)
+        .collect();
+    projected.sort_unstable();
+    projected.dedup();
+    let file = chunk.file;
+    let base = chunk.base;
+    parse_records(
+        table,
+        file,
+        &chunk.bytes,
+        chunk.first_line,
+        &projected,
+        batch_size,
+        &|start, _| pack(file, base + start as u64),
+        &mut |cols, locs| {
+            let n = locs.len();
+            let out = table.pick(file, wanted, &projected, &cols, n)?;
+            each(&out, Locators::List(locs))
+        },
+    )
+}
+
+/// The end of the record starting at `buf[0]`, if `buf` holds all of it.
+fn record_end(format: Format, buf: &[u8], d: Dialect, eof: bool) -> Option<usize> {
+    match format {
+        Format::Ndjson => memchr::memchr(b'\n', buf)
+            .map(|i| i + 1)
+            .or(eof.then_some(buf.len())),
+        _ => {
+            let mut lex = Lexer::new(buf, d);
+            let mut rec = RecordBuf::default();
+            match lex.next_record(&mut rec) {
+                Ok(Some(_)) if lex.position() < buf.len() || eof => Some(lex.position()),
+                _ if eof => Some(buf.len()),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Fetches the records at byte `positions` (ascending) of text file `file`,
+/// with every file column, in `positions` order.
+pub fn fetch(
+    table: &Table,
+    file: usize,
+    positions: &[u64],
+    emit: &mut dyn FnMut(Vec<ArrayRef>) -> Result<()>,
+) -> Result<()> {
+    let f = &table.files[file];
+    let path = f.path.as_path();
+    let d = table.text.dialect();
+    // The wanted records, copied one after another, each ending with a newline.
+    let mut picked: Vec<u8> = Vec::new();
+    let mut starts: Vec<usize> = Vec::new();
+    let mut push = |rec: &[u8]| {
+        starts.push(picked.len());
+        picked.extend_from_slice(rec);
+        if !rec.ends_with(b"\n") {
+            picked.push(b'\n');
+        }
+    };
+    if f.compression == Compression::None {
+        // Seekable: read a window at each record.
+        let mut file_handle =
+            File::open(path).map_err(|e| ReconError::input(path, e.to_string()))?;
+        let mut window: Vec<u8> = Vec::new();
+        let mut wstart = 0u64;
+        let mut weof = false;
+        for &p in positions {
+            let mut size = 1usize << 16;
+            loop {
+                let in_window = p >= wstart && (p - wstart) as usize <= window.len();
+                let found = if in_window {
+                    let off = (p - wstart) as usize;
+                    record_end(table.format, &window[off..], d, weof).map(|e| (off, e))
+                } else {
+                    None
+                };
+                if let Some((off, e)) = found {
+                    push(&window[off..off + e]);
+                    break;
+                }
+                if in_window && window.len() >= size {
+                    size = window.len() * 2;
+                }
+                file_handle
+                    .seek(SeekFrom::Start(p))
+                    .map_err(|e| ReconError::input(path, e.to_string()))?;
+                window.clear();
+                weof = read_more(&mut file_handle, &mut window, size, path, f.compression)?;
+                wstart = p;
+                if window.is_empty() {
+                    return Err(ReconError::input(
+                        path,
+                        "file is shorter than when recon read it",
+                    ));
+                }
+            }
+        }
+    } else {
+        // Compressed: decompress again from the start and pick the records.
+        let mut next = 0usize;
+        let mut failure: Option<ReconError> = None;
+        feed(table, file, 4 << 20, &mut |unit| {
+            let Unit::Text(chunk) = unit else { return true };
+            let end = chunk.base + chunk.bytes.len() as u64;
+            while next < positions.len() && positions[next] < end {
+                let off = (positions[next] - chunk.base) as usize;
+                match record_end(table.format, &chunk.bytes[off..], d, true) {
+                    Some(e) => push(&chunk.bytes[off..off + e]),
+                    None => {
+                        failure = Some(ReconError::input(path, "record not found again"));
+                        return false;
+                    }
+                }
+                next += 1;
+            }
+            next < positions.len()
+        })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if next != positions.len() {
+            return Err(ReconError::input(
+                path,
+                "file is shorter than when recon read it",
+            ));
+        }
+    }
+    let all: Vec<usize> = (0..table.file_columns).collect();
+    parse_records(
+        table,
+        file,
+        &picked,
+        0,
+        &all,
+        8192,
+        &|_, i| positions.get(i).copied().unwrap_or(0),
+        &mut |cols, _| emit(cols),
+    )?;
+    Ok(())
+}
+
+/// Counted values that failed to parse (with `--max-parse-errors`).
+#[derive(Default)]
+pub struct ParseErrors {
+    pub count: std::sync::atomic::AtomicU64,
+    examples: std::sync::Mutex<Vec<(u64, String)>>,
+}
+
+impl ParseErrors {
+    const KEEP: usize = 20;
+
+    fn record(&self, locator: u64, message: String) {
+        if let Ok(mut ex) = self.examples.lock() {
+            ex.push((locator, message));
+            // Keep the first ones in file order, whatever the thread timing.
+            if ex.len() > 4 * Self::KEEP {
+                ex.sort();
+                ex.truncate(Self::KEEP);
+            }
+        }
+    }
+
+    /// The first messages in file order.
+    pub fn examples(&self) -> Vec<String> {
+        let mut ex = self.examples.lock().map(|e| e.clone()).unwrap_or_default();
+        ex.sort();
+        ex.truncate(Self::KEEP);
+        ex.into_iter().map(|e| e.1).collect()
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send(_: &dyn Array) {}

@@ -1,0 +1,282 @@
+//! Types for text: which Arrow type a CSV field, NDJSON scalar or Hive
+//! partition value is parsed into, and the exact parsing itself.
+//!
+//! A text column paired with a typed column (Parquet, IPC) takes that
+//! column's type, so "12.50" meets decimal(18,2) as the decimal 12.50. A value
+//! that does not fit the type exactly is an error naming it, never a NULL and
+//! never a rounding. Two text columns stay text and compare as exact strings.
+
+use std::sync::Arc;
+
+use arrow::array::*;
+use arrow::datatypes::{i256, DataType, TimeUnit};
+
+use super::parse::{self, Unit};
+use super::Table;
+use crate::align::{self, AlignOptions};
+use crate::error::{ReconError, Result};
+
+/// The type a text column takes when paired with a column of type `dt`, or
+/// why text cannot become it.
+pub fn text_type_for(dt: &DataType) -> std::result::Result<DataType, String> {
+    use DataType::*;
+    Ok(match dt {
+        Null | Boolean | Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64
+        | Float16 | Float32 | Float64 | Date32 | Date64 | Timestamp(..) | Time32(_) | Time64(_)
+        | Utf8 => dt.clone(),
+        Decimal32(p, s) | Decimal64(p, s) | Decimal128(p, s) => Decimal128(*p, *s),
+        Decimal256(p, s) => Decimal256(*p, *s),
+        LargeUtf8 | Utf8View => Utf8,
+        Dictionary(_, v) => text_type_for(v)?,
+        other => return Err(format!("text cannot be read as {other}")),
+    })
+}
+
+fn unit_of(u: &TimeUnit) -> Unit {
+    match u {
+        TimeUnit::Second => Unit::Second,
+        TimeUnit::Millisecond => Unit::Millisecond,
+        TimeUnit::Microsecond => Unit::Microsecond,
+        TimeUnit::Nanosecond => Unit::Nanosecond,
+    }
+}
+
+/// A bad value: its row in the batch and what is wrong.
+pub type BadValue = (usize, String);
+
+/// Parses text values (None: NULL) into an array of type `dt`. Stops at the
+/// first bad value.
+pub fn parse_values(
+    dt: &DataType,
+    values: &[Option<&str>],
+) -> std::result::Result<ArrayRef, BadValue> {
+    let mut bad = Vec::new();
+    let arr = parse_lenient(dt, values, &mut bad, 1);
+    match bad.into_iter().next() {
+        Some(b) => Err(b),
+        None => Ok(arr),
+    }
+}
+
+/// Parses like [`parse_values`] but records up to `keep` bad values (their
+/// slots become NULL) instead of stopping; `bad` is sorted by row.
+pub fn parse_lenient(
+    dt: &DataType,
+    values: &[Option<&str>],
+    bad: &mut Vec<BadValue>,
+    keep: usize,
+) -> ArrayRef {
+    fn go<T, F>(
+        values: &[Option<&str>],
+        bad: &mut Vec<BadValue>,
+        keep: usize,
+        f: F,
+    ) -> Vec<Option<T>>
+    where
+        F: Fn(&str) -> std::result::Result<T, String>,
+    {
+        let mut out = Vec::with_capacity(values.len());
+        for (i, v) in values.iter().enumerate() {
+            out.push(match v {
+                None => None,
+                Some(s) => match f(s) {
+                    Ok(x) => Some(x),
+                    Err(m) => {
+                        if bad.len() < keep || bad.is_empty() {
+                            bad.push((i, m));
+                        }
+                        None
+                    }
+                },
+            });
+        }
+        out
+    }
+    fn int<T: TryFrom<i128>>(
+        name: &'static str,
+    ) -> impl Fn(&str) -> std::result::Result<T, String> {
+        move |s| {
+            let v = parse::parse_i128(s)?;
+            T::try_from(v).map_err(|_| format!("out of range for {name}"))
+        }
+    }
+    use DataType::*;
+    match dt {
+        Null => {
+            for (i, v) in values.iter().enumerate() {
+                if v.is_some() && bad.len() < keep.max(1) {
+                    bad.push((
+                        i,
+                        "the column holds only NULLs on the other side's type".into(),
+                    ));
+                }
+            }
+            Arc::new(NullArray::new(values.len()))
+        }
+        Utf8 => Arc::new(StringArray::from_iter(values.iter().copied())),
+        Boolean => Arc::new(BooleanArray::from(go(values, bad, keep, parse::parse_bool))),
+        Int8 => Arc::new(Int8Array::from(go(values, bad, keep, int::<i8>("int8")))),
+        Int16 => Arc::new(Int16Array::from(go(values, bad, keep, int::<i16>("int16")))),
+        Int32 => Arc::new(Int32Array::from(go(values, bad, keep, int::<i32>("int32")))),
+        Int64 => Arc::new(Int64Array::from(go(values, bad, keep, int::<i64>("int64")))),
+        UInt8 => Arc::new(UInt8Array::from(go(values, bad, keep, int::<u8>("uint8")))),
+        UInt16 => Arc::new(UInt16Array::from(go(
+            values,
+            bad,
+            keep,
+            int::<u16>("uint16"),
+        ))),
+        UInt32 => Arc::new(UInt32Array::from(go(
+            values,
+            bad,
+            keep,
+            int::<u32>("uint32"),
+        ))),
+        UInt64 => Arc::new(UInt64Array::from(go(
+            values,
+            bad,
+            keep,
+            int::<u64>("uint64"),
+        ))),
+        Float16 => Arc::new(Float16Array::from(go(values, bad, keep, |s| {
+            parse::parse_f64(s).map(half::f16::from_f64)
+        }))),
+        // Parsed directly as f32: going through f64 could round twice.
+        Float32 => Arc::new(Float32Array::from(go(values, bad, keep, |s| {
+            let v = parse::parse_f64(s)?;
+            Ok(if v.is_finite() {
+                s.trim_start_matches('+').parse::<f32>().unwrap_or(v as f32)
+            } else {
+                v as f32
+            })
+        }))),
+        Float64 => Arc::new(Float64Array::from(go(values, bad, keep, parse::parse_f64))),
+        Decimal128(p, s) => {
+            let (p, s) = (*p, *s);
+            let v = go(values, bad, keep, |t| {
+                if p > 38 {
+                    return Err(format!("decimal({p},{s}) is wider than 38 digits"));
+                }
+                parse::parse_decimal(t, p, s)
+            });
+            match Decimal128Array::from(v).with_precision_and_scale(p, s) {
+                Ok(a) => Arc::new(a),
+                Err(e) => {
+                    bad.push((0, e.to_string()));
+                    new_null_array(dt, values.len())
+                }
+            }
+        }
+        Decimal256(p, s) => {
+            let (p, s) = (*p, *s);
+            let v = go(values, bad, keep, |t| {
+                // Values of up to 38 digits fit i128; wider values are refused, not rounded.
+                parse::parse_decimal(t, p.min(38), s).map_err(|m| {
+                    if p > 38 {
+                        format!("{m} (text into decimal({p},{s}) supports up to 38 digits)")
+                    } else {
+                        m
+                    }
+                })
+            });
+            let v: Vec<Option<i256>> = v.into_iter().map(|x| x.map(i256::from_i128)).collect();
+            match Decimal256Array::from(v).with_precision_and_scale(p, s) {
+                Ok(a) => Arc::new(a),
+                Err(e) => {
+                    bad.push((0, e.to_string()));
+                    new_null_array(dt, values.len())
+                }
+            }
+        }
+        Date32 => Arc::new(Date32Array::from(go(values, bad, keep, parse::parse_date))),
+        Date64 => Arc::new(Date64Array::from(go(values, bad, keep, |s| {
+            parse::parse_date(s).map(|d| d as i64 * 86_400_000)
+        }))),
+        Timestamp(u, tz) => {
+            let unit = unit_of(u);
+            let v = go(values, bad, keep, |s| {
+                parse::parse_timestamp(s, unit, tz.as_deref())
+            });
+            let a: ArrayRef = match u {
+                TimeUnit::Second => {
+                    Arc::new(TimestampSecondArray::from(v).with_timezone_opt(tz.clone()))
+                }
+                TimeUnit::Millisecond => {
+                    Arc::new(TimestampMillisecondArray::from(v).with_timezone_opt(tz.clone()))
+                }
+                TimeUnit::Microsecond => {
+                    Arc::new(TimestampMicrosecondArray::from(v).with_timezone_opt(tz.clone()))
+                }
+                TimeUnit::Nanosecond => {
+                    Arc::new(TimestampNanosecondArray::from(v).with_timezone_opt(tz.clone()))
+                }
+            };
+            a
+        }
+        Time32(u) => {
+            let unit = unit_of(u);
+            let v = go(values, bad, keep, |s| {
+                parse::parse_time(s, unit)
+                    .and_then(|x| i32::try_from(x).map_err(|_| "out of range".to_string()))
+            });
+            match u {
+                TimeUnit::Second => Arc::new(Time32SecondArray::from(v)),
+                _ => Arc::new(Time32MillisecondArray::from(v)),
+            }
+        }
+        Time64(u) => {
+            let unit = unit_of(u);
+            let v = go(values, bad, keep, |s| parse::parse_time(s, unit));
+            match u {
+                TimeUnit::Nanosecond => Arc::new(Time64NanosecondArray::from(v)),
+                _ => Arc::new(Time64MicrosecondArray::from(v)),
+            }
+        }
+        other => {
+            bad.push((0, format!("text cannot be read as {other}")));
+            new_null_array(dt, values.len())
+        }
+    }
+}
+
+/// Gives each untyped column of one side the type of its partner on the
+/// other side, when that partner is typed. Pairing follows the alignment
+/// options (names, case, `--map`, positions), excluded columns included.
+pub fn resolve(src: &mut Table, tgt: &mut Table, opts: &AlignOptions) -> Result<()> {
+    if !src.untyped.iter().any(|&u| u) && !tgt.untyped.iter().any(|&u| u) {
+        return Ok(());
+    }
+    let mut pairing = opts.clone();
+    pairing.exclude.clear();
+    pairing.columns = None;
+    pairing.ignore_extra_columns = true;
+    pairing.casts.clear();
+    pairing.rules.clear();
+    let plan = align::plan(&src.schema, &tgt.schema, &pairing);
+    let mut src_types = Vec::new();
+    let mut tgt_types = Vec::new();
+    for c in &plan.columns {
+        let (si, ti) = (c.source_index, c.target_index);
+        let (s_untyped, t_untyped) = (src.untyped[si], tgt.untyped[ti]);
+        let (table, into, from, i, field) = match (s_untyped, t_untyped) {
+            (true, false) => (&*src, &mut src_types, &tgt.schema, si, ti),
+            (false, true) => (&*tgt, &mut tgt_types, &src.schema, ti, si),
+            _ => continue,
+        };
+        let typed = from.field(field);
+        let ty = text_type_for(typed.data_type()).map_err(|m| {
+            ReconError::input(
+                &table.path,
+                format!(
+                    "column '{}' is text here and {} on the other side: {m}",
+                    table.schema.field(i).name(),
+                    typed.data_type()
+                ),
+            )
+        })?;
+        into.push((i, ty));
+    }
+    src.set_types(&src_types)?;
+    tgt.set_types(&tgt_types)?;
+    Ok(())
+}
