@@ -209,6 +209,10 @@ struct InputArgs {
         help_heading = "Input"
     )]
     encoding: String,
+    /// When both sides are text (CSV/NDJSON), infer column types from the first records
+    /// (so 1.50 equals 1.5) instead of comparing exact text.
+    #[arg(long, help_heading = "Input")]
+    infer_types: bool,
     /// Count up to N text values that fail to parse as drift instead of stopping (exit 2).
     #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Input")]
     max_parse_errors: u64,
@@ -282,10 +286,12 @@ impl InputArgs {
             InputOptions {
                 format: format("--source-format", &self.source_format)?,
                 text: text.clone(),
+                infer_types: self.infer_types,
             },
             InputOptions {
                 format: format("--target-format", &self.target_format)?,
                 text,
+                infer_types: self.infer_types,
             },
         ])
     }

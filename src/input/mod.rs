@@ -139,6 +139,8 @@ pub struct InputOptions {
     /// Overrides detection by file extension.
     pub format: Option<Format>,
     pub text: TextOptions,
+    /// When both sides are text, infer column types instead of comparing text.
+    pub infer_types: bool,
 }
 
 /// One file of a table.

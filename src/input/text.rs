@@ -891,3 +891,33 @@ impl ParseErrors {
 
 #[allow(dead_code)]
 fn _assert_send(_: &dyn Array) {}
+
+/// The first records of a text table (up to about `max_bytes` of its first
+/// file), as text per file column (None for columns not read as text); for
+/// `--infer-types`.
+pub fn sample(table: &Table, max_bytes: usize) -> Result<Vec<Vec<Option<String>>>> {
+    let mut columns: Vec<Vec<Option<String>>> = vec![Vec::new(); table.file_columns];
+    let mut first: Option<TextChunk> = None;
+    if !table.files.is_empty() {
+        feed(table, 0, max_bytes, &mut |unit| {
+            if let Unit::Text(c) = unit {
+                first = Some(c);
+            }
+            false
+        })?;
+    }
+    let Some(chunk) = first else {
+        return Ok(columns);
+    };
+    let all: Vec<usize> = (0..table.file_columns).collect();
+    // Called before typing, while text columns are still Utf8.
+    parse_records(table, 0, &chunk.bytes, chunk.first_line, &all, 8192, &|_, _| 0, &mut |cols, _| {
+        for (k, c) in cols.iter().enumerate() {
+            if let Some(s) = c.as_any().downcast_ref::<arrow::array::StringArray>() {
+                columns[k].extend(s.iter().map(|v| v.map(str::to_string)));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(columns)
+}

@@ -239,13 +239,70 @@ pub fn parse_lenient(
     }
 }
 
+/// Infers one type for text values (both sides' samples together): the
+/// narrowest of int64, decimal(38,s), float64, boolean, date, timestamp that
+/// parses every value exactly; otherwise text. Values after the sample that
+/// do not fit are parse errors, never silent NULLs.
+pub fn infer(values: &[&str]) -> DataType {
+    if values.is_empty() {
+        return DataType::Utf8;
+    }
+    if values.iter().all(|v| parse::parse_i128(v).is_ok_and(|x| i64::try_from(x).is_ok())) {
+        return DataType::Int64;
+    }
+    // The scale is the most fractional digits seen (no exponents: those are floats).
+    let plain = |v: &str| v.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'+');
+    if values.iter().all(|v| plain(v)) {
+        let scale = values
+            .iter()
+            .map(|v| v.split_once('.').map_or(0, |(_, f)| f.len()))
+            .max()
+            .unwrap_or(0);
+        if scale <= 18 && values.iter().all(|v| parse::parse_decimal(v, 38, scale as i8).is_ok()) {
+            return DataType::Decimal128(38, scale as i8);
+        }
+    }
+    if values.iter().all(|v| parse::parse_f64(v).is_ok()) {
+        return DataType::Float64;
+    }
+    if values.iter().all(|v| v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false")) {
+        return DataType::Boolean;
+    }
+    if values.iter().all(|v| parse::parse_date(v).is_ok()) {
+        return DataType::Date32;
+    }
+    let nanos = values.iter().any(|v| {
+        v.split_once('.')
+            .is_some_and(|(_, f)| f.bytes().take_while(u8::is_ascii_digit).count() > 6)
+    });
+    let (unit, tu) = if nanos {
+        (Unit::Nanosecond, TimeUnit::Nanosecond)
+    } else {
+        (Unit::Microsecond, TimeUnit::Microsecond)
+    };
+    if values.iter().all(|v| parse::parse_timestamp(v, unit, None).is_ok()) {
+        return DataType::Timestamp(tu, None);
+    }
+    if values.iter().all(|v| parse::parse_timestamp(v, unit, Some("UTC")).is_ok()) {
+        return DataType::Timestamp(tu, Some("UTC".into()));
+    }
+    DataType::Utf8
+}
+
 /// Gives each untyped column of one side the type of its partner on the
 /// other side, when that partner is typed. Pairing follows the alignment
 /// options (names, case, `--map`, positions), excluded columns included.
-pub fn resolve(src: &mut Table, tgt: &mut Table, opts: &AlignOptions) -> Result<()> {
+/// An untyped column named by `--cast` is parsed straight into that type;
+/// with `infer`, pairs that are text on both sides get an inferred type.
+pub fn resolve(src: &mut Table, tgt: &mut Table, opts: &AlignOptions, infer_types: bool) -> Result<()> {
     if !src.untyped.iter().any(|&u| u) && !tgt.untyped.iter().any(|&u| u) {
         return Ok(());
     }
+    let samples = if infer_types {
+        [super::text::sample(src, 1 << 20)?, super::text::sample(tgt, 1 << 20)?]
+    } else {
+        [Vec::new(), Vec::new()]
+    };
     let mut pairing = opts.clone();
     pairing.exclude.clear();
     pairing.columns = None;
@@ -253,30 +310,62 @@ pub fn resolve(src: &mut Table, tgt: &mut Table, opts: &AlignOptions) -> Result<
     pairing.casts.clear();
     pairing.rules.clear();
     let plan = align::plan(&src.schema, &tgt.schema, &pairing);
-    let mut src_types = Vec::new();
-    let mut tgt_types = Vec::new();
+    let cast_for = |name: &str| {
+        opts.casts
+            .iter()
+            .find(|(c, _)| if opts.ignore_case_names { c.eq_ignore_ascii_case(name) } else { c == name })
+            .map(|(_, t)| t.clone())
+    };
+    let mut types: [Vec<(usize, DataType)>; 2] = [Vec::new(), Vec::new()];
+    // --cast on a text column: parse into that type directly (exact parsers, not arrow casts).
+    for (side, t) in [&*src, &*tgt].into_iter().enumerate() {
+        for (i, f) in t.schema.fields().iter().enumerate() {
+            if t.untyped[i] {
+                if let Some(ty) = cast_for(f.name()) {
+                    let ty = text_type_for(&ty).map_err(|m| ReconError::Usage(format!("--cast {}: {m}", f.name())))?;
+                    types[side].push((i, ty));
+                }
+            }
+        }
+    }
+    let cast_already = |side: usize, i: usize, types: &[Vec<(usize, DataType)>; 2]| types[side].iter().any(|(j, _)| *j == i);
     for c in &plan.columns {
         let (si, ti) = (c.source_index, c.target_index);
-        let (s_untyped, t_untyped) = (src.untyped[si], tgt.untyped[ti]);
-        let (table, into, from, i, field) = match (s_untyped, t_untyped) {
-            (true, false) => (&*src, &mut src_types, &tgt.schema, si, ti),
-            (false, true) => (&*tgt, &mut tgt_types, &src.schema, ti, si),
+        let (s_text, t_text) = (
+            src.untyped[si] && !cast_already(0, si, &types),
+            tgt.untyped[ti] && !cast_already(1, ti, &types),
+        );
+        let (side, i, typed) = match (s_text, t_text) {
+            (true, false) => (0, si, tgt.schema.field(ti).data_type().clone()),
+            (false, true) => (1, ti, src.schema.field(si).data_type().clone()),
+            (true, true) if infer_types => {
+                let mut vals: Vec<&str> = Vec::new();
+                for (side, i) in [(0, si), (1, ti)] {
+                    if let Some(col) = samples[side].get(i) {
+                        vals.extend(col.iter().flatten().map(|s| s.as_str()));
+                    }
+                }
+                let ty = infer(&vals);
+                types[0].push((si, ty.clone()));
+                types[1].push((ti, ty));
+                continue;
+            }
             _ => continue,
         };
-        let typed = from.field(field);
-        let ty = text_type_for(typed.data_type()).map_err(|m| {
+        let table = if side == 0 { &*src } else { &*tgt };
+        let ty = text_type_for(&typed).map_err(|m| {
             ReconError::input(
                 &table.path,
                 format!(
-                    "column '{}' is text here and {} on the other side: {m}",
+                    "column '{}' is text here and {typed} on the other side: {m}",
                     table.schema.field(i).name(),
-                    typed.data_type()
                 ),
             )
         })?;
-        into.push((i, ty));
+        types[side].push((i, ty));
     }
-    src.set_types(&src_types)?;
-    tgt.set_types(&tgt_types)?;
+    let [s_types, t_types] = types;
+    src.set_types(&s_types)?;
+    tgt.set_types(&t_types)?;
     Ok(())
 }
