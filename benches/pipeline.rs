@@ -89,6 +89,7 @@ fn bench_stages(c: &mut Criterion) {
                 chunk_bytes: 64 * 1024,
                 range_bits: 20,
                 ranges: 2,
+                bases: [vec![0], vec![0]],
                 sample: 20,
                 first_level_bits: 6,
                 dir: tmp.path(),

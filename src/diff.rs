@@ -124,7 +124,12 @@ pub fn preflight(
 ) -> Result<(Table, Table, ComparePlan)> {
     let mut src = Table::open(source, &inputs[0])?;
     let mut tgt = Table::open(target, &inputs[1])?;
-    typing::resolve(&mut src, &mut tgt, align_opts, inputs[0].infer_types || inputs[1].infer_types)?;
+    typing::resolve(
+        &mut src,
+        &mut tgt,
+        align_opts,
+        inputs[0].infer_types || inputs[1].infer_types,
+    )?;
     let plan = align::plan(&src.schema, &tgt.schema, align_opts);
     Ok((src, tgt, plan))
 }

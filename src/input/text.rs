@@ -343,6 +343,9 @@ pub fn feed(
     Ok(())
 }
 
+/// Receives typed columns and their rows' locators.
+type BatchSink<'a> = dyn FnMut(Vec<ArrayRef>, &[u64]) -> Result<()> + 'a;
+
 /// Text of one column for a batch of records.
 #[derive(Default)]
 struct ColText {
@@ -390,7 +393,7 @@ impl Batcher<'_> {
         self.first_line + count_newlines(&self.bytes[..offset.min(self.bytes.len())])
     }
 
-    fn flush(&mut self, each: &mut dyn FnMut(Vec<ArrayRef>, &[u64]) -> Result<()>) -> Result<()> {
+    fn flush(&mut self, each: &mut BatchSink<'_>) -> Result<()> {
         if self.rows.is_empty() {
             return Ok(());
         }
@@ -478,7 +481,7 @@ fn parse_records(
     columns: &[usize],
     batch_size: usize,
     locator: &dyn Fn(usize, usize) -> u64,
-    each: &mut dyn FnMut(Vec<ArrayRef>, &[u64]) -> Result<()>,
+    each: &mut BatchSink<'_>,
 ) -> Result<u64> {
     let path = &table.files[file].path;
     let mut b = Batcher {
@@ -571,7 +574,7 @@ fn parse_json(
     b: &mut Batcher<'_>,
     batch_size: usize,
     locator: &dyn Fn(usize, usize) -> u64,
-    each: &mut dyn FnMut(Vec<ArrayRef>, &[u64]) -> Result<()>,
+    each: &mut BatchSink<'_>,
 ) -> Result<u64> {
     let table = b.table;
     let path = &table.files[b.file].path;
@@ -889,9 +892,6 @@ impl ParseErrors {
     }
 }
 
-#[allow(dead_code)]
-fn _assert_send(_: &dyn Array) {}
-
 /// The first records of a text table (up to about `max_bytes` of its first
 /// file), as text per file column (None for columns not read as text); for
 /// `--infer-types`.
@@ -911,13 +911,22 @@ pub fn sample(table: &Table, max_bytes: usize) -> Result<Vec<Vec<Option<String>>
     };
     let all: Vec<usize> = (0..table.file_columns).collect();
     // Called before typing, while text columns are still Utf8.
-    parse_records(table, 0, &chunk.bytes, chunk.first_line, &all, 8192, &|_, _| 0, &mut |cols, _| {
-        for (k, c) in cols.iter().enumerate() {
-            if let Some(s) = c.as_any().downcast_ref::<arrow::array::StringArray>() {
-                columns[k].extend(s.iter().map(|v| v.map(str::to_string)));
+    parse_records(
+        table,
+        0,
+        &chunk.bytes,
+        chunk.first_line,
+        &all,
+        8192,
+        &|_, _| 0,
+        &mut |cols, _| {
+            for (k, c) in cols.iter().enumerate() {
+                if let Some(s) = c.as_any().downcast_ref::<arrow::array::StringArray>() {
+                    columns[k].extend(s.iter().map(|v| v.map(str::to_string)));
+                }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     Ok(columns)
 }

@@ -247,25 +247,38 @@ pub fn infer(values: &[&str]) -> DataType {
     if values.is_empty() {
         return DataType::Utf8;
     }
-    if values.iter().all(|v| parse::parse_i128(v).is_ok_and(|x| i64::try_from(x).is_ok())) {
+    if values
+        .iter()
+        .all(|v| parse::parse_i128(v).is_ok_and(|x| i64::try_from(x).is_ok()))
+    {
         return DataType::Int64;
     }
     // The scale is the most fractional digits seen (no exponents: those are floats).
-    let plain = |v: &str| v.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'+');
+    let plain = |v: &str| {
+        v.bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'+')
+    };
     if values.iter().all(|v| plain(v)) {
         let scale = values
             .iter()
             .map(|v| v.split_once('.').map_or(0, |(_, f)| f.len()))
             .max()
             .unwrap_or(0);
-        if scale <= 18 && values.iter().all(|v| parse::parse_decimal(v, 38, scale as i8).is_ok()) {
+        if scale <= 18
+            && values
+                .iter()
+                .all(|v| parse::parse_decimal(v, 38, scale as i8).is_ok())
+        {
             return DataType::Decimal128(38, scale as i8);
         }
     }
     if values.iter().all(|v| parse::parse_f64(v).is_ok()) {
         return DataType::Float64;
     }
-    if values.iter().all(|v| v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false")) {
+    if values
+        .iter()
+        .all(|v| v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false"))
+    {
         return DataType::Boolean;
     }
     if values.iter().all(|v| parse::parse_date(v).is_ok()) {
@@ -280,10 +293,16 @@ pub fn infer(values: &[&str]) -> DataType {
     } else {
         (Unit::Microsecond, TimeUnit::Microsecond)
     };
-    if values.iter().all(|v| parse::parse_timestamp(v, unit, None).is_ok()) {
+    if values
+        .iter()
+        .all(|v| parse::parse_timestamp(v, unit, None).is_ok())
+    {
         return DataType::Timestamp(tu, None);
     }
-    if values.iter().all(|v| parse::parse_timestamp(v, unit, Some("UTC")).is_ok()) {
+    if values
+        .iter()
+        .all(|v| parse::parse_timestamp(v, unit, Some("UTC")).is_ok())
+    {
         return DataType::Timestamp(tu, Some("UTC".into()));
     }
     DataType::Utf8
@@ -294,12 +313,20 @@ pub fn infer(values: &[&str]) -> DataType {
 /// options (names, case, `--map`, positions), excluded columns included.
 /// An untyped column named by `--cast` is parsed straight into that type;
 /// with `infer`, pairs that are text on both sides get an inferred type.
-pub fn resolve(src: &mut Table, tgt: &mut Table, opts: &AlignOptions, infer_types: bool) -> Result<()> {
+pub fn resolve(
+    src: &mut Table,
+    tgt: &mut Table,
+    opts: &AlignOptions,
+    infer_types: bool,
+) -> Result<()> {
     if !src.untyped.iter().any(|&u| u) && !tgt.untyped.iter().any(|&u| u) {
         return Ok(());
     }
     let samples = if infer_types {
-        [super::text::sample(src, 1 << 20)?, super::text::sample(tgt, 1 << 20)?]
+        [
+            super::text::sample(src, 1 << 20)?,
+            super::text::sample(tgt, 1 << 20)?,
+        ]
     } else {
         [Vec::new(), Vec::new()]
     };
@@ -313,7 +340,13 @@ pub fn resolve(src: &mut Table, tgt: &mut Table, opts: &AlignOptions, infer_type
     let cast_for = |name: &str| {
         opts.casts
             .iter()
-            .find(|(c, _)| if opts.ignore_case_names { c.eq_ignore_ascii_case(name) } else { c == name })
+            .find(|(c, _)| {
+                if opts.ignore_case_names {
+                    c.eq_ignore_ascii_case(name)
+                } else {
+                    c == name
+                }
+            })
             .map(|(_, t)| t.clone())
     };
     let mut types: [Vec<(usize, DataType)>; 2] = [Vec::new(), Vec::new()];
@@ -322,13 +355,16 @@ pub fn resolve(src: &mut Table, tgt: &mut Table, opts: &AlignOptions, infer_type
         for (i, f) in t.schema.fields().iter().enumerate() {
             if t.untyped[i] {
                 if let Some(ty) = cast_for(f.name()) {
-                    let ty = text_type_for(&ty).map_err(|m| ReconError::Usage(format!("--cast {}: {m}", f.name())))?;
+                    let ty = text_type_for(&ty)
+                        .map_err(|m| ReconError::Usage(format!("--cast {}: {m}", f.name())))?;
                     types[side].push((i, ty));
                 }
             }
         }
     }
-    let cast_already = |side: usize, i: usize, types: &[Vec<(usize, DataType)>; 2]| types[side].iter().any(|(j, _)| *j == i);
+    let cast_already = |side: usize, i: usize, types: &[Vec<(usize, DataType)>; 2]| {
+        types[side].iter().any(|(j, _)| *j == i)
+    };
     for c in &plan.columns {
         let (si, ti) = (c.source_index, c.target_index);
         let (s_text, t_text) = (

@@ -1,0 +1,770 @@
+//! Input formats end to end: CSV (plain, gzip, zstd), TSV, NDJSON, Arrow IPC
+//! file and stream, directories, globs and Hive partitions against Parquet,
+//! and every kind of bad input.
+
+mod common;
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Int32Array, RecordBatch,
+    StringArray, TimestampMicrosecondArray,
+};
+use arrow::datatypes::{DataType, TimeUnit};
+use assert_cmd::Command;
+use common::{read_parquet, write_parquet};
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+fn recon() -> Command {
+    Command::cargo_bin("recon").unwrap()
+}
+
+/// One order row: name, qty, amount (cents), ts (µs since epoch), day, flag, region.
+#[derive(Clone)]
+struct Order {
+    name: Option<String>,
+    qty: Option<i32>,
+    cents: Option<i128>,
+    ts: Option<i64>,
+    day: Option<i32>,
+    flag: Option<bool>,
+    region: Option<&'static str>,
+}
+
+/// Rows with NULLs, empty strings, commas, quotes and newlines in text,
+/// negative decimals and duplicates.
+fn orders(n: usize) -> Vec<Order> {
+    (0..n)
+        .map(|i| Order {
+            name: match i % 7 {
+                0 => None,
+                1 => Some(String::new()),
+                2 => Some(format!("cust, \"{i}\"")),
+                3 => Some(format!("multi\nline {i}")),
+                4 => Some("dup".into()),
+                _ => Some(format!("c{i}")),
+            },
+            qty: (i % 11 != 0).then_some((i % 5) as i32),
+            cents: (i % 13 != 0).then_some(i as i128 * 101 - 5000),
+            ts: (i % 17 != 0).then_some(1_700_000_000_000_000 + i as i64 * 1_000_123),
+            day: (i % 19 != 0).then_some(19_000 + (i % 400) as i32),
+            flag: (i % 23 != 0).then_some(i % 2 == 0),
+            region: match i % 3 {
+                0 => Some("EU"),
+                1 => Some("US"),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+fn batch(rows: &[Order], with_region: bool) -> RecordBatch {
+    let mut cols: Vec<(&str, ArrayRef)> = vec![
+        (
+            "name",
+            Arc::new(StringArray::from_iter(rows.iter().map(|r| r.name.clone()))),
+        ),
+        (
+            "qty",
+            Arc::new(Int32Array::from_iter(rows.iter().map(|r| r.qty))),
+        ),
+        (
+            "amount",
+            Arc::new(
+                Decimal128Array::from_iter(rows.iter().map(|r| r.cents))
+                    .with_precision_and_scale(18, 2)
+                    .unwrap(),
+            ),
+        ),
+        (
+            "ts",
+            Arc::new(
+                TimestampMicrosecondArray::from_iter(rows.iter().map(|r| r.ts))
+                    .with_timezone("UTC"),
+            ),
+        ),
+        (
+            "day",
+            Arc::new(Date32Array::from_iter(rows.iter().map(|r| r.day))),
+        ),
+        (
+            "flag",
+            Arc::new(BooleanArray::from_iter(rows.iter().map(|r| r.flag))),
+        ),
+    ];
+    if with_region {
+        cols.push((
+            "region",
+            Arc::new(StringArray::from_iter(rows.iter().map(|r| r.region))),
+        ));
+    }
+    RecordBatch::try_from_iter(cols).unwrap()
+}
+
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+fn decimal_text(cents: i128) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    format!("{sign}{}.{:02}", cents.abs() / 100, cents.abs() % 100)
+}
+
+fn ts_text(us: i64) -> String {
+    let dt = chrono::DateTime::from_timestamp_micros(us).unwrap();
+    dt.format("%Y-%m-%d %H:%M:%S%.6f").to_string()
+}
+
+fn day_text(d: i32) -> String {
+    (chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap() + chrono::Duration::days(d as i64))
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+/// CSV text of `rows` under recon's default NULL policy: NULL is an empty
+/// unquoted field, '' is `""`.
+fn csv_text(rows: &[Order], with_region: bool, delim: char) -> String {
+    let mut out = String::from(if with_region {
+        "name,qty,amount,ts,day,flag,region\n"
+    } else {
+        "name,qty,amount,ts,day,flag\n"
+    })
+    .replace(',', &delim.to_string());
+    for r in rows {
+        let mut f: Vec<String> = vec![
+            r.name.as_deref().map(quote).unwrap_or_default(),
+            r.qty.map(|v| v.to_string()).unwrap_or_default(),
+            r.cents.map(decimal_text).unwrap_or_default(),
+            r.ts.map(ts_text).unwrap_or_default(),
+            r.day.map(day_text).unwrap_or_default(),
+            r.flag.map(|v| v.to_string()).unwrap_or_default(),
+        ];
+        if with_region {
+            f.push(r.region.map(str::to_string).unwrap_or_default());
+        }
+        out.push_str(&f.join(&delim.to_string()));
+        out.push('\n');
+    }
+    out
+}
+
+fn json_text(rows: &[Order]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let v = serde_json::json!({
+            "name": r.name,
+            "qty": r.qty,
+            "amount": r.cents.map(decimal_text).map(|s| serde_json::Value::Number(s.parse().unwrap())),
+            "ts": r.ts.map(ts_text),
+            "day": r.day.map(day_text),
+            "flag": r.flag,
+        });
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+fn gzip(path: &Path, text: &str) {
+    let mut e = flate2::write::GzEncoder::new(File::create(path).unwrap(), Default::default());
+    e.write_all(text.as_bytes()).unwrap();
+    e.finish().unwrap();
+}
+
+fn zstd_file(path: &Path, text: &str) {
+    fs::write(path, zstd::encode_all(text.as_bytes(), 3).unwrap()).unwrap();
+}
+
+fn report(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("report.json")).unwrap()).unwrap()
+}
+
+/// Writes the rows as a Hive-partitioned directory by region (files hold no region column).
+fn hive(dir: &Path, rows: &[Order]) {
+    for (value, pick) in [
+        ("EU", Some("EU")),
+        ("US", Some("US")),
+        ("__HIVE_DEFAULT_PARTITION__", None),
+    ] {
+        let part: Vec<Order> = rows.iter().filter(|r| r.region == pick).cloned().collect();
+        let d = dir.join(format!("region={value}"));
+        fs::create_dir_all(&d).unwrap();
+        write_parquet(&d.join("part-0000.parquet"), &batch(&part, false), 50);
+    }
+    fs::write(dir.join("_SUCCESS"), "").unwrap();
+}
+
+#[test]
+fn csv_against_parquet_matches_and_finds_a_changed_decimal() {
+    let tmp = TempDir::new().unwrap();
+    let rows = orders(500);
+    let pq = tmp.path().join("target.parquet");
+    write_parquet(&pq, &batch(&rows, false), 64);
+    let csv = tmp.path().join("extract.csv");
+    fs::write(&csv, csv_text(&rows, false, ',')).unwrap();
+    recon().arg("diff").arg(&csv).arg(&pq).assert().code(0);
+
+    // One changed decimal: drift, and the evidence row is typed like the Parquet side.
+    let mut changed = rows.clone();
+    changed[10].cents = Some(changed[10].cents.unwrap() + 1);
+    fs::write(&csv, csv_text(&changed, false, ',')).unwrap();
+    let out = tmp.path().join("out");
+    recon()
+        .arg("diff")
+        .arg(&csv)
+        .arg(&pq)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("columns_differing       amount;"));
+    let r = report(&out);
+    assert_eq!(r["source_only_rows"], 1);
+    assert_eq!(r["target_only_rows"], 1);
+    assert_eq!(r["inputs"]["source"]["format"], "csv");
+    let ev = read_parquet(&out.join("source_only.parquet"));
+    let b = &ev[0];
+    assert_eq!(b.num_rows(), 1);
+    assert_eq!(
+        b.schema().field_with_name("amount").unwrap().data_type(),
+        &DataType::Decimal128(18, 2)
+    );
+    assert_eq!(
+        b.schema().field_with_name("ts").unwrap().data_type(),
+        &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+    );
+    let amount = b.column_by_name("amount").unwrap();
+    let amount = amount.as_any().downcast_ref::<Decimal128Array>().unwrap();
+    assert_eq!(amount.value(0), changed[10].cents.unwrap());
+    let tgt = read_parquet(&out.join("target_only.parquet"));
+    let amount = tgt[0].column_by_name("amount").unwrap();
+    let amount = amount.as_any().downcast_ref::<Decimal128Array>().unwrap();
+    assert_eq!(amount.value(0), rows[10].cents.unwrap());
+}
+
+#[test]
+fn compressed_csv_against_hive_partitioned_lake_gives_the_parquet_verdict() {
+    let tmp = TempDir::new().unwrap();
+    let rows = orders(900);
+    let lake = tmp.path().join("lake/orders");
+    hive(&lake, &rows);
+    let pq = tmp.path().join("source.parquet");
+    write_parquet(&pq, &batch(&rows, true), 100);
+    let text = csv_text(&rows, true, ',');
+    let gz = tmp.path().join("extract.csv.gz");
+    gzip(&gz, &text);
+    let zst = tmp.path().join("extract.csv.zst");
+    zstd_file(&zst, &text);
+
+    recon().arg("diff").arg(&pq).arg(&lake).assert().code(0);
+    recon().arg("diff").arg(&gz).arg(&lake).assert().code(0);
+    recon().arg("diff").arg(&zst).arg(&lake).assert().code(0);
+
+    // Drop one US row from the extract: every reader gives the same drift.
+    let mut fewer = rows.clone();
+    let gone = fewer.iter().position(|r| r.region == Some("US")).unwrap();
+    fewer.remove(gone);
+    gzip(&gz, &csv_text(&fewer, true, ','));
+    let pq2 = tmp.path().join("fewer.parquet");
+    write_parquet(&pq2, &batch(&fewer, true), 100);
+    let mut reports = Vec::new();
+    for src in [&gz, &pq2] {
+        let out = tmp.path().join(format!("out-{}", reports.len()));
+        recon()
+            .arg("diff")
+            .arg(src)
+            .arg(&lake)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(1);
+        let r = report(&out);
+        reports.push((
+            r["source_only_rows"].clone(),
+            r["target_only_rows"].clone(),
+            r["samples"].clone(),
+        ));
+        let ev = read_parquet(&out.join("target_only.parquet"));
+        let region = ev[0].column_by_name("region").unwrap();
+        let region = region.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(region.value(0), "US");
+    }
+    assert_eq!(reports[0], reports[1]);
+    assert_eq!(reports[0].1, 1);
+}
+
+#[test]
+fn glob_patterns_and_directories_of_csv_files() {
+    let tmp = TempDir::new().unwrap();
+    let rows = orders(300);
+    let pq = tmp.path().join("all.parquet");
+    write_parquet(&pq, &batch(&rows, true), 1000);
+    let parts = tmp.path().join("parts");
+    fs::create_dir(&parts).unwrap();
+    for (i, chunk) in rows.chunks(100).enumerate() {
+        fs::write(
+            parts.join(format!("part-{i}.csv")),
+            csv_text(chunk, true, ','),
+        )
+        .unwrap();
+    }
+    recon().arg("diff").arg(&parts).arg(&pq).assert().code(0);
+    let pattern = format!("{}/part-*.csv", parts.display());
+    recon().arg("diff").arg(&pattern).arg(&pq).assert().code(0);
+    // A glob that leaves a file out is drift, not a match.
+    let two = format!("{}/part-[01].csv", parts.display());
+    recon().arg("diff").arg(&two).arg(&pq).assert().code(1);
+    let none = format!("{}/nothing-*.csv", parts.display());
+    recon()
+        .arg("diff")
+        .arg(&none)
+        .arg(&pq)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("glob pattern matches no files"));
+}
+
+#[test]
+fn arrow_ipc_file_and_stream() {
+    let tmp = TempDir::new().unwrap();
+    let rows = orders(400);
+    let pq = tmp.path().join("t.parquet");
+    write_parquet(&pq, &batch(&rows, true), 128);
+    let file = tmp.path().join("t.arrow");
+    let stream = tmp.path().join("t.arrows");
+    {
+        let b = batch(&rows, true);
+        let mut w =
+            arrow::ipc::writer::FileWriter::try_new(File::create(&file).unwrap(), &b.schema())
+                .unwrap();
+        let mut s =
+            arrow::ipc::writer::StreamWriter::try_new(File::create(&stream).unwrap(), &b.schema())
+                .unwrap();
+        for start in (0..400).step_by(90) {
+            let part = b.slice(start, 90.min(400 - start));
+            w.write(&part).unwrap();
+            s.write(&part).unwrap();
+        }
+        w.finish().unwrap();
+        s.finish().unwrap();
+    }
+    recon().arg("diff").arg(&file).arg(&pq).assert().code(0);
+    recon()
+        .arg("diff")
+        .arg(&stream)
+        .arg(&pq)
+        .arg("--source-format")
+        .arg("ipc")
+        .assert()
+        .code(0);
+    // Change one row in the Parquet side: the IPC side's evidence row is fetched back.
+    let mut changed = rows.clone();
+    changed[300].qty = Some(99);
+    write_parquet(&pq, &batch(&changed, true), 128);
+    for src in [&file, &stream] {
+        let out = tmp.path().join(format!(
+            "out-{}",
+            src.extension().unwrap().to_string_lossy()
+        ));
+        recon()
+            .arg("diff")
+            .arg(src)
+            .arg(&pq)
+            .arg("--source-format")
+            .arg("ipc")
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(1);
+        let ev = read_parquet(&out.join("source_only.parquet"));
+        let qty = ev[0].column_by_name("qty").unwrap();
+        let qty = qty.as_any().downcast_ref::<Int32Array>().unwrap();
+        assert_eq!(qty.len(), 1);
+        assert_eq!(qty.value(0), rows[300].qty.unwrap());
+    }
+}
+
+#[test]
+fn ndjson_against_parquet() {
+    let tmp = TempDir::new().unwrap();
+    // More lines than the 1000 recon reads to learn the keys.
+    let rows = orders(1200);
+    let pq = tmp.path().join("t.parquet");
+    write_parquet(&pq, &batch(&rows, false), 64);
+    let js = tmp.path().join("t.jsonl");
+    fs::write(&js, json_text(&rows)).unwrap();
+    recon().arg("diff").arg(&js).arg(&pq).assert().code(0);
+    let mut changed = rows.clone();
+    changed[5].flag = changed[5].flag.map(|f| !f);
+    fs::write(&js, json_text(&changed)).unwrap();
+    let out = tmp.path().join("out");
+    recon()
+        .arg("diff")
+        .arg(&js)
+        .arg(&pq)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("columns_differing       flag;"));
+    // An unknown key is an error, never silently dropped.
+    let gz = tmp.path().join("bad.ndjson.gz");
+    let mut text = json_text(&rows);
+    text.push_str("{\"name\":\"x\",\"surprise\":1}\n");
+    gzip(&gz, &text);
+    recon()
+        .arg("diff")
+        .arg(&gz)
+        .arg(&pq)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.ndjson.gz: line 1201"));
+}
+
+/// CSV and Parquet holding `values` in one text column `v` (None = NULL).
+fn one_column(tmp: &Path, csv: &str, values: &[Option<&str>]) -> (PathBuf, PathBuf) {
+    let c = tmp.join("v.csv");
+    fs::write(&c, csv).unwrap();
+    let p = tmp.join("v.parquet");
+    let arr: ArrayRef = Arc::new(StringArray::from(values.to_vec()));
+    write_parquet(&p, &RecordBatch::try_from_iter([("v", arr)]).unwrap(), 10);
+    (c, p)
+}
+
+#[test]
+fn csv_null_policy_unquoted_empty_is_null_quoted_empty_is_empty_string() {
+    let tmp = TempDir::new().unwrap();
+    // Row order: NULL, '', the string NULL, 'x'. A blank line is a NULL in a one-column file.
+    let (c, p) = one_column(
+        tmp.path(),
+        "v\n\n\"\"\n\"NULL\"\nx\n",
+        &[None, Some(""), Some("NULL"), Some("x")],
+    );
+    recon().arg("diff").arg(&c).arg(&p).assert().code(0);
+    // Swapping '' and NULL on one side is drift.
+    let (c, p) = one_column(tmp.path(), "v\n\"\"\n\n", &[Some(""), Some("")]);
+    recon().arg("diff").arg(&c).arg(&p).assert().code(1);
+    // --null-value makes unquoted NULL a NULL; a quoted "NULL" stays text.
+    let (c, p) = one_column(
+        tmp.path(),
+        "v\nNULL\n\"NULL\"\n\\N\n",
+        &[None, Some("NULL"), None],
+    );
+    recon()
+        .arg("diff")
+        .arg(&c)
+        .arg(&p)
+        .args(["--null-value", "NULL", "--null-value", "\\N"])
+        .assert()
+        .code(0);
+    recon().arg("diff").arg(&c).arg(&p).assert().code(1);
+}
+
+#[test]
+fn csv_dialect_options() {
+    let tmp = TempDir::new().unwrap();
+    let rows = orders(120);
+    let pq = tmp.path().join("t.parquet");
+    write_parquet(&pq, &batch(&rows, false), 64);
+    // Semicolons.
+    let semi = tmp.path().join("semi.txt");
+    fs::write(&semi, csv_text(&rows, false, ';')).unwrap();
+    recon()
+        .arg("diff")
+        .arg(&semi)
+        .arg(&pq)
+        .args(["--source-format", "csv", "--delimiter", ";"])
+        .assert()
+        .code(0);
+    // TSV by extension.
+    let tsv = tmp.path().join("t.tsv");
+    fs::write(&tsv, csv_text(&rows, false, '\t')).unwrap();
+    recon().arg("diff").arg(&tsv).arg(&pq).assert().code(0);
+    // No header: columns are column_1.., paired by position.
+    let body: String = csv_text(&rows, false, ',')
+        .split_once('\n')
+        .unwrap()
+        .1
+        .to_string();
+    let nh = tmp.path().join("nh.csv");
+    fs::write(&nh, body).unwrap();
+    recon()
+        .arg("diff")
+        .arg(&nh)
+        .arg(&pq)
+        .args(["--no-header", "--by-position"])
+        .assert()
+        .code(0);
+    // Backslash escapes and Latin-1.
+    let c = tmp.path().join("l1.csv");
+    fs::write(&c, b"v\n\"a\\\"b\"\ncaf\xe9\n").unwrap();
+    let p = tmp.path().join("l1.parquet");
+    let arr: ArrayRef = Arc::new(StringArray::from(vec!["a\"b", "café"]));
+    write_parquet(&p, &RecordBatch::try_from_iter([("v", arr)]).unwrap(), 10);
+    recon()
+        .arg("diff")
+        .arg(&c)
+        .arg(&p)
+        .args(["--escape", "\\", "--encoding", "latin-1"])
+        .assert()
+        .code(0);
+    // The same bytes read as UTF-8 are an error naming the line.
+    recon()
+        .arg("diff")
+        .arg(&c)
+        .arg(&p)
+        .args(["--escape", "\\"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "l1.csv: line 3, column 'v': invalid UTF-8",
+        ));
+}
+
+#[test]
+fn parse_errors_name_file_line_column_value_or_count_as_drift() {
+    let tmp = TempDir::new().unwrap();
+    let rows = orders(50);
+    let pq = tmp.path().join("t.parquet");
+    write_parquet(&pq, &batch(&rows, false), 64);
+    let text = csv_text(&rows, false, ',');
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    // Find the physical line of row 5 (row 3 holds a quoted newline, so lines and rows differ).
+    let target_row = 5;
+    let mut line_no = 0;
+    let mut seen_rows = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if i == 0 {
+            continue;
+        }
+        if !l.starts_with("line ") {
+            seen_rows += 1;
+        }
+        if seen_rows == target_row + 1 {
+            line_no = i + 1;
+            break;
+        }
+    }
+    let idx = line_no - 1;
+    lines[idx] = lines[idx].replacen(&decimal_text(rows[target_row].cents.unwrap()), "12.345", 1);
+    let csv = tmp.path().join("bad.csv");
+    fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&csv)
+        .arg(&pq)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "bad.csv: line {line_no}, column 'amount': cannot parse \"12.345\""
+        )))
+        .stderr(predicate::str::contains("fractional digits"));
+    let out = tmp.path().join("out");
+    recon()
+        .arg("diff")
+        .arg(&csv)
+        .arg(&pq)
+        .args(["--max-parse-errors", "3", "-o"])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("parse_errors            1"));
+    let r = report(&out);
+    assert_eq!(r["parse_errors"]["source"], 1);
+    assert_eq!(r["exact_match"], false);
+    assert_eq!(r["target_only_rows"], 1);
+}
+
+#[test]
+fn text_against_text_compares_exact_text_unless_types_are_inferred() {
+    let tmp = TempDir::new().unwrap();
+    let a = tmp.path().join("a.csv");
+    let b = tmp.path().join("b.csv");
+    fs::write(
+        &a,
+        "id,amount,when\n1,1.50,2024-01-01 10:00:00\n2,,2024-01-02\n",
+    )
+    .unwrap();
+    fs::write(
+        &b,
+        "id,amount,when\n1,1.5,2024-01-01T10:00:00\n2,,2024-01-02 00:00:00\n",
+    )
+    .unwrap();
+    recon().arg("diff").arg(&a).arg(&b).assert().code(1);
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .arg("--infer-types")
+        .assert()
+        .code(0);
+    recon()
+        .arg("schema")
+        .arg(&a)
+        .arg(&b)
+        .arg("--infer-types")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("Decimal128(38, 2)"));
+}
+
+#[test]
+fn big_csv_is_cut_into_chunks_and_parsed_on_every_thread() {
+    // Quoted newlines land on chunk boundaries somewhere in 8 MiB of CSV.
+    let tmp = TempDir::new().unwrap();
+    let rows = orders(100_000);
+    let pq = tmp.path().join("t.parquet");
+    write_parquet(&pq, &batch(&rows, false), 8192);
+    let csv = tmp.path().join("big.csv");
+    let text = csv_text(&rows, false, ',');
+    assert!(text.len() > 4 << 20);
+    fs::write(&csv, &text).unwrap();
+    let mut reports = Vec::new();
+    for threads in ["1", "2", "4"] {
+        let out = tmp.path().join(format!("out{threads}"));
+        recon()
+            .arg("diff")
+            .arg(&csv)
+            .arg(&pq)
+            .args(["-j", threads, "-o"])
+            .arg(&out)
+            .assert()
+            .code(0);
+        let r = report(&out);
+        assert_eq!(r["source_rows"], 100_000);
+        reports.push(r["target_rows"].clone());
+    }
+    assert!(reports.iter().all(|r| r == &reports[0]));
+}
+
+fn bad(source: &Path, target: &Path, expect: &str) {
+    let assert = recon()
+        .arg("diff")
+        .arg(source)
+        .arg(target)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(expect));
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_inputs_are_one_line_errors_naming_the_file() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let rows = orders(200);
+    let good = d.join("good.parquet");
+    write_parquet(&good, &batch(&rows, false), 50);
+    let bytes = fs::read(&good).unwrap();
+
+    let truncated = d.join("truncated.parquet");
+    fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    bad(&truncated, &good, "truncated.parquet");
+
+    let footer = d.join("footer.parquet");
+    let mut b = bytes.clone();
+    let n = b.len();
+    b[n - 12..n - 8].copy_from_slice(&[0xff, 0xff, 0xff, 0x7f]);
+    fs::write(&footer, &b).unwrap();
+    bad(&footer, &good, "footer.parquet");
+
+    let empty = d.join("empty.parquet");
+    fs::write(&empty, b"").unwrap();
+    bad(&empty, &good, "empty.parquet: file is empty");
+    let empty_csv = d.join("empty.csv");
+    fs::write(&empty_csv, b"").unwrap();
+    bad(&empty_csv, &good, "empty.csv: file is empty");
+
+    let mixed = d.join("mixed");
+    fs::create_dir(&mixed).unwrap();
+    write_parquet(&mixed.join("a.parquet"), &batch(&rows, false), 50);
+    write_parquet(&mixed.join("b.parquet"), &batch(&rows, true), 50);
+    bad(&mixed, &good, "b.parquet: schema differs");
+
+    let ok = d.join("ok.csv");
+    fs::write(&ok, "a,b\n1,2\n").unwrap();
+    let ragged = d.join("ragged.csv");
+    fs::write(&ragged, "a,b\n1,2\n3\n").unwrap();
+    bad(
+        &ragged,
+        &ok,
+        "ragged.csv: line 3: expected 2 fields, found 1",
+    );
+
+    let quote = d.join("quote.csv");
+    fs::write(&quote, "a,b\n1,\"2\n").unwrap();
+    bad(&quote, &ok, "quote.csv: line 2");
+
+    let utf = d.join("utf.csv");
+    fs::write(&utf, b"a,b\nok,1\nbad\xff,2\n").unwrap();
+    bad(&utf, &ok, "utf.csv: line 3, column 'a': invalid UTF-8");
+
+    let unknown = d.join("data.xlsx");
+    fs::write(&unknown, b"whatever").unwrap();
+    bad(&unknown, &good, "data.xlsx: unknown file extension");
+
+    let empty_dir = d.join("nothing");
+    fs::create_dir(&empty_dir).unwrap();
+    bad(&empty_dir, &good, "nothing: directory holds no data files");
+
+    let gz = d.join("broken.csv.gz");
+    fs::write(&gz, b"\x1f\x8b\x08\x00garbage").unwrap();
+    bad(&gz, &good, "broken.csv.gz");
+
+    bad(&d.join("missing.parquet"), &good, "missing.parquet");
+}
+
+#[test]
+fn permission_denied_is_a_clean_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    fs::set_permissions(d, fs::Permissions::from_mode(0o755)).unwrap();
+    let good = d.join("good.parquet");
+    write_parquet(&good, &batch(&orders(10), false), 50);
+    let secret = d.join("secret.parquet");
+    fs::copy(&good, &secret).unwrap();
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).unwrap();
+    fs::set_permissions(&good, fs::Permissions::from_mode(0o644)).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("recon");
+    // Root reads anything, so drop to nobody when running as root.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = if is_root {
+        if Command::new("setpriv").arg("--help").output().is_err() {
+            eprintln!("setpriv missing; cannot test permission denied as root");
+            return;
+        }
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin);
+        c
+    } else {
+        Command::new(&bin)
+    };
+    let out = cmd
+        .arg("diff")
+        .arg(&secret)
+        .arg(&good)
+        .arg("--temp-dir")
+        .arg(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if is_root && err.contains("recon") && !err.contains("secret.parquet") {
+        // The binary itself was not reachable as nobody (e.g. a private target dir).
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("secret.parquet") && err.contains("ermission denied"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
