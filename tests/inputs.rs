@@ -768,3 +768,22 @@ fn permission_denied_is_a_clean_error() {
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn shipped_extract_against_shipped_lake() {
+    let lake = common::fixture("lake/orders");
+    recon()
+        .arg("diff")
+        .arg(common::fixture("demo/extract.csv.gz"))
+        .arg(&lake)
+        .assert()
+        .code(0);
+    recon()
+        .arg("diff")
+        .arg(common::fixture("demo/extract_drift.csv.gz"))
+        .arg(&lake)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("amount=-15.98"))
+        .stdout(predicate::str::contains("amount=-15.89"));
+}
