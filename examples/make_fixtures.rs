@@ -345,11 +345,19 @@ fn main() {
 fn lake_and_extract() {
     use std::io::Write;
     let days = ["2024-01-01", "2024-01-02", "2024-01-03"];
-    let customers = [Some("ACME"), Some(""), None, Some("Globex, Inc."), Some("Initech \"NY\"")];
+    let customers = [
+        Some("ACME"),
+        Some(""),
+        None,
+        Some("Globex, Inc."),
+        Some("Initech \"NY\""),
+    ];
     let mut csv = String::from("order_id,customer,amount,created_at,business_date\n");
     for (d, day) in days.iter().enumerate() {
         // The last row of each day repeats the one before it: duplicates count.
-        let ids: Vec<i64> = (0..40).map(|i: usize| (d * 100 + i.min(38)) as i64).collect();
+        let ids: Vec<i64> = (0..40)
+            .map(|i: usize| (d * 100 + i.min(38)) as i64)
+            .collect();
         let cust: Vec<Option<&str>> = ids.iter().map(|&i| customers[i as usize % 5]).collect();
         let cents: Vec<i128> = ids.iter().map(|&i| i as i128 * 137 - 2000).collect();
         let micros: Vec<i64> = ids
@@ -357,18 +365,32 @@ fn lake_and_extract() {
             .map(|&i| 1_704_067_200_000_000 + d as i64 * 86_400_000_000 + (i % 100) * 1_000_001)
             .collect();
         let b = batch(vec![
-            ("order_id", Arc::new(Int64Array::from(ids.clone())) as ArrayRef),
+            (
+                "order_id",
+                Arc::new(Int64Array::from(ids.clone())) as ArrayRef,
+            ),
             ("customer", strs(&cust)),
             (
                 "amount",
-                Arc::new(Decimal128Array::from(cents.clone()).with_precision_and_scale(18, 2).unwrap()) as ArrayRef,
+                Arc::new(
+                    Decimal128Array::from(cents.clone())
+                        .with_precision_and_scale(18, 2)
+                        .unwrap(),
+                ) as ArrayRef,
             ),
             (
                 "created_at",
-                Arc::new(TimestampMicrosecondArray::from(micros.clone()).with_timezone("UTC")) as ArrayRef,
+                Arc::new(TimestampMicrosecondArray::from(micros.clone()).with_timezone("UTC"))
+                    as ArrayRef,
             ),
         ]);
-        write(&format!("lake/orders/business_date={day}/part-0000.parquet"), &b, 16, Compression::SNAPPY, true);
+        write(
+            &format!("lake/orders/business_date={day}/part-0000.parquet"),
+            &b,
+            16,
+            Compression::SNAPPY,
+            true,
+        );
         for i in 0..ids.len() {
             let c = match cust[i] {
                 None => String::new(),
@@ -377,15 +399,24 @@ fn lake_and_extract() {
             let sign = if cents[i] < 0 { "-" } else { "" };
             let amount = format!("{sign}{}.{:02}", cents[i].abs() / 100, cents[i].abs() % 100);
             let ts = arrow::temporal_conversions::timestamp_us_to_datetime(micros[i]).unwrap();
-            csv.push_str(&format!("{},{c},{amount},{},{day}\n", ids[i], ts.format("%Y-%m-%d %H:%M:%S%.6f")));
+            csv.push_str(&format!(
+                "{},{c},{amount},{},{day}\n",
+                ids[i],
+                ts.format("%Y-%m-%d %H:%M:%S%.6f")
+            ));
         }
     }
     std::fs::write("testdata/lake/orders/_SUCCESS", b"").unwrap();
     let gz = |path: &str, text: &str| {
-        let mut e = flate2::GzBuilder::new().mtime(0).write(File::create(path).unwrap(), flate2::Compression::default());
+        let mut e = flate2::GzBuilder::new()
+            .mtime(0)
+            .write(File::create(path).unwrap(), flate2::Compression::default());
         e.write_all(text.as_bytes()).unwrap();
         e.finish().unwrap();
     };
     gz("testdata/demo/extract.csv.gz", &csv);
-    gz("testdata/demo/extract_drift.csv.gz", &csv.replacen(",-15.89,", ",-15.98,", 1));
+    gz(
+        "testdata/demo/extract_drift.csv.gz",
+        &csv.replacen(",-15.89,", ",-15.98,", 1),
+    );
 }

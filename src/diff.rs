@@ -18,7 +18,7 @@ use crate::evidence::{fetch_samples, write_atomic, write_side};
 use crate::input::{typing, InputOptions, Table};
 use crate::memory::{self, Sizing};
 use crate::normalize::Prep;
-use crate::partition::{scan, ScanConfig, ScanSide};
+use crate::partition::{scan, ScanConfig, ScanMode, ScanSide};
 use crate::reconcile::{reconcile, ReconcileConfig};
 use crate::report::*;
 use crate::spill::SpillBudget;
@@ -58,6 +58,18 @@ impl Progress {
 /// Set by the interrupt handler; workers stop at the next batch.
 pub static CANCEL: AtomicBool = AtomicBool::new(false);
 
+/// How many times the inputs are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Passes {
+    /// Two passes unless a side is compressed text.
+    #[default]
+    Auto,
+    /// Read once and spill every row's record.
+    One,
+    /// Fingerprint buckets first; read again spilling only differing buckets.
+    Two,
+}
+
 /// Options of one diff. Build with [`DiffOptions::default`] and adjust.
 #[derive(Debug, Clone)]
 pub struct DiffOptions {
@@ -77,6 +89,9 @@ pub struct DiffOptions {
     pub batch_size: usize,
     /// Test hook: put every row in one first-level bucket so splitting runs.
     pub single_bucket: bool,
+    /// One pass (spill every row) or two (fingerprint first, spill only
+    /// differing buckets).
+    pub passes: Passes,
     /// Column alignment, conversions and normalization rules.
     pub align: AlignOptions,
     /// How to read each side (format, CSV dialect, NULL strings, encoding).
@@ -97,6 +112,7 @@ impl Default for DiffOptions {
             report_path: None,
             batch_size: 8192,
             single_bucket: false,
+            passes: Passes::Auto,
             align: AlignOptions::default(),
             inputs: Default::default(),
             progress: Arc::new(Progress::default()),
@@ -267,19 +283,76 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     } else {
         sizing.bucket_bits
     };
-    let parts = scan(
-        &sides,
-        &ScanConfig {
-            threads: opts.threads,
-            bucket_bits: first_level_bits,
-            chunk_bytes: sizing.chunk_bytes,
-            batch_size: opts.batch_size,
-            dir: run_dir.path(),
-            budget: budget.clone(),
-            cancel: &CANCEL,
-            progress,
-        },
-    )?;
+    let config = |mode: ScanMode| ScanConfig {
+        mode,
+        threads: opts.threads,
+        bucket_bits: first_level_bits,
+        chunk_bytes: sizing.chunk_bytes,
+        batch_size: opts.batch_size,
+        dir: run_dir.path(),
+        budget: budget.clone(),
+        cancel: &CANCEL,
+        progress,
+    };
+    // Two passes: fingerprint every bucket of both sides without spilling,
+    // then read again spilling only the buckets whose fingerprints differ.
+    // When the tables match, each is read once and nothing spills.
+    let two_pass = match opts.passes {
+        Passes::One => false,
+        Passes::Two => true,
+        // Compressed text is slow to read twice; everything else is cheaper
+        // to re-read than to spill when drift is rare.
+        Passes::Auto => !src.is_compressed_text() && !tgt.is_compressed_text(),
+    };
+    let mut differing_buckets = None;
+    let mut expected_seen = None;
+    let parts = if two_pass {
+        let first = scan(&sides, &config(ScanMode::Fingerprint))?;
+        let [a, b] = &first.fingerprints;
+        let differ: Vec<bool> = a.iter().zip(b).map(|(x, y)| x != y).collect();
+        let seen = [
+            a.iter()
+                .zip(&differ)
+                .filter(|(_, d)| **d)
+                .map(|(f, _)| f.count)
+                .sum::<u64>(),
+            b.iter()
+                .zip(&differ)
+                .filter(|(_, d)| **d)
+                .map(|(f, _)| f.count)
+                .sum::<u64>(),
+        ];
+        differing_buckets = Some(differ.iter().filter(|d| **d).count());
+        expected_seen = Some(seen);
+        if differing_buckets == Some(0) {
+            first
+        } else {
+            // Only the differing buckets' records spill in the second pass.
+            let spill = (seen[0] + seen[1]).saturating_mul(crate::partition::RECORD_BYTES as u64);
+            budget.set_expected(spill.saturating_sub(sizing.in_memory_spill as u64));
+            src.parse_errors.reset();
+            tgt.parse_errors.reset();
+            progress.rows_scanned.store(0, Ordering::Relaxed);
+            let second = scan(
+                &sides,
+                &config(ScanMode::Partition {
+                    filter: Some(Arc::new(differ)),
+                }),
+            )?;
+            if second.rows != first.rows {
+                return Err(ReconError::Input {
+                    path: source.to_path_buf(),
+                    message: format!(
+                        "the inputs changed while recon read them: {:?} rows in the first pass, {:?} in the second",
+                        first.rows, second.rows
+                    ),
+                });
+            }
+            second
+        }
+    } else {
+        scan(&sides, &config(ScanMode::Partition { filter: None }))?
+    };
     for (side, t) in [(Side::Source, &src), (Side::Target, &tgt)] {
         if let Some(meta_rows) = t.rows {
             if parts.rows[side.index()] != meta_rows {
@@ -324,9 +397,10 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     )?;
     drop(parts);
     progress.set_phase(Progress::EVIDENCE);
-    if found.rows_seen != [src_rows, tgt_rows] {
+    let expected_seen = expected_seen.unwrap_or([src_rows, tgt_rows]);
+    if found.rows_seen != expected_seen {
         return Err(ReconError::Internal(format!(
-            "reconciled {:?} rows, expected [{src_rows}, {tgt_rows}]",
+            "reconciled {:?} rows, expected {expected_seen:?}",
             found.rows_seen
         )));
     }
@@ -416,6 +490,8 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             memory_limit_bytes: (opts.memory_limit != u64::MAX).then_some(opts.memory_limit),
             temp_dir: base.display().to_string(),
             buckets: 1 << first_level_bits,
+            passes: if two_pass { 2 } else { 1 },
+            fingerprint_buckets_differing: differing_buckets,
         },
         elapsed_seconds: started.elapsed().as_secs_f64(),
         phase_seconds: PhaseSeconds {

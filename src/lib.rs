@@ -31,7 +31,7 @@ pub mod schema;
 pub mod spill;
 pub mod tempspace;
 
-pub use diff::{diff, DiffOptions, DiffOutcome};
+pub use diff::{diff, DiffOptions, DiffOutcome, Passes};
 pub use error::{ReconError, Result};
 pub use report::Report;
 

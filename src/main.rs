@@ -16,7 +16,7 @@ use recon::error::panic_message;
 use recon::input::{Encoding, Format, InputOptions, TextOptions};
 use recon::memory::{self, parse_size};
 use recon::report::ColumnReport;
-use recon::{diff, DiffOptions, ReconError};
+use recon::{diff, DiffOptions, Passes, ReconError};
 
 #[derive(Parser)]
 #[command(
@@ -330,6 +330,10 @@ struct DiffArgs {
     /// Print nothing; only the exit code tells.
     #[arg(short, long)]
     quiet: bool,
+    /// Read the inputs once (spill every row) or twice (fingerprint buckets first, then spill
+    /// only the buckets that differ) [default: auto = 2 unless a side is compressed text].
+    #[arg(long, value_name = "auto|1|2", default_value = "auto")]
+    passes: String,
     /// Test hook: route every row into one bucket so bucket splitting is exercised.
     #[arg(long, hide = true)]
     debug_single_bucket: bool,
@@ -358,6 +362,16 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
     o.force = a.force;
     o.report_path = a.report.clone();
     o.single_bucket = a.debug_single_bucket;
+    o.passes = match a.passes.as_str() {
+        "auto" => Passes::Auto,
+        "1" => Passes::One,
+        "2" => Passes::Two,
+        other => {
+            return Err(ReconError::Usage(format!(
+                "--passes {other}: expected auto, 1 or 2"
+            )))
+        }
+    };
     o.align = a.align.build()?;
     o.inputs = a.input.build()?;
     Ok(o)

@@ -35,8 +35,58 @@ pub struct ScanSide<'a> {
     pub prep: Vec<Prep>,
 }
 
+/// Buckets of the fingerprint pass are chosen by the digest's top bits.
+pub const FP_BITS: u32 = 14;
+pub const FP_BUCKETS: usize = 1 << FP_BITS;
+
+/// A multiset fingerprint of the digests in one bucket: count, wrapping sum
+/// of the 128-bit digests, and a wrapping sum of a nonlinear 64-bit mix of
+/// them. Two multisets that differ have equal fingerprints only by a
+/// coincidence of the order of 2^-128 (see the README's collision argument).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub count: u64,
+    pub sum: u128,
+    pub mix: u64,
+}
+
+impl Fingerprint {
+    #[inline]
+    fn add(&mut self, d: u128) {
+        self.count += 1;
+        self.sum = self.sum.wrapping_add(d);
+        // MurmurHash3's finalizer over both halves: no linear relation with `sum`.
+        let mut x = (d as u64) ^ ((d >> 64) as u64).rotate_left(23);
+        x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x = (x ^ (x >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        self.mix = self.mix.wrapping_add(x ^ (x >> 33));
+    }
+
+    fn merge(&mut self, o: &Fingerprint) {
+        self.count += o.count;
+        self.sum = self.sum.wrapping_add(o.sum);
+        self.mix = self.mix.wrapping_add(o.mix);
+    }
+}
+
+#[inline]
+pub fn fp_bucket_of(digest: u128) -> usize {
+    (digest >> (128 - FP_BITS)) as usize
+}
+
+/// What a scan does with each row's digest.
+#[derive(Clone)]
+pub enum ScanMode {
+    /// Pass 1 of two: only fingerprint each bucket per side; nothing spills.
+    Fingerprint,
+    /// Spill (digest, locator) records; with a filter, only those whose
+    /// fingerprint bucket is marked (the buckets that differ).
+    Partition { filter: Option<Arc<Vec<bool>>> },
+}
+
 /// Settings shared by the scan workers.
 pub struct ScanConfig<'a> {
+    pub mode: ScanMode,
     pub threads: usize,
     pub bucket_bits: u32,
     pub chunk_bytes: usize,
@@ -53,6 +103,8 @@ pub struct Partitioned {
     pub buckets: usize,
     /// Rows actually read per side.
     pub rows: [u64; 2],
+    /// With [`ScanMode::Fingerprint`]: per side, one fingerprint per bucket.
+    pub fingerprints: [Vec<Fingerprint>; 2],
 }
 
 /// Which first-level bucket a digest belongs to.
@@ -80,6 +132,8 @@ pub(crate) fn guard<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> 
     }
 }
 
+type WorkerOutput = (SpillWriter, [u64; 2], [Vec<Fingerprint>; 2]);
+
 struct Worker<'a> {
     cfg: &'a ScanConfig<'a>,
     sides: &'a [ScanSide<'a>; 2],
@@ -89,6 +143,7 @@ struct Worker<'a> {
     encoder: RowEncoder,
     digests: Vec<u128>,
     rows: [u64; 2],
+    fingerprints: [Vec<Fingerprint>; 2],
 }
 
 impl Worker<'_> {
@@ -114,6 +169,12 @@ impl Worker<'_> {
             &mut self.encoder,
             &mut self.digests,
         );
+        let fps = &mut self.fingerprints[side.index()];
+        let filter = match &cfg.mode {
+            ScanMode::Partition { filter } => filter.as_deref(),
+            ScanMode::Fingerprint => None,
+        };
+        let fingerprinting = matches!(cfg.mode, ScanMode::Fingerprint);
         let mut hashed = 0u64;
         let read = table.read_unit(unit, &scan.columns, cfg.batch_size, &mut |cols, locs| {
             if cfg.cancel.load(Ordering::Relaxed) {
@@ -135,14 +196,23 @@ impl Worker<'_> {
             cfg.progress
                 .rows_scanned
                 .fetch_add(digests.len() as u64, Ordering::Relaxed);
+            hashed += digests.len() as u64;
+            if fingerprinting {
+                for &d in digests.iter() {
+                    fps[fp_bucket_of(d)].add(d);
+                }
+                return Ok(());
+            }
             let mut record = [0u8; RECORD_BYTES];
             for (i, &d) in digests.iter().enumerate() {
+                if filter.is_some_and(|f| !f[fp_bucket_of(d)]) {
+                    continue;
+                }
                 record[..16].copy_from_slice(&d.to_le_bytes());
                 record[16..].copy_from_slice(&locs.get(i).to_le_bytes());
                 let bucket = bucket_of(d, cfg.bucket_bits);
                 staging.push(bucket, &record, writer)?;
             }
-            hashed += digests.len() as u64;
             Ok(())
         })?;
         if let Unit::Stream { file } = unit {
@@ -197,7 +267,7 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
             .map(|_| {
                 let rx = rx.clone();
                 let stop = &stop;
-                s.spawn(move || -> Result<(SpillWriter, [u64; 2])> {
+                s.spawn(move || -> Result<WorkerOutput> {
                     let mut w = Worker {
                         cfg,
                         sides,
@@ -207,6 +277,13 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
                         encoder: RowEncoder::new(),
                         digests: Vec::new(),
                         rows: [0, 0],
+                        fingerprints: match cfg.mode {
+                            ScanMode::Fingerprint => [
+                                vec![Fingerprint::default(); FP_BUCKETS],
+                                vec![Fingerprint::default(); FP_BUCKETS],
+                            ],
+                            ScanMode::Partition { .. } => [Vec::new(), Vec::new()],
+                        },
                     };
                     for (side, unit) in rx.iter() {
                         let path = sides[side.index()]
@@ -223,12 +300,12 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
                         }
                     }
                     w.staging.finish(&mut w.writer)?;
-                    Ok((w.writer, w.rows))
+                    Ok((w.writer, w.rows, w.fingerprints))
                 })
             })
             .collect();
         drop(rx);
-        let results: Vec<Result<(SpillWriter, [u64; 2])>> = handles
+        let results: Vec<Result<WorkerOutput>> = handles
             .into_iter()
             .map(|h| {
                 h.join()
@@ -246,12 +323,22 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
     let mut writers = Vec::new();
     let mut rows = [0u64; 2];
     let mut failed = None;
+    let mut fingerprints: [Vec<Fingerprint>; 2] = [Vec::new(), Vec::new()];
     for r in results {
         match r {
-            Ok((w, n)) => {
+            Ok((w, n, fps)) => {
                 writers.push(w);
                 rows[0] += n[0];
                 rows[1] += n[1];
+                for (into, from) in fingerprints.iter_mut().zip(fps) {
+                    if into.is_empty() {
+                        *into = from;
+                    } else {
+                        for (a, b) in into.iter_mut().zip(&from) {
+                            a.merge(b);
+                        }
+                    }
+                }
             }
             Err(ReconError::Interrupted) => {
                 failed.get_or_insert(ReconError::Interrupted);
@@ -271,5 +358,6 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
         index,
         buckets,
         rows,
+        fingerprints,
     })
 }

@@ -101,6 +101,10 @@ pub struct Settings {
     pub memory_limit_bytes: Option<u64>,
     pub temp_dir: String,
     pub buckets: usize,
+    /// 2 when buckets were fingerprinted first and only differing ones spilled.
+    pub passes: u8,
+    /// Of the 16384 fingerprint buckets, how many differed (two passes only).
+    pub fingerprint_buckets_differing: Option<usize>,
 }
 
 /// Output files written, if any.

@@ -395,7 +395,11 @@ fn tiny_memory_limit_spills_and_gives_the_same_answer() {
     let (s, t) = spill_pair(tmp.path(), 200_000);
     let spill_dir = tmp.path().join("spill");
     std::fs::create_dir(&spill_dir).unwrap();
-    let (code, unlimited) = diff_json(&s, &t, &["--memory-limit", "unlimited", "-j", "2"]);
+    let (code, unlimited) = diff_json(
+        &s,
+        &t,
+        &["--memory-limit", "unlimited", "-j", "2", "--passes", "1"],
+    );
     assert_eq!(code, 1);
     assert_eq!(
         unlimited["spilled_bytes"], 0,
@@ -403,10 +407,21 @@ fn tiny_memory_limit_spills_and_gives_the_same_answer() {
     );
     let spill_arg = spill_dir.to_str().unwrap();
     for extra in [
-        vec!["--memory-limit", "8MiB", "-j", "1", "--temp-dir", spill_arg],
         vec![
             "--memory-limit",
             "8MiB",
+            "-j",
+            "1",
+            "--temp-dir",
+            spill_arg,
+            "--passes",
+            "1",
+        ],
+        vec![
+            "--memory-limit",
+            "8MiB",
+            "--passes",
+            "1",
             "-j",
             "3",
             "--temp-dir",
@@ -608,7 +623,7 @@ fn a_full_temp_disk_is_a_clear_error_and_leaves_nothing() {
         .arg("diff")
         .arg(&s)
         .arg(&t)
-        .args(["--memory-limit", "8MiB", "--temp-dir"])
+        .args(["--memory-limit", "8MiB", "--passes", "1", "--temp-dir"])
         .arg(&small)
         .output()
         .unwrap();
@@ -669,4 +684,34 @@ fn a_stray_file_in_a_table_directory_is_an_error_not_skipped() {
     assert_eq!(diff_json(&dir, &fixture("demo/source.parquet"), &[]).0, 0);
     std::fs::write(dir.join("000000_0"), b"data").unwrap();
     assert_one_line_error(&dir, &fixture("demo/source.parquet"), "000000_0");
+}
+
+#[test]
+fn two_passes_spill_nothing_on_a_match_and_only_differing_buckets_on_drift() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, t) = spill_pair(tmp.path(), 200_000);
+    // A match: one read per side, nothing spilled even at a tiny limit.
+    let (code, same) = diff_json(&s, &s, &["--memory-limit", "8MiB", "--passes", "2"]);
+    assert_eq!(code, 0);
+    assert_eq!(same["spilled_bytes"], 0);
+    assert_eq!(same["settings"]["passes"], 2);
+    assert_eq!(same["settings"]["fingerprint_buckets_differing"], 0);
+    // Drift: the same report as one pass, with far less spilled.
+    let (c1, one) = diff_json(&s, &t, &["--memory-limit", "8MiB", "--passes", "1"]);
+    let (c2, two) = diff_json(&s, &t, &["--memory-limit", "8MiB", "--passes", "2"]);
+    assert_eq!((c1, c2), (1, 1));
+    assert_eq!(
+        without_run_fields(one.clone()),
+        without_run_fields(two.clone())
+    );
+    let differing = two["settings"]["fingerprint_buckets_differing"]
+        .as_u64()
+        .unwrap();
+    assert!(differing > 0 && differing < 16384, "{differing}");
+    assert!(
+        two["spilled_bytes"].as_u64().unwrap() < one["spilled_bytes"].as_u64().unwrap(),
+        "two passes spilled {} vs {}",
+        two["spilled_bytes"],
+        one["spilled_bytes"]
+    );
 }

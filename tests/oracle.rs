@@ -15,7 +15,7 @@ use arrow::array::{
 use arrow::datatypes::{Float64Type, Int32Type, Int64Type};
 use common::{read_parquet, write_parquet};
 use proptest::prelude::*;
-use recon::{diff, DiffOptions};
+use recon::{diff, DiffOptions, Passes};
 
 /// An independent notion of a value: NULL is `None`, floats by canonical bits.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -182,7 +182,7 @@ fn apply(rows: &mut Vec<Raw>, m: &Mutation) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
     #[test]
     fn recon_equals_the_oracle(
@@ -193,6 +193,7 @@ proptest! {
         group in 1usize..50,
         single_bucket in any::<bool>(),
         small_memory in any::<bool>(),
+        two_pass in any::<bool>(),
     ) {
         let mut target = source.clone();
         for m in &mutations {
@@ -219,6 +220,7 @@ proptest! {
             sample: 5,
             output_dir: Some(out.clone()),
             single_bucket,
+            passes: if two_pass { Passes::Two } else { Passes::One },
             batch_size: 16,
             ..DiffOptions::default()
         };

@@ -622,6 +622,15 @@ impl Table {
         self.build_partition_arrays()
     }
 
+    /// Whether reading the table means decompressing text (slow to repeat).
+    pub fn is_compressed_text(&self) -> bool {
+        self.format.is_text()
+            && self
+                .files
+                .iter()
+                .any(|f| f.compression != Compression::None)
+    }
+
     /// Rows of the table: from metadata, or as counted by a scan.
     pub fn known_rows(&self) -> Option<u64> {
         self.rows

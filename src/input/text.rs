@@ -872,6 +872,14 @@ pub struct ParseErrors {
 impl ParseErrors {
     const KEEP: usize = 20;
 
+    /// Forgets everything (before a second pass reads the same values again).
+    pub fn reset(&self) {
+        self.count.store(0, Ordering::Relaxed);
+        if let Ok(mut ex) = self.examples.lock() {
+            ex.clear();
+        }
+    }
+
     fn record(&self, locator: u64, message: String) {
         if let Ok(mut ex) = self.examples.lock() {
             ex.push((locator, message));
