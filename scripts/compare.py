@@ -67,9 +67,13 @@ def main():
     t = os.path.join(a.dir, "target.parquet")
     py = os.path.join(HERE, ".venv", "bin", "python")
     duck_limit = a.memory_limit.replace("GiB", "GB").replace("MiB", "MB")
-    engines = {
-        "recon diff (exact, evidence written)": None,
+    # recon variants: (extra args, compare the source with itself?)
+    recon_runs = {
+        "recon diff (exact, evidence written)": ([], False),
+        "recon diff --passes 1 (spill every row)": (["--passes", "1"], False),
+        "recon diff, identical tables (source vs source)": ([], True),
     }
+    engines = {k: None for k in recon_runs}
     engines.update(DUCK_QUERIES)
     engines = {k: v for k, v in engines.items() if not any(x in k for x in a.skip)}
     join = " AND ".join(f"s.{c} IS NOT DISTINCT FROM t.{c}" for c in COLUMNS)
@@ -78,9 +82,10 @@ def main():
         for run in range(a.runs):
             for name, q in engines.items():
                 if q is None:
-                    cmd = [os.path.join(ROOT, "target", "release", "recon"), "diff", s, t,
+                    extra, same = recon_runs[name]
+                    cmd = [os.path.join(ROOT, "target", "release", "recon"), "diff", s, s if same else t,
                            "--threads", str(a.threads), "--memory-limit", a.memory_limit,
-                           "--output", os.path.join(out, "evidence"), "--force", "--quiet"]
+                           "--output", os.path.join(out, "evidence"), "--force", "--quiet"] + extra
                 else:
                     sql = q.format(s=s, t=t, join=join, cols=', '.join(COLUMNS))
                     code = ("import duckdb,sys; c=duckdb.connect(); "
@@ -103,7 +108,10 @@ def main():
         print(f"| {k} | {secs:.2f} s | {rss / 2**30:.2f} GiB | {ratio} |")
     floor = [k for k in med if "floor" in k]
     if floor:
-        print(f"\nrecon / scan floor = {rt / med[floor[0]][0]:.2f}")
+        print()
+        for k in recon_runs:
+            if k in med:
+                print(f"{k} / scan floor = {med[k][0] / med[floor[0]][0]:.2f}")
 
 
 if __name__ == "__main__":
