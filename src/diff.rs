@@ -61,7 +61,7 @@ pub static CANCEL: AtomicBool = AtomicBool::new(false);
 /// How many times the inputs are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Passes {
-    /// Two passes unless a side is compressed text.
+    /// Two passes unless a side is text (CSV, NDJSON).
     #[default]
     Auto,
     /// Read once and spill every row's record.
@@ -300,9 +300,10 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     let two_pass = match opts.passes {
         Passes::One => false,
         Passes::Two => true,
-        // Compressed text is slow to read twice; everything else is cheaper
-        // to re-read than to spill when drift is rare.
-        Passes::Auto => !src.is_compressed_text() && !tgt.is_compressed_text(),
+        // Re-reading Parquet/IPC costs about what spilling every record
+        // costs, so when drift is rare two passes win; parsing text twice
+        // costs far more than spilling its records once.
+        Passes::Auto => !src.format.is_text() && !tgt.format.is_text(),
     };
     let mut differing_buckets = None;
     let mut expected_seen = None;
