@@ -787,3 +787,30 @@ fn shipped_extract_against_shipped_lake() {
         .stdout(predicate::str::contains("amount=-15.98"))
         .stdout(predicate::str::contains("amount=-15.89"));
 }
+
+#[test]
+fn ndjson_nested_values_meet_parquet_lists() {
+    use arrow::array::{Int64Array, ListBuilder, StringBuilder};
+    let tmp = TempDir::new().unwrap();
+    let mut tags = ListBuilder::new(StringBuilder::new());
+    for row in [vec!["a", "b"], vec![], vec!["c"]] {
+        for t in row {
+            tags.values().append_value(t);
+        }
+        tags.append(true);
+    }
+    tags.append(false);
+    let ids: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3, 4]));
+    let b =
+        RecordBatch::try_from_iter([("id", ids), ("tags", Arc::new(tags.finish()) as ArrayRef)])
+            .unwrap();
+    let pq = tmp.path().join("t.parquet");
+    write_parquet(&pq, &b, 10);
+    let js = tmp.path().join("t.ndjson");
+    let text = "{\"id\":1,\"tags\":[\"a\",\"b\"]}\n{\"id\":2,\"tags\":[]}\n{\"id\":3,\"tags\":[\"c\"]}\n{\"id\":4,\"tags\":null}\n";
+    fs::write(&js, text).unwrap();
+    recon().arg("diff").arg(&js).arg(&pq).assert().code(0);
+    // List order matters.
+    fs::write(&js, text.replace("[\"a\",\"b\"]", "[\"b\",\"a\"]")).unwrap();
+    recon().arg("diff").arg(&js).arg(&pq).assert().code(1);
+}

@@ -403,6 +403,14 @@ impl Batcher<'_> {
         let mut drop_rows: Vec<usize> = Vec::new();
         for (k, &c) in self.columns.iter().enumerate() {
             let field = self.table.schema.field(c);
+            if !self.table.untyped[c] {
+                // Decoded already (nested NDJSON values); the caller splices it in.
+                arrays.push(arrow::array::new_null_array(
+                    field.data_type(),
+                    self.rows.len(),
+                ));
+                continue;
+            }
             let values = self.texts[k].values();
             let mut bad: Vec<BadValue> = Vec::new();
             let keep = if allowed == 0 { 1 } else { usize::MAX };
