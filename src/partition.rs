@@ -7,7 +7,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arrow::array::ArrayRef;
@@ -233,36 +233,69 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
     // records here; everything else is one unit per row group or batch.
     let (tx, rx) = crossbeam_channel::bounded::<(Side, Unit)>(threads);
     let stop = AtomicBool::new(false);
+    // Units in order, source first. Text files need a reader thread each
+    // while they are cut into chunks; with several text files, up to
+    // `threads` readers work at once (each on its own file), so a directory
+    // of gzip parts decompresses in parallel.
+    let units: Vec<(Side, Unit)> = Side::BOTH
+        .into_iter()
+        .flat_map(|side| {
+            sides[side.index()]
+                .table
+                .block_units()
+                .into_iter()
+                .map(move |u| (side, u))
+        })
+        .collect();
+    let text_files = units
+        .iter()
+        .filter(|(_, u)| matches!(u, Unit::TextFile { .. }))
+        .count();
+    let feeders = text_files.clamp(1, threads);
+    let next_unit = AtomicUsize::new(0);
+    let units = std::sync::Mutex::new(units.into_iter().map(Some).collect::<Vec<_>>());
     let (feeder, results) = std::thread::scope(|s| {
-        let feeder = s.spawn(|| -> Result<()> {
-            let tx = tx;
-            for side in Side::BOTH {
+        let feed = |tx: crossbeam_channel::Sender<(Side, Unit)>| -> Result<()> {
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let i = next_unit.fetch_add(1, Ordering::Relaxed);
+                // Taken once per unit (not per row): the lock is never contended in practice.
+                let taken = match units.lock() {
+                    Ok(mut u) => u.get_mut(i).and_then(Option::take),
+                    Err(_) => return Err(ReconError::Internal("unit list poisoned".into())),
+                };
+                let Some((side, unit)) = taken else {
+                    return Ok(());
+                };
                 let table = sides[side.index()].table;
-                for unit in table.block_units() {
-                    if stop.load(Ordering::Relaxed) {
-                        return Ok(());
+                let ok = match unit {
+                    Unit::TextFile { file } => {
+                        let mut sent = true;
+                        guard(table.file_path(file), || {
+                            table.feed_text(file, TEXT_CHUNK, &mut |u| {
+                                sent = !stop.load(Ordering::Relaxed) && tx.send((side, u)).is_ok();
+                                sent
+                            })
+                        })?;
+                        sent
                     }
-                    let ok = match unit {
-                        Unit::TextFile { file } => {
-                            let mut sent = true;
-                            guard(table.file_path(file), || {
-                                table.feed_text(file, TEXT_CHUNK, &mut |u| {
-                                    sent =
-                                        !stop.load(Ordering::Relaxed) && tx.send((side, u)).is_ok();
-                                    sent
-                                })
-                            })?;
-                            sent
-                        }
-                        other => tx.send((side, other)).is_ok(),
-                    };
-                    if !ok {
-                        return Ok(());
-                    }
+                    other => tx.send((side, other)).is_ok(),
+                };
+                if !ok {
+                    return Ok(());
                 }
             }
-            Ok(())
-        });
+        };
+        let feeder_handles: Vec<_> = (0..feeders)
+            .map(|_| {
+                let tx = tx.clone();
+                s.spawn(move || feed(tx))
+            })
+            .collect();
+        // The channel closes when the last feeder's sender is gone.
+        drop(tx);
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 let rx = rx.clone();
@@ -312,9 +345,14 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
                     .unwrap_or_else(|_| Err(ReconError::Internal("scan worker panicked".into())))
             })
             .collect();
-        let feeder = feeder
-            .join()
-            .unwrap_or_else(|_| Err(ReconError::Internal("scan feeder panicked".into())));
+        let feeder = feeder_handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(ReconError::Internal("scan feeder panicked".into())))
+            })
+            .collect::<Result<Vec<()>>>()
+            .map(|_| ());
         (feeder, results)
     });
     // A feeder error (unreadable or corrupt text) explains worker stops, so it comes first;
