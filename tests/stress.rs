@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use common::write_parquet;
-use recon::{diff, DiffOptions};
+use recon::{diff, DiffOptions, Passes};
 
 fn write(path: &Path, ids: impl Iterator<Item = i64>, tag: &str) {
     let ids: Vec<i64> = ids.collect();
@@ -54,12 +54,18 @@ fn run_matrix(n: i64, limits: &[u64]) {
     for (name, s, t, expected) in pairs(tmp.path(), n) {
         for &limit in limits {
             for threads in [1, 2, 4] {
-                for single_bucket in [false, true] {
+                for (single_bucket, passes) in [
+                    (false, Passes::One),
+                    (true, Passes::One),
+                    (false, Passes::Two),
+                    (true, Passes::Two),
+                ] {
                     let opts = DiffOptions {
                         threads,
                         memory_limit: limit,
                         temp_dir: Some(tmp.path().to_path_buf()),
                         single_bucket,
+                        passes,
                         output_dir: Some(tmp.path().join("out")),
                         force: true,
                         ..DiffOptions::default()
@@ -68,7 +74,7 @@ fn run_matrix(n: i64, limits: &[u64]) {
                     let got = (r.source_only_rows, r.target_only_rows);
                     assert_eq!(
                         got, expected,
-                        "{name}, limit {limit}, {threads} threads, single bucket {single_bucket}"
+                        "{name}, limit {limit}, {threads} threads, single bucket {single_bucket}, {passes:?}"
                     );
                     let written = r
                         .outputs
