@@ -138,6 +138,9 @@ pub struct Report {
     pub columns: Vec<ColumnReport>,
     pub not_compared: Vec<SkippedReport>,
     pub column_drift: ColumnDrift,
+    /// Text values that could not be parsed into their column's type and
+    /// were counted as drift (`--max-parse-errors`); their rows were not compared.
+    pub parse_errors: ParseErrorsReport,
     pub inputs: Inputs,
     pub samples: Samples,
     pub encoding_version: u32,
@@ -145,9 +148,6 @@ pub struct Report {
     pub settings: Settings,
     pub elapsed_seconds: f64,
     pub phase_seconds: PhaseSeconds,
-    /// Text values that could not be parsed into their column's type and
-    /// were counted as drift (`--max-parse-errors`); their rows were not compared.
-    pub parse_errors: ParseErrorsReport,
     pub spilled_bytes: u64,
     pub bucket_splits: u64,
     pub peak_rss_bytes: u64,

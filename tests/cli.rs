@@ -473,6 +473,15 @@ fn peak_rss_stays_within_the_limit_plus_headroom() {
 
 #[test]
 fn sigint_removes_temp_files_and_leaves_no_partial_output() {
+    interrupt_removes_temp_files(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_removes_temp_files_and_leaves_no_partial_output() {
+    interrupt_removes_temp_files(libc::SIGTERM);
+}
+
+fn interrupt_removes_temp_files(signal: i32) {
     let tmp = tempfile::tempdir().unwrap();
     let (s, t) = spill_pair(tmp.path(), 1_000_000);
     let spill = tmp.path().join("spill");
@@ -483,7 +492,16 @@ fn sigint_removes_temp_files_and_leaves_no_partial_output() {
         .arg("diff")
         .arg(&s)
         .arg(&t)
-        .args(["-m", "8MiB", "-j", "1", "--debug-single-bucket", "-q"])
+        .args([
+            "-m",
+            "8MiB",
+            "-j",
+            "1",
+            "--debug-single-bucket",
+            "-q",
+            "--passes",
+            "1",
+        ])
         .arg("--temp-dir")
         .arg(&spill)
         .arg("--output")
@@ -495,7 +513,7 @@ fn sigint_removes_temp_files_and_leaves_no_partial_output() {
     while std::fs::read_dir(&spill).unwrap().count() == 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     let status = child.wait().unwrap();
     if status.code() == Some(130) {
         assert!(

@@ -182,7 +182,7 @@ fn apply(rows: &mut Vec<Raw>, m: &Mutation) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
     #[test]
     fn recon_equals_the_oracle(
