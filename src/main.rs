@@ -449,7 +449,7 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
 fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
     let opts = a.align.build()?;
     let inputs = a.input.build()?;
-    let (_, _, plan) = preflight(&a.source, &a.target, &opts, &inputs)?;
+    let (src, tgt, plan) = preflight(&a.source, &a.target, &opts, &inputs)?;
     let text = if a.json {
         let columns: Vec<ColumnReport> = plan.columns.iter().map(ColumnReport::from_pair).collect();
         let mut s = serde_json::to_string_pretty(&serde_json::json!({
@@ -465,7 +465,26 @@ fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
         s.push('\n');
         s
     } else {
-        render_plan(&plan)
+        let mut out = render_plan(&plan);
+        // Say where types came from text, so "Decimal128" on a CSV side is not a surprise.
+        for (side, t) in [("source", &src), ("target", &tgt)] {
+            let parsed: Vec<String> = t
+                .schema
+                .fields()
+                .iter()
+                .zip(&t.untyped)
+                .filter(|(f, u)| **u && f.data_type() != &arrow::datatypes::DataType::Utf8)
+                .map(|(f, _)| format!("{} as {}", f.name(), f.data_type()))
+                .collect();
+            if !parsed.is_empty() {
+                out.push_str(&format!(
+                    "{side} ({}): text parsed exactly into {}\n",
+                    t.format.name(),
+                    parsed.join(", ")
+                ));
+            }
+        }
+        out
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(plan.is_compatible())
