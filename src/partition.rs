@@ -273,12 +273,17 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
                 let ok = match unit {
                     Unit::TextFile { file } => {
                         let mut sent = true;
-                        guard(table.file_path(file), || {
+                        let fed = guard(table.file_path(file), || {
                             table.feed_text(file, TEXT_CHUNK, &mut |u| {
                                 sent = !stop.load(Ordering::Relaxed) && tx.send((side, u)).is_ok();
                                 sent
                             })
-                        })?;
+                        });
+                        if fed.is_err() {
+                            // Unreadable text: stop the workers instead of finishing other units.
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        fed?;
                         sent
                     }
                     other => tx.send((side, other)).is_ok(),

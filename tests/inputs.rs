@@ -814,3 +814,84 @@ fn ndjson_nested_values_meet_parquet_lists() {
     fs::write(&js, text.replace("[\"a\",\"b\"]", "[\"b\",\"a\"]")).unwrap();
     recon().arg("diff").arg(&js).arg(&pq).assert().code(1);
 }
+
+#[test]
+fn globs_read_each_file_once_keep_hive_columns_and_skip_markers() {
+    let tmp = TempDir::new().unwrap();
+    let rows = orders(300);
+    let lake = tmp.path().join("lake");
+    hive(&lake, &rows);
+    // A leftover under a marker directory must not be read.
+    let junk = lake.join("region=EU/_temporary");
+    fs::create_dir_all(&junk).unwrap();
+    write_parquet(&junk.join("part-9.parquet"), &batch(&rows, false), 50);
+    let pq = tmp.path().join("all.parquet");
+    write_parquet(&pq, &batch(&rows, true), 1000);
+    // `**` matches directories and the files in them: still one copy of each row.
+    let starstar = format!("{}/**/*", lake.display());
+    recon().arg("diff").arg(&starstar).arg(&pq).assert().code(0);
+    // A relative pattern with ./ keeps the partition columns.
+    recon()
+        .current_dir(tmp.path())
+        .arg("diff")
+        .arg("./lake/*/*.parquet")
+        .arg(&pq)
+        .assert()
+        .code(0);
+    // Comparing only the partition column still reads every row.
+    recon()
+        .arg("diff")
+        .arg(&lake)
+        .arg(&pq)
+        .args(["--columns", "region"])
+        .assert()
+        .code(0);
+    let out = tmp.path().join("out");
+    let fewer: Vec<Order> = rows.iter().skip(1).cloned().collect();
+    write_parquet(&pq, &batch(&fewer, true), 1000);
+    recon()
+        .arg("diff")
+        .arg(&lake)
+        .arg(&pq)
+        .args(["--columns", "region", "-o"])
+        .arg(&out)
+        .assert()
+        .code(1);
+    assert_eq!(report(&out)["source_only_rows"], 1);
+}
+
+#[test]
+fn excluded_text_columns_stay_text_and_infer_types_ignores_typed_sides() {
+    let tmp = TempDir::new().unwrap();
+    let p = tmp.path().join("t.parquet");
+    let ids: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![1, 2]));
+    let notes: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![10, 20]));
+    write_parquet(
+        &p,
+        &RecordBatch::try_from_iter([("id", ids), ("note", notes)]).unwrap(),
+        10,
+    );
+    let c = tmp.path().join("s.csv");
+    fs::write(&c, "id,note\n1,n/a\n3,n/a\n").unwrap();
+    // `note` is excluded, so its text is never parsed as int64: the drift on id is reported.
+    let out = tmp.path().join("out");
+    recon()
+        .arg("diff")
+        .arg(&c)
+        .arg(&p)
+        .args(["--exclude", "note", "-o"])
+        .arg(&out)
+        .assert()
+        .code(1);
+    let ev = read_parquet(&out.join("source_only.parquet"));
+    let note = ev[0].column_by_name("note").unwrap();
+    assert_eq!(note.data_type(), &DataType::Utf8);
+    // --infer-types with a typed side: the Parquet file is not sampled as CSV.
+    recon()
+        .arg("diff")
+        .arg(&c)
+        .arg(&p)
+        .args(["--exclude", "note", "--infer-types"])
+        .assert()
+        .code(1);
+}

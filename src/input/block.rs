@@ -16,6 +16,9 @@ use parquet::arrow::ProjectionMask;
 use super::Unit;
 use crate::error::{ReconError, Result};
 
+/// Receives a batch's columns, its first row's position and its row count.
+pub type BlockSink<'a> = dyn FnMut(&[ArrayRef], u64, usize) -> Result<()> + 'a;
+
 /// Metadata of one Parquet or IPC file.
 pub struct BlockMeta {
     pub schema: SchemaRef,
@@ -165,14 +168,15 @@ impl BlockMeta {
     }
 
     /// Reads a unit's `projected` file columns (ascending), calling `each`
-    /// with each batch's columns and its first row's position. Returns rows read.
+    /// with each batch's columns, its first row's position and its row count
+    /// (which no column gives when only partition columns are wanted). Returns rows read.
     pub fn read(
         &self,
         path: &Path,
         unit: &Unit,
         projected: &[usize],
         batch_size: usize,
-        each: &mut dyn FnMut(&[ArrayRef], u64) -> Result<()>,
+        each: &mut BlockSink<'_>,
     ) -> Result<u64> {
         let mut pos = 0u64;
         let (first, expect) = match unit {
@@ -194,7 +198,7 @@ impl BlockMeta {
                         .map_err(|e| ReconError::parquet(path, e))?;
                 for batch in reader {
                     let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
-                    each(batch.columns(), first + pos)?;
+                    each(batch.columns(), first + pos, batch.num_rows())?;
                     pos += batch.num_rows() as u64;
                 }
             }
@@ -207,7 +211,7 @@ impl BlockMeta {
                     .map_err(|e| ReconError::arrow(path, e))?;
                 if let Some(batch) = reader.next() {
                     let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
-                    each(batch.columns(), first)?;
+                    each(batch.columns(), first, batch.num_rows())?;
                     pos += batch.num_rows() as u64;
                 }
             }
@@ -220,7 +224,7 @@ impl BlockMeta {
                     if pos + batch.num_rows() as u64 >= 1 << super::POS_BITS {
                         return Err(ReconError::input(path, "more than 2^44 rows in one file"));
                     }
-                    each(batch.columns(), pos)?;
+                    each(batch.columns(), pos, batch.num_rows())?;
                     pos += batch.num_rows() as u64;
                 }
             }

@@ -240,7 +240,11 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<Found>) -> Result<()> {
 /// The `key=value` directory levels between `root` and `file`.
 fn hive_parts(root: &Path, file: &Path) -> Result<Vec<(String, Option<String>)>> {
     let Ok(rel) = file.strip_prefix(root) else {
-        return Ok(Vec::new());
+        return Err(ReconError::Internal(format!(
+            "{} is outside its table root {}",
+            file.display(),
+            root.display()
+        )));
     };
     let mut parts = Vec::new();
     let dirs: Vec<_> = rel.components().collect();
@@ -312,24 +316,40 @@ fn discover(path: &Path) -> Result<Vec<Found>> {
         Err(_) => {}
     }
     // A glob: Hive levels are counted from the pattern's literal prefix.
-    let root: PathBuf = path
+    // `./` is dropped from both sides: glob reports `./src/x` as `src/x`.
+    let plain = |p: &Path| -> PathBuf {
+        p.components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect()
+    };
+    let root: PathBuf = plain(path)
         .components()
         .take_while(|c| !has_glob_chars(&c.as_os_str().to_string_lossy()))
         .collect();
     let paths =
         glob::glob(&text).map_err(|e| ReconError::input(path, format!("bad glob pattern: {e}")))?;
-    let mut files = Vec::new();
     let mut matched: Vec<PathBuf> = Vec::new();
     for p in paths {
         let p = p.map_err(|e| ReconError::input(e.path(), e.error().to_string()))?;
-        matched.push(p);
-    }
-    matched.sort();
-    for p in matched {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if is_marker(name) {
+        let p = plain(&p);
+        let rel = p.strip_prefix(&root).map_err(|_| {
+            ReconError::Internal(format!(
+                "glob match {} is outside its root {}",
+                p.display(),
+                root.display()
+            ))
+        })?;
+        // Markers at any level below the root (`_temporary/…`, `.hidden/…`) are not data.
+        if rel
+            .components()
+            .any(|c| is_marker(&c.as_os_str().to_string_lossy()))
+        {
             continue;
         }
+        matched.push(p);
+    }
+    let mut files = Vec::new();
+    for p in matched {
         if p.is_dir() {
             collect_files(&root, &p, &mut files)?;
         } else {
@@ -339,6 +359,9 @@ fn discover(path: &Path) -> Result<Vec<Found>> {
             });
         }
     }
+    // `**` matches a directory and the files inside it: read each file once.
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
     if files.is_empty() {
         return Err(ReconError::input(path, "glob pattern matches no files"));
     }
@@ -767,8 +790,7 @@ impl Table {
                     unit,
                     &projected,
                     batch_size,
-                    &mut |cols: &[ArrayRef], first: u64| {
-                        let n = cols.first().map_or(0, |c| c.len());
+                    &mut |cols: &[ArrayRef], first: u64, n: usize| {
                         let out = self.pick(*file, wanted, &projected, cols, n)?;
                         each(&out, Locators::Run(pack(*file, first)))
                     },

@@ -136,6 +136,8 @@ fn read_more(
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Longest first record recon searches for a header.
 const MAX_HEADER: usize = 64 << 20;
+/// Longest record (or NDJSON line) recon buffers whole.
+const MAX_RECORD: usize = 256 << 20;
 
 fn decode_text(bytes: &[u8], enc: Encoding) -> std::result::Result<String, String> {
     match enc {
@@ -306,7 +308,17 @@ pub fn feed(
             match cut_point(table.format, &buf, &d) {
                 Some(c) => c,
                 None => {
-                    // One record longer than the chunk: read more before cutting.
+                    // One record longer than the chunk: read more before cutting,
+                    // up to a bound (an unterminated quote would swallow the file).
+                    if buf.len() >= MAX_RECORD {
+                        return Err(ReconError::input(
+                            path,
+                            format!(
+                                "line {line}: a record longer than {} MiB (an unterminated quote?)",
+                                MAX_RECORD >> 20
+                            ),
+                        ));
+                    }
                     want = buf.len() * 2;
                     continue;
                 }
@@ -913,6 +925,9 @@ impl ParseErrors {
 /// `--infer-types`.
 pub fn sample(table: &Table, max_bytes: usize) -> Result<Vec<Vec<Option<String>>>> {
     let mut columns: Vec<Vec<Option<String>>> = vec![Vec::new(); table.file_columns];
+    if !table.format.is_text() {
+        return Ok(columns);
+    }
     let mut first: Option<TextChunk> = None;
     if !table.files.is_empty() {
         feed(table, 0, max_bytes, &mut |unit| {

@@ -330,9 +330,9 @@ pub fn resolve(
     } else {
         [Vec::new(), Vec::new()]
     };
+    // Pairs left out of the comparison (--exclude, outside --columns) stay
+    // text: they are only shown in evidence rows, never parsed.
     let mut pairing = opts.clone();
-    pairing.exclude.clear();
-    pairing.columns = None;
     pairing.ignore_extra_columns = true;
     pairing.casts.clear();
     pairing.rules.clear();
