@@ -19,7 +19,7 @@ use parquet::file::properties::WriterProperties;
 
 use crate::encode::value_hashes;
 use crate::error::{ReconError, Result};
-use crate::input::Table;
+use crate::input::{Fetcher, Table};
 use crate::partition::ScanSide;
 use crate::reconcile::{Reconciled, SampleRef, EVIDENCE_BYTES};
 use crate::spill::SpillIndex;
@@ -145,6 +145,7 @@ pub fn write_side(
         return Ok(pass);
     }
     let mut hashes = Vec::new();
+    let mut fetcher = Fetcher::default();
     for range in 0..found.ranges {
         let key = (side.index() * found.ranges + range) as u32;
         let records = load_range(&found.evidence, key)?;
@@ -153,7 +154,7 @@ pub fn write_side(
         }
         let locators: Vec<u64> = records.iter().map(|r| r.0).collect();
         let mut next = 0usize; // index in `records` of the batch's first row
-        table.fetch(&locators, |batch| {
+        table.fetch(&mut fetcher, &locators, |batch| {
             let first = next;
             next += batch.num_rows();
             let copies = first..next;
@@ -258,7 +259,7 @@ pub fn fetch_samples(table: &Table, samples: &[SampleRef]) -> Result<Vec<SampleR
     let mut rendered: Vec<Option<Vec<Option<String>>>> = vec![None; samples.len()];
     let opts = FormatOptions::default();
     let mut next = 0usize;
-    table.fetch(&locators, |batch| {
+    table.fetch(&mut Fetcher::default(), &locators, |batch| {
         let formatters = batch
             .columns()
             .iter()

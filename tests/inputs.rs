@@ -895,3 +895,42 @@ fn excluded_text_columns_stay_text_and_infer_types_ignores_typed_sides() {
         .assert()
         .code(1);
 }
+
+#[test]
+fn evidence_from_compressed_text_spans_many_ranges() {
+    // At 8MiB the evidence ranges are 4096 positions (bytes of text) wide, so
+    // the unmatched rows of this file fall into dozens of ranges.
+    let tmp = TempDir::new().unwrap();
+    let rows = orders(3000);
+    let pq = tmp.path().join("t.parquet");
+    write_parquet(&pq, &batch(&rows, false), 500);
+    let mut changed = rows.clone();
+    for r in changed.iter_mut().step_by(10) {
+        r.qty = Some(1000 + r.qty.unwrap_or(0));
+    }
+    let gz = tmp.path().join("s.csv.gz");
+    gzip(&gz, &csv_text(&changed, false, ','));
+    let out = tmp.path().join("out");
+    recon()
+        .arg("diff")
+        .arg(&gz)
+        .arg(&pq)
+        .args(["-m", "8MiB", "-j", "2", "-o"])
+        .arg(&out)
+        .assert()
+        .code(1);
+    let ev = read_parquet(&out.join("source_only.parquet"));
+    let qty: Vec<i32> = ev
+        .iter()
+        .flat_map(|b| {
+            let a = b.column_by_name("qty").unwrap();
+            let a = a.as_any().downcast_ref::<Int32Array>().unwrap().clone();
+            a.iter().map(|v| v.unwrap()).collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(qty.len(), 300);
+    assert!(
+        qty.iter().all(|&q| q >= 1000),
+        "every fetched row is a changed one"
+    );
+}

@@ -720,8 +720,9 @@ impl Table {
     /// Fetches the rows at `locators` (sorted ascending, unique) with every
     /// column of the table. Calls `each` with batches whose rows follow
     /// `locators` order.
-    pub fn fetch(
-        &self,
+    pub fn fetch<'t>(
+        &'t self,
+        fetcher: &mut Fetcher<'t>,
         locators: &[u64],
         mut each: impl FnMut(RecordBatch) -> Result<()>,
     ) -> Result<()> {
@@ -740,7 +741,12 @@ impl Table {
             };
             crate::partition::guard(&path, || match &self.files[file].block {
                 Some(b) => b.fetch(&path, &positions, &mut emit),
-                None => text::fetch(self, file, &positions, &mut emit),
+                None => {
+                    if fetcher.text.len() <= file {
+                        fetcher.text.resize_with(file + 1, || None);
+                    }
+                    text::fetch(self, file, &positions, &mut fetcher.text[file], &mut emit)
+                }
             })?;
             start = end;
         }
@@ -841,6 +847,13 @@ impl Table {
     ) -> Result<()> {
         text::feed(self, file, chunk_bytes, send)
     }
+}
+
+/// State kept across the fetches of one pass over a table's unmatched rows:
+/// compressed text is read forward once instead of once per evidence range.
+#[derive(Default)]
+pub struct Fetcher<'t> {
+    text: Vec<Option<text::TextCursor<'t>>>,
 }
 
 /// Locators of the rows of one batch.

@@ -253,106 +253,157 @@ fn cut_point(format: Format, buf: &[u8], d: &Dialect) -> Option<usize> {
     }
 }
 
-/// Reads text file `file` and passes chunks of whole records to `send`.
-/// Records the file's decompressed size as its extent.
-pub fn feed(
-    table: &Table,
+/// Cuts one text file into chunks of whole records, on demand.
+pub struct ChunkReader<'t> {
+    table: &'t Table,
     file: usize,
+    r: Box<dyn Read + Send>,
+    buf: Vec<u8>,
+    /// Offset of `buf[0]` in the decompressed file.
+    base: u64,
+    /// Line number of `buf[0]`.
+    line: u64,
+    first: bool,
+    done: bool,
     chunk_bytes: usize,
-    send: &mut dyn FnMut(Unit) -> bool,
-) -> Result<()> {
-    let f = &table.files[file];
-    let path = f.path.as_path();
-    let d = table.text.dialect();
-    let mut r = open_reader(path, f.compression)?;
-    let mut buf: Vec<u8> = Vec::new();
-    let mut base = 0u64;
-    let mut line = 1u64;
-    let mut first = true;
-    let mut want = chunk_bytes.max(1 << 16);
-    loop {
-        let eof = read_more(r.as_mut(), &mut buf, want, path, f.compression)?;
-        if first {
-            if buf.len() < BOM.len() && !eof {
-                continue;
-            }
-            if buf.starts_with(BOM) {
-                buf.drain(..BOM.len());
-                base += BOM.len() as u64;
-            }
-            if table.text.header && table.format != Format::Ndjson {
-                let end = match cut_point(table.format, &buf, &d) {
-                    Some(_) => {
-                        let mut lex = Lexer::new(&buf, d);
-                        let mut rec = RecordBuf::default();
-                        lex.next_record(&mut rec).map_err(|e| {
-                            ReconError::input(path, format!("line 1: {}", e.message))
-                        })?;
-                        lex.position()
-                    }
-                    None if eof => buf.len(),
-                    None => {
-                        want *= 2;
-                        continue;
-                    }
-                };
-                line += count_newlines(&buf[..end]);
-                buf.drain(..end);
-                base += end as u64;
-            }
-            first = false;
+}
+
+impl<'t> ChunkReader<'t> {
+    pub fn new(table: &'t Table, file: usize, chunk_bytes: usize) -> Result<Self> {
+        let f = &table.files[file];
+        Ok(ChunkReader {
+            table,
+            file,
+            r: open_reader(&f.path, f.compression)?,
+            buf: Vec::new(),
+            base: 0,
+            line: 1,
+            first: true,
+            done: false,
+            chunk_bytes: chunk_bytes.max(1 << 16),
+        })
+    }
+
+    /// The next chunk, or None at the end (then the file's extent is recorded).
+    pub fn next_chunk(&mut self) -> Result<Option<TextChunk>> {
+        if self.done {
+            return Ok(None);
         }
-        let cut = if eof {
-            buf.len()
-        } else {
-            match cut_point(table.format, &buf, &d) {
-                Some(c) => c,
-                None => {
-                    // One record longer than the chunk: read more before cutting,
-                    // up to a bound (an unterminated quote would swallow the file).
-                    if buf.len() >= MAX_RECORD {
-                        return Err(ReconError::input(
-                            path,
-                            format!(
-                                "line {line}: a record longer than {} MiB (an unterminated quote?)",
-                                MAX_RECORD >> 20
-                            ),
-                        ));
-                    }
-                    want = buf.len() * 2;
+        let table = self.table;
+        let f = &table.files[self.file];
+        let path = f.path.as_path();
+        let d = table.text.dialect();
+        let mut want = self.chunk_bytes;
+        loop {
+            let eof = read_more(self.r.as_mut(), &mut self.buf, want, path, f.compression)?;
+            let buf = &mut self.buf;
+            if self.first {
+                if buf.len() < BOM.len() && !eof {
                     continue;
                 }
+                if buf.starts_with(BOM) {
+                    buf.drain(..BOM.len());
+                    self.base += BOM.len() as u64;
+                }
+                if table.text.header && table.format != Format::Ndjson {
+                    let end = match cut_point(table.format, buf, &d) {
+                        Some(_) => {
+                            let mut lex = Lexer::new(buf, d);
+                            let mut rec = RecordBuf::default();
+                            lex.next_record(&mut rec).map_err(|e| {
+                                ReconError::input(path, format!("line 1: {}", e.message))
+                            })?;
+                            lex.position()
+                        }
+                        None if eof => buf.len(),
+                        None => {
+                            want *= 2;
+                            continue;
+                        }
+                    };
+                    self.line += count_newlines(&buf[..end]);
+                    buf.drain(..end);
+                    self.base += end as u64;
+                }
+                self.first = false;
             }
-        };
-        if cut > 0 {
-            if base + cut as u64 >= 1 << POS_BITS {
+            let cut = if eof {
+                buf.len()
+            } else {
+                match cut_point(table.format, buf, &d) {
+                    Some(c) => c,
+                    None => {
+                        // One record longer than the chunk: read more before cutting,
+                        // up to a bound (an unterminated quote would swallow the file).
+                        if buf.len() >= MAX_RECORD {
+                            return Err(ReconError::input(
+                                path,
+                                format!(
+                                    "line {}: a record longer than {} MiB (an unterminated quote?)",
+                                    self.line,
+                                    MAX_RECORD >> 20
+                                ),
+                            ));
+                        }
+                        want = buf.len() * 2;
+                        continue;
+                    }
+                }
+            };
+            if cut == 0 {
+                // Only reached at the end of the input with nothing left.
+                self.done = true;
+                f.extent.store(self.base, Ordering::Relaxed);
+                return Ok(None);
+            }
+            if self.base + cut as u64 >= 1 << POS_BITS {
                 return Err(ReconError::input(
                     path,
                     "file is larger than 16 TiB (decompressed)",
                 ));
             }
             let rest = buf.split_off(cut);
-            let bytes = std::mem::replace(&mut buf, rest);
+            let bytes = std::mem::replace(buf, rest);
             let lines = count_newlines(&bytes);
             let chunk = TextChunk {
-                file,
-                base,
-                first_line: line,
+                file: self.file,
+                base: self.base,
+                first_line: self.line,
                 bytes,
             };
-            base += cut as u64;
-            line += lines;
-            if !send(Unit::Text(chunk)) {
-                return Ok(());
+            self.base += cut as u64;
+            self.line += lines;
+            if eof && self.buf.is_empty() {
+                self.done = true;
+                f.extent.store(self.base, Ordering::Relaxed);
             }
+            return Ok(Some(chunk));
         }
-        want = chunk_bytes.max(1 << 16);
-        if eof && buf.is_empty() {
+    }
+}
+
+/// Reads text file `file` and passes chunks of whole records to `send`
+/// (returns false to stop). Records the file's decompressed size.
+pub fn feed(
+    table: &Table,
+    file: usize,
+    chunk_bytes: usize,
+    send: &mut dyn FnMut(Unit) -> bool,
+) -> Result<()> {
+    let mut reader = ChunkReader::new(table, file, chunk_bytes)?;
+    while let Some(chunk) = reader.next_chunk()? {
+        if !send(Unit::Text(chunk)) {
             break;
         }
     }
-    f.extent.store(base, Ordering::Relaxed);
     Ok(())
+}
+
+/// A forward-only position in a compressed text file, kept between evidence
+/// ranges so the file is decompressed once, not once per range.
+pub struct TextCursor<'t> {
+    reader: ChunkReader<'t>,
+    chunk: Option<TextChunk>,
 }
 
 /// Receives typed columns and their rows' locators.
@@ -781,10 +832,11 @@ fn record_end(format: Format, buf: &[u8], d: Dialect, eof: bool) -> Option<usize
 
 /// Fetches the records at byte `positions` (ascending) of text file `file`,
 /// with every file column, in `positions` order.
-pub fn fetch(
-    table: &Table,
+pub fn fetch<'t>(
+    table: &'t Table,
     file: usize,
     positions: &[u64],
+    cursor: &mut Option<TextCursor<'t>>,
     emit: &mut dyn FnMut(Vec<ArrayRef>) -> Result<()>,
 ) -> Result<()> {
     let f = &table.files[file];
@@ -839,33 +891,43 @@ pub fn fetch(
             }
         }
     } else {
-        // Compressed: decompress again from the start and pick the records.
-        let mut next = 0usize;
-        let mut failure: Option<ReconError> = None;
-        feed(table, file, 4 << 20, &mut |unit| {
-            let Unit::Text(chunk) = unit else { return true };
-            let end = chunk.base + chunk.bytes.len() as u64;
-            while next < positions.len() && positions[next] < end {
-                let off = (positions[next] - chunk.base) as usize;
-                match record_end(table.format, &chunk.bytes[off..], d, true) {
-                    Some(e) => push(&chunk.bytes[off..off + e]),
-                    None => {
-                        failure = Some(ReconError::input(path, "record not found again"));
-                        return false;
+        // Compressed: continue from where the previous range stopped (the
+        // ranges come in locator order), decompressing each byte once.
+        for &p in positions {
+            loop {
+                let restart = match cursor.as_ref() {
+                    None => true,
+                    Some(c) => c.chunk.as_ref().is_some_and(|ch| p < ch.base),
+                };
+                if restart {
+                    *cursor = Some(TextCursor {
+                        reader: ChunkReader::new(table, file, 4 << 20)?,
+                        chunk: None,
+                    });
+                }
+                let Some(c) = cursor.as_mut() else {
+                    return Err(ReconError::Internal("text cursor missing".into()));
+                };
+                if let Some(ch) = &c.chunk {
+                    let end = ch.base + ch.bytes.len() as u64;
+                    if p < end {
+                        let off = (p - ch.base) as usize;
+                        let e = record_end(table.format, &ch.bytes[off..], d, true)
+                            .ok_or_else(|| ReconError::input(path, "record not found again"))?;
+                        push(&ch.bytes[off..off + e]);
+                        break;
                     }
                 }
-                next += 1;
+                match c.reader.next_chunk()? {
+                    Some(ch) => c.chunk = Some(ch),
+                    None => {
+                        return Err(ReconError::input(
+                            path,
+                            "file is shorter than when recon read it",
+                        ))
+                    }
+                }
             }
-            next < positions.len()
-        })?;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        if next != positions.len() {
-            return Err(ReconError::input(
-                path,
-                "file is shorter than when recon read it",
-            ));
         }
     }
     let all: Vec<usize> = (0..table.file_columns).collect();
