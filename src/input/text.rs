@@ -171,7 +171,11 @@ pub fn header_schema(
         let eof = read_more(r.as_mut(), &mut buf, want, path, compression)?;
         let body = buf.strip_prefix(BOM).unwrap_or(&buf);
         let complete = match format {
-            Format::Ndjson => eof || count_newlines(body) >= 1000,
+            // Up to 1000 lines, or the whole lines within 64 MiB when lines are long.
+            Format::Ndjson => {
+                eof || count_newlines(body) >= 1000
+                    || (want >= MAX_HEADER && count_newlines(body) > 0)
+            }
             _ => eof || last_record_end(body, &d).is_some(),
         };
         if complete {
@@ -187,7 +191,12 @@ pub fn header_schema(
     }
     let body = buf.strip_prefix(BOM).unwrap_or(&buf);
     if format == Format::Ndjson {
-        let lines: Vec<&[u8]> = body
+        // Only whole lines: the buffer may end inside one.
+        let whole = match memchr::memrchr(b'\n', body) {
+            Some(i) if buf.len() >= want => &body[..i],
+            _ => body,
+        };
+        let lines: Vec<&[u8]> = whole
             .split(|&b| b == b'\n')
             .filter(|l| !is_blank(l))
             .take(1000)
