@@ -331,7 +331,7 @@ struct DiffArgs {
     #[arg(short, long)]
     quiet: bool,
     /// Read the inputs once (spill every row) or twice (fingerprint buckets first, then spill
-    /// only the buckets that differ) [default: auto = 2 unless a side is CSV/NDJSON].
+    /// only the buckets that differ); auto is 2 unless a side is CSV/NDJSON.
     #[arg(long, value_name = "auto|1|2", default_value = "auto")]
     passes: String,
     /// Test hook: route every row into one bucket so bucket splitting is exercised.
