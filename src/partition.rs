@@ -7,7 +7,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arrow::array::ArrayRef;
@@ -252,21 +252,19 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
         .filter(|(_, u)| matches!(u, Unit::TextFile { .. }))
         .count();
     let feeders = text_files.clamp(1, threads);
-    let next_unit = AtomicUsize::new(0);
-    let units = std::sync::Mutex::new(units.into_iter().map(Some).collect::<Vec<_>>());
+    // A queue of the units in order; feeders take the next one as they free up.
+    let (queue, pending) = crossbeam_channel::unbounded();
+    for u in units {
+        let _ = queue.send(u);
+    }
+    drop(queue);
     let (feeder, results) = std::thread::scope(|s| {
         let feed = |tx: crossbeam_channel::Sender<(Side, Unit)>| -> Result<()> {
             loop {
                 if stop.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                let i = next_unit.fetch_add(1, Ordering::Relaxed);
-                // Taken once per unit (not per row): the lock is never contended in practice.
-                let taken = match units.lock() {
-                    Ok(mut u) => u.get_mut(i).and_then(Option::take),
-                    Err(_) => return Err(ReconError::Internal("unit list poisoned".into())),
-                };
-                let Some((side, unit)) = taken else {
+                let Ok((side, unit)) = pending.try_recv() else {
                     return Ok(());
                 };
                 let table = sides[side.index()].table;

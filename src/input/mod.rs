@@ -654,11 +654,6 @@ impl Table {
                 .any(|f| f.compression != Compression::None)
     }
 
-    /// Rows of the table: from metadata, or as counted by a scan.
-    pub fn known_rows(&self) -> Option<u64> {
-        self.rows
-    }
-
     pub fn file_path(&self, i: usize) -> &Path {
         &self.files[i].path
     }
@@ -700,6 +695,13 @@ impl Table {
             .fold(0u64, |a, b| a.saturating_add(b))
     }
 
+    /// Partition column `k` of `file`, repeated for `rows` rows.
+    fn partition_column(&self, file: usize, k: usize, rows: usize) -> Result<ArrayRef> {
+        let idx = arrow::array::UInt32Array::from(vec![0u32; rows]);
+        arrow::compute::take(self.partition_arrays[file][k].as_ref(), &idx, None)
+            .map_err(|e| ReconError::arrow(&self.files[file].path, e))
+    }
+
     /// Appends the partition columns of `file` to file columns `cols`.
     fn with_partitions(
         &self,
@@ -707,12 +709,8 @@ impl Table {
         mut cols: Vec<ArrayRef>,
         rows: usize,
     ) -> Result<Vec<ArrayRef>> {
-        for arr in &self.partition_arrays[file] {
-            let idx = arrow::array::UInt32Array::from(vec![0u32; rows]);
-            cols.push(
-                arrow::compute::take(arr.as_ref(), &idx, None)
-                    .map_err(|e| ReconError::arrow(&self.files[file].path, e))?,
-            );
+        for k in 0..self.partition_keys.len() {
+            cols.push(self.partition_column(file, k, rows)?);
         }
         Ok(cols)
     }
@@ -826,12 +824,7 @@ impl Table {
                     .map_err(|_| ReconError::Internal("column not projected".into()))?;
                 out.push(cols[i].clone());
             } else {
-                let arr = &self.partition_arrays[file][c - self.file_columns];
-                let idx = arrow::array::UInt32Array::from(vec![0u32; rows]);
-                out.push(
-                    arrow::compute::take(arr.as_ref(), &idx, None)
-                        .map_err(|e| ReconError::arrow(&self.files[file].path, e))?,
-                );
+                out.push(self.partition_column(file, c - self.file_columns, rows)?);
             }
         }
         Ok(out)

@@ -853,9 +853,7 @@ pub fn fetch<'t>(
     let d = table.text.dialect();
     // The wanted records, copied one after another, each ending with a newline.
     let mut picked: Vec<u8> = Vec::new();
-    let mut starts: Vec<usize> = Vec::new();
     let mut push = |rec: &[u8]| {
-        starts.push(picked.len());
         picked.extend_from_slice(rec);
         if !rec.ends_with(b"\n") {
             picked.push(b'\n');
