@@ -49,6 +49,9 @@ use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, FixedSizeBinaryArray, GenericByteArray,
     GenericByteViewArray, PrimitiveArray,
 };
+use std::sync::Arc;
+
+use arrow::array::ArrayData;
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::*;
 use xxhash_rust::xxh3::xxh3_128;
@@ -482,15 +485,20 @@ impl<'a, F: Fn(usize) -> &'a [u8]> ColumnWriter for BytesWriter<'a, F> {
 /// Used for nested types, and for dictionaries (each distinct value is encoded
 /// once, rows index it by key).
 struct PreEncodedWriter {
-    data: Vec<u8>,
-    /// `offsets[k]..offsets[k + 1]` is the encoding of value `k`.
-    offsets: Vec<usize>,
+    values: Arc<PreEncoded>,
     /// Row → value index; `None` is a NULL row. Absent means row `i` is value `i`.
     keys: Option<Vec<Option<usize>>>,
 }
 
+/// The canonical encodings of every value of an array, back to back.
+struct PreEncoded {
+    data: Vec<u8>,
+    /// `offsets[k]..offsets[k + 1]` is the encoding of value `k`.
+    offsets: Vec<usize>,
+}
+
 impl PreEncodedWriter {
-    fn encode_all(array: &dyn Array) -> Result<(Vec<u8>, Vec<usize>), String> {
+    fn encode_all(array: &dyn Array) -> Result<Arc<PreEncoded>, String> {
         let mut data = Vec::new();
         let mut offsets = Vec::with_capacity(array.len() + 1);
         offsets.push(0);
@@ -498,7 +506,7 @@ impl PreEncodedWriter {
             encode_value(array, row, &mut data)?;
             offsets.push(data.len());
         }
-        Ok((data, offsets))
+        Ok(Arc::new(PreEncoded { data, offsets }))
     }
 
     fn slice(&self, row: usize) -> &[u8] {
@@ -510,7 +518,7 @@ impl PreEncodedWriter {
                 None => return NULL,
             },
         };
-        &self.data[self.offsets[k]..self.offsets[k + 1]]
+        &self.values.data[self.values.offsets[k]..self.values.offsets[k + 1]]
     }
 }
 
@@ -682,40 +690,58 @@ fn column_writer(array: &dyn Array) -> Result<Box<dyn ColumnWriter + '_>, String
                 value: move |i| a.value(i),
             })
         }
-        Dictionary(..) => {
-            let dict = array
-                .as_any_dictionary_opt()
-                .ok_or_else(|| "dictionary array expected".to_string())?;
-            let (data, offsets) = PreEncodedWriter::encode_all(dict.values().as_ref())?;
-            let keys = dict.keys();
-            // An all-NULL batch may carry an empty dictionary (Parquet writes
-            // them); arrow's normalized_keys panics on that, so skip it.
-            let keys: Vec<Option<usize>> = if dict.values().is_empty() {
-                if keys.null_count() != keys.len() {
-                    return Err("dictionary key points into an empty dictionary".into());
-                }
-                vec![None; keys.len()]
-            } else {
-                let normalized = dict.normalized_keys();
-                (0..array.len())
-                    .map(|i| keys.is_valid(i).then(|| normalized[i]))
-                    .collect()
-            };
-            Box::new(PreEncodedWriter {
-                data,
-                offsets,
-                keys: Some(keys),
-            })
-        }
-        _ => {
-            let (data, offsets) = PreEncodedWriter::encode_all(array)?;
-            Box::new(PreEncodedWriter {
-                data,
-                offsets,
-                keys: None,
-            })
-        }
+        Dictionary(..) => dictionary_writer(array, None)?,
+        _ => Box::new(PreEncodedWriter {
+            values: PreEncodedWriter::encode_all(array)?,
+            keys: None,
+        }),
     })
+}
+
+/// A dictionary's values encoded once, with the values array they came
+/// from (held, so its buffers cannot be freed and their addresses reused).
+type DictCache = Option<(ArrayData, Arc<PreEncoded>)>;
+
+/// A writer for a dictionary array: each distinct value is encoded once, and
+/// with a cache, once for all the batches that share the same dictionary
+/// (Parquet readers hand out one dictionary per column chunk).
+fn dictionary_writer<'a>(
+    array: &'a dyn Array,
+    cache: Option<&mut DictCache>,
+) -> Result<Box<dyn ColumnWriter + 'a>, String> {
+    let dict = array
+        .as_any_dictionary_opt()
+        .ok_or_else(|| "dictionary array expected".to_string())?;
+    let values_data = dict.values().to_data();
+    let values = match cache {
+        Some(slot) => match slot {
+            Some((data, enc)) if data.ptr_eq(&values_data) => enc.clone(),
+            _ => {
+                let enc = PreEncodedWriter::encode_all(dict.values().as_ref())?;
+                *slot = Some((values_data, enc.clone()));
+                enc
+            }
+        },
+        None => PreEncodedWriter::encode_all(dict.values().as_ref())?,
+    };
+    let keys = dict.keys();
+    // An all-NULL batch may carry an empty dictionary (Parquet writes
+    // them); arrow's normalized_keys panics on that, so skip it.
+    let keys: Vec<Option<usize>> = if dict.values().is_empty() {
+        if keys.null_count() != keys.len() {
+            return Err("dictionary key points into an empty dictionary".into());
+        }
+        vec![None; keys.len()]
+    } else {
+        let normalized = dict.normalized_keys();
+        (0..array.len())
+            .map(|i| keys.is_valid(i).then(|| normalized[i]))
+            .collect()
+    };
+    Ok(Box::new(PreEncodedWriter {
+        values,
+        keys: Some(keys),
+    }))
 }
 
 /// Computes canonical row encodings and digests for record batches. Reuses its
@@ -724,6 +750,8 @@ fn column_writer(array: &dyn Array) -> Result<Box<dyn ColumnWriter + '_>, String
 pub struct RowEncoder {
     /// One row's encoding; small enough to stay in L1 for typical rows.
     scratch: Vec<u8>,
+    /// Per column: the last dictionary seen and its encoded values.
+    dictionaries: Vec<DictCache>,
 }
 
 impl RowEncoder {
@@ -740,9 +768,16 @@ impl RowEncoder {
     /// row-major buffer first (two passes, and a buffer the size of the batch).
     pub fn digests(&mut self, columns: &[ArrayRef], out: &mut Vec<u128>) -> Result<(), String> {
         let rows = columns.first().map_or(0, |c| c.len());
+        if self.dictionaries.len() < columns.len() {
+            self.dictionaries.resize_with(columns.len(), || None);
+        }
         let writers = columns
             .iter()
-            .map(|c| column_writer(c.as_ref()))
+            .zip(self.dictionaries.iter_mut())
+            .map(|(c, cache)| match c.data_type() {
+                DataType::Dictionary(..) => dictionary_writer(c.as_ref(), Some(cache)),
+                _ => column_writer(c.as_ref()),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         out.reserve(rows);
         let scratch = &mut self.scratch;
@@ -1163,5 +1198,41 @@ mod tests {
         let mut b = Vec::new();
         encode_value(&swapped, 0, &mut b).unwrap();
         assert_eq!(a, b);
+    }
+}
+
+#[cfg(test)]
+mod dictionary_cache_tests {
+    use super::*;
+    use arrow::array::{DictionaryArray, Int32Array, StringArray};
+
+    fn plain_digests(values: &[Option<&str>]) -> Vec<u128> {
+        let a: ArrayRef = Arc::new(StringArray::from(values.to_vec()));
+        let mut out = Vec::new();
+        RowEncoder::new().digests(&[a], &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn cached_dictionaries_digest_like_plain_strings() {
+        // One encoder across batches: the same dictionary (cache hit), then a
+        // different dictionary with the same keys (must be a miss), then the first again.
+        let d1: ArrayRef = Arc::new(StringArray::from(vec!["a", "b", "c"]));
+        let d2: ArrayRef = Arc::new(StringArray::from(vec!["c", "b", "a"]));
+        let keys = Int32Array::from(vec![Some(0), None, Some(2), Some(1), Some(0)]);
+        let batch = |values: &ArrayRef| -> ArrayRef {
+            Arc::new(DictionaryArray::try_new(keys.clone(), values.clone()).unwrap())
+        };
+        let mut enc = RowEncoder::new();
+        for (values, expect) in [
+            (&d1, vec![Some("a"), None, Some("c"), Some("b"), Some("a")]),
+            (&d1, vec![Some("a"), None, Some("c"), Some("b"), Some("a")]),
+            (&d2, vec![Some("c"), None, Some("a"), Some("b"), Some("c")]),
+            (&d1, vec![Some("a"), None, Some("c"), Some("b"), Some("a")]),
+        ] {
+            let mut got = Vec::new();
+            enc.digests(&[batch(values)], &mut got).unwrap();
+            assert_eq!(got, plain_digests(&expect));
+        }
     }
 }

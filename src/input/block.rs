@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::Arc;
 
 use arrow::array::{ArrayRef, UInt32Array};
 use arrow::datatypes::SchemaRef;
@@ -28,6 +29,10 @@ pub struct BlockMeta {
 enum Kind {
     Parquet {
         meta: ArrowReaderMetadata,
+        /// For scans: the same file with its dictionary-only string columns
+        /// read as Arrow dictionaries, so each distinct value is decoded and
+        /// encoded once per column chunk instead of once per row.
+        scan_meta: Option<ArrowReaderMetadata>,
         /// Position of each row group's first row, plus the end.
         starts: Vec<u64>,
     },
@@ -104,9 +109,14 @@ impl BlockMeta {
             path,
             meta.metadata().row_groups().iter().map(|rg| rg.num_rows()),
         )?;
+        let scan_meta = dictionary_hints(&meta);
         Ok(BlockMeta {
             schema: meta.schema().clone(),
-            kind: Kind::Parquet { meta, starts },
+            kind: Kind::Parquet {
+                meta,
+                scan_meta,
+                starts,
+            },
         })
     }
 
@@ -184,7 +194,13 @@ impl BlockMeta {
             _ => (0, None),
         };
         match (&self.kind, unit) {
-            (Kind::Parquet { meta, .. }, Unit::Block { block, .. }) => {
+            (
+                Kind::Parquet {
+                    meta, scan_meta, ..
+                },
+                Unit::Block { block, .. },
+            ) => {
+                let meta = scan_meta.as_ref().unwrap_or(meta);
                 let mask = ProjectionMask::roots(
                     meta.metadata().file_metadata().schema_descr(),
                     projected.iter().copied(),
@@ -249,7 +265,7 @@ impl BlockMeta {
         emit: &mut dyn FnMut(Vec<ArrayRef>) -> Result<()>,
     ) -> Result<()> {
         match &self.kind {
-            Kind::Parquet { meta, starts } => {
+            Kind::Parquet { meta, starts, .. } => {
                 for (block, picks) in group(starts, positions) {
                     let total = (starts[block + 1] - starts[block]) as usize;
                     let sel = RowSelection::from_consecutive_ranges(
@@ -320,6 +336,57 @@ impl BlockMeta {
         }
         Ok(())
     }
+}
+
+/// The metadata to scan `meta` with when some top-level string columns are
+/// dictionary-encoded on every data page of every row group (a column whose
+/// writer fell back to plain pages is read as plain strings).
+fn dictionary_hints(meta: &ArrowReaderMetadata) -> Option<ArrowReaderMetadata> {
+    use arrow::datatypes::{DataType, Field, Schema};
+    use parquet::basic::{Encoding, PageType};
+    let pq = meta.metadata();
+    let schema = meta.schema();
+    let columns = pq.file_metadata().schema_descr().columns();
+    let mut changed = false;
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let stringy = matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8);
+            // Top-level primitive columns only: leaf index equals field index then.
+            let leaf_matches =
+                columns.len() == schema.fields().len() && columns[i].path().parts().len() == 1;
+            let dictionary_only = stringy
+                && leaf_matches
+                && pq.num_row_groups() > 0
+                && pq.row_groups().iter().all(|rg| {
+                    rg.column(i).page_encoding_stats().is_some_and(|stats| {
+                        stats.iter().all(|s| {
+                            !matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2)
+                                || matches!(
+                                    s.encoding,
+                                    Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
+                                )
+                        })
+                    })
+                });
+            if dictionary_only {
+                changed = true;
+                f.as_ref().clone().with_data_type(DataType::Dictionary(
+                    Box::new(DataType::Int32),
+                    Box::new(f.data_type().clone()),
+                ))
+            } else {
+                f.as_ref().clone()
+            }
+        })
+        .collect();
+    if !changed {
+        return None;
+    }
+    let hinted = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    ArrowReaderMetadata::try_new(pq.clone(), ArrowReaderOptions::new().with_schema(hinted)).ok()
 }
 
 /// Groups ascending positions by the block (given by `starts`) holding them,
