@@ -49,6 +49,15 @@ impl Prep {
     /// value that does not convert, and a message naming it.
     pub fn apply(&self, array: &ArrayRef) -> Result<ArrayRef, (usize, String)> {
         let mut a = array.clone();
+        if self.is_noop() {
+            return Ok(a);
+        }
+        // Conversions and rules work on plain values; scans may hand out
+        // dictionaries (dictionary-encoded Parquet strings).
+        if let arrow::datatypes::DataType::Dictionary(_, value) = a.data_type() {
+            a = arrow::compute::cast(&a, value)
+                .map_err(|e| (0, format!("column '{}': {e}", self.column)))?;
+        }
         if let Some(conv) = &self.convert {
             a = convert(&a, conv, &self.column)?;
         }

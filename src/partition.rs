@@ -183,11 +183,6 @@ impl Worker<'_> {
             let mut columns: Vec<ArrayRef> = cols.to_vec();
             for (col, prep) in columns.iter_mut().zip(&scan.prep) {
                 if !prep.is_noop() {
-                    // Rules work on plain values; a scan may hand out dictionaries.
-                    if let arrow::datatypes::DataType::Dictionary(_, value) = col.data_type() {
-                        *col = arrow::compute::cast(col, value)
-                            .map_err(|e| ReconError::arrow(&path, e))?;
-                    }
                     *col = prep.apply(col).map_err(|(row, msg)| ReconError::Input {
                         path: path.clone(),
                         message: format!("{}: {msg}", table.describe(locs.get(row))),

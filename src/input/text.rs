@@ -139,14 +139,19 @@ const MAX_HEADER: usize = 64 << 20;
 /// Longest record (or NDJSON line) recon buffers whole.
 const MAX_RECORD: usize = 256 << 20;
 
+/// The message for a value that is not UTF-8, with the way out.
+fn utf8_error(e: std::str::Utf8Error) -> String {
+    format!(
+        "invalid UTF-8 at byte {} of the value (pass --encoding latin-1 for Latin-1 files)",
+        e.valid_up_to()
+    )
+}
+
 fn decode_text(bytes: &[u8], enc: Encoding) -> std::result::Result<String, String> {
     match enc {
-        Encoding::Utf8 => std::str::from_utf8(bytes).map(str::to_string).map_err(|e| {
-            format!(
-                "invalid UTF-8 at byte {} of the value (pass --encoding latin-1 for Latin-1 files)",
-                e.valid_up_to()
-            )
-        }),
+        Encoding::Utf8 => std::str::from_utf8(bytes)
+            .map(str::to_string)
+            .map_err(utf8_error),
         Encoding::Latin1 => Ok(bytes.iter().map(|&b| b as char).collect()),
     }
 }
@@ -626,10 +631,10 @@ fn parse_records(
                         return Err(ReconError::input(
                             path,
                             format!(
-                                "line {}, column '{}': invalid UTF-8 at byte {} of the value (pass --encoding latin-1 for Latin-1 files)",
+                                "line {}, column '{}': {}",
                                 b.line_of(start),
                                 table.schema.field(c).name(),
-                                e.valid_up_to()
+                                utf8_error(e)
                             ),
                         ))
                     }
