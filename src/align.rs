@@ -444,7 +444,7 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             ));
         }
     }
-    for (c, _) in &opts.casts {
+    for (c, _) in opts.casts.iter().filter(|(c, _)| c != "*") {
         if !columns.iter().any(|p| {
             eq_name(&p.source_name, c, opts.ignore_case_names)
                 || eq_name(&p.target_name, c, opts.ignore_case_names)
@@ -472,6 +472,9 @@ fn type_pair(pair: &mut ColumnPair, opts: &AlignOptions, problems: &mut Vec<Stri
             return;
         }
     }
+    let (mut sc, mut tc) = (ValueClass::of(s.data_type()), ValueClass::of(t.data_type()));
+    // A cast naming the column wins; `*=TYPE` applies to every pair that is
+    // not comparable as it stands and that the cast makes comparable.
     let cast = opts
         .casts
         .iter()
@@ -479,8 +482,13 @@ fn type_pair(pair: &mut ColumnPair, opts: &AlignOptions, problems: &mut Vec<Stri
             eq_name(c, s.name(), opts.ignore_case_names)
                 || eq_name(c, t.name(), opts.ignore_case_names)
         })
+        .or_else(|| {
+            opts.casts.iter().find(|(c, ty)| {
+                let want = ValueClass::of(ty);
+                c == "*" && !sc.compatible(&tc) && (sc.compatible(&want) || tc.compatible(&want))
+            })
+        })
         .map(|(_, ty)| ty.clone());
-    let (mut sc, mut tc) = (ValueClass::of(s.data_type()), ValueClass::of(t.data_type()));
     if let Some(ty) = cast {
         let want = ValueClass::of(&ty);
         if !sc.compatible(&want) {
@@ -529,7 +537,7 @@ fn type_pair(pair: &mut ColumnPair, opts: &AlignOptions, problems: &mut Vec<Stri
         let hint = if is_text(&sc) != is_text(&tc) {
             format!("; parse the text side with --cast {}=TYPE", s.name())
         } else {
-            format!("; convert one side with --cast {}=TYPE", s.name())
+            cast_hint(s.name(), s.data_type(), t.data_type())
         };
         problems.push(format!(
             "column '{}' is {} in source but {} in target: not comparable by value{hint}",
@@ -556,6 +564,80 @@ fn type_pair(pair: &mut ColumnPair, opts: &AlignOptions, problems: &mut Vec<Stri
         }
     }
     pair.rule = rule;
+}
+
+/// The `--cast` spelling of a type, when [`parse_type`] reads it back.
+pub fn cast_name(dt: &DataType) -> Option<String> {
+    let unit = |u: &TimeUnit| match u {
+        TimeUnit::Second => "s",
+        TimeUnit::Millisecond => "ms",
+        TimeUnit::Microsecond => "us",
+        TimeUnit::Nanosecond => "ns",
+    };
+    Some(match dt {
+        DataType::Int8 => "int8".into(),
+        DataType::Int16 => "int16".into(),
+        DataType::Int32 => "int32".into(),
+        DataType::Int64 => "int64".into(),
+        DataType::UInt64 => "uint64".into(),
+        DataType::Float32 => "float32".into(),
+        DataType::Float64 => "float64".into(),
+        DataType::Utf8 => "string".into(),
+        DataType::Boolean => "bool".into(),
+        DataType::Date32 | DataType::Date64 => "date".into(),
+        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s) => {
+            format!("decimal({p},{s})")
+        }
+        DataType::Decimal256(p, s) => format!("decimal({p},{s})"),
+        DataType::Timestamp(u, None) => format!("timestamp({})", unit(u)),
+        DataType::Timestamp(u, Some(tz)) => format!("timestamp({}, {tz})", unit(u)),
+        _ => return None,
+    })
+}
+
+/// The hint for two typed columns of different classes: which side to cast,
+/// into what, so that no value has to change (the lossless direction), and
+/// what the other direction would demand of the data.
+fn cast_hint(column: &str, s: &DataType, t: &DataType) -> String {
+    use ValueClass as C;
+    // (the side to cast up, the type to cast it into, what casting the other side down needs)
+    let up = |from: &DataType, into: &DataType| -> Option<(DataType, DataType, &'static str)> {
+        let (fc, ic) = (ValueClass::of(from), ValueClass::of(into));
+        let down = match (&fc, &ic) {
+            (C::Date, C::Timestamp | C::TimestampZoned) => "every time of day to be midnight",
+            (C::Integer, C::Decimal) => "every value to be whole",
+            (C::Integer, C::Float) => "every value to be whole",
+            (C::Float, C::Decimal) => "every value to fit a float exactly",
+            _ => return None,
+        };
+        let into = match (&fc, into) {
+            // An integer needs room for 19 digits before the point.
+            (C::Integer, DataType::Decimal128(_, sc)) if *sc >= 0 && *sc <= 19 => {
+                DataType::Decimal128(19 + *sc as u8, *sc)
+            }
+            (C::Integer, DataType::Float16 | DataType::Float32) => DataType::Float64,
+            _ => into.clone(),
+        };
+        Some((from.clone(), into, down))
+    };
+    let found = up(s, t)
+        .map(|u| ("source", u))
+        .or_else(|| up(t, s).map(|u| ("target", u)));
+    match found {
+        Some((side, (from, into, down))) => match cast_name(&into) {
+            Some(name) => {
+                let other = if side == "source" { t } else { s };
+                format!(
+                    "; cast the {side}'s {from} up with --cast {column}={name}; casting the {other} side down to {} would need {down}",
+                    cast_name(&from).unwrap_or_else(|| from.to_string())
+                )
+            }
+            None => format!("; convert one side with --cast {column}=TYPE"),
+        },
+        None => format!(
+            "; convert one side with --cast {column}=TYPE (recon refuses any value the cast would change)"
+        ),
+    }
 }
 
 /// Parses a type name for `--cast`: int64, float64, decimal(P,S), date,

@@ -356,7 +356,10 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     };
     for (side, t) in [(Side::Source, &src), (Side::Target, &tgt)] {
         if let Some(meta_rows) = t.rows {
-            if parts.rows[side.index()] != meta_rows {
+            // Rows whose values a conversion refused (counted under
+            // --max-parse-errors) were read but left out of the comparison.
+            let refused = t.parse_errors.count.load(Ordering::Relaxed);
+            if parts.rows[side.index()] + refused != meta_rows {
                 return Err(ReconError::input(
                     &t.path,
                     format!(

@@ -130,6 +130,30 @@ fn needed_text(needed: Option<u64>) -> String {
     }
 }
 
+/// A message made safe to print as one line: newlines, tabs and other
+/// control characters that came from data (header names, values, paths)
+/// are escaped, so an error is always one line naming the file.
+pub fn one_line(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    for c in message.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl ReconError {
+    /// The error as one printable line (see [`one_line`]).
+    pub fn one_line(&self) -> String {
+        one_line(&self.to_string())
+    }
+}
+
 /// The message carried by a caught panic's payload.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -137,4 +161,17 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "unknown failure".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_from_data_stay_on_one_line() {
+        let e = ReconError::input("a\nb.csv", "column 'x\ry': value \"1\t2\u{7}\"");
+        let line = e.one_line();
+        assert!(!line.contains('\n') && !line.contains('\r') && !line.contains('\t'));
+        assert_eq!(line, "a\\nb.csv: column 'x\\ry': value \"1\\t2\\u{7}\"");
+    }
 }

@@ -159,9 +159,10 @@ pub fn write_side(
             next += batch.num_rows();
             let copies = first..next;
             for (k, (&col, prep)) in scan.columns.iter().zip(&scan.prep).enumerate() {
-                let arr = prep
-                    .apply(batch.column(col))
-                    .map_err(|(_, m)| ReconError::input(&table.path, m))?;
+                let arr = prep.apply(batch.column(col)).map_err(|refused| {
+                    let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
+                    ReconError::input(&table.path, m)
+                })?;
                 hashes.clear();
                 value_hashes(&arr, &mut hashes).map_err(|m| ReconError::input(&table.path, m))?;
                 for (h, i) in hashes.iter().zip(copies.clone()) {
@@ -251,13 +252,47 @@ pub fn is_text(dt: &DataType) -> bool {
     }
 }
 
+/// One value as text. A timestamp outside the calendar range Arrow can
+/// print (e.g. year 290000, which Spark can write) is shown as its raw count.
+fn render(column: &arrow::array::ArrayRef, fmt: &ArrayFormatter<'_>, row: usize) -> String {
+    use arrow::array::AsArray;
+    use arrow::datatypes::*;
+    if let Ok(text) = fmt.value(row).try_to_string() {
+        return text;
+    }
+    let raw = match column.data_type() {
+        DataType::Timestamp(TimeUnit::Second, _) => {
+            Some((column.as_primitive::<TimestampSecondType>().value(row), "s"))
+        }
+        DataType::Timestamp(TimeUnit::Millisecond, _) => Some((
+            column.as_primitive::<TimestampMillisecondType>().value(row),
+            "ms",
+        )),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => Some((
+            column.as_primitive::<TimestampMicrosecondType>().value(row),
+            "µs",
+        )),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => Some((
+            column.as_primitive::<TimestampNanosecondType>().value(row),
+            "ns",
+        )),
+        _ => None,
+    };
+    match raw {
+        Some((v, unit)) => format!("{v} {unit} from 1970-01-01T00:00:00"),
+        None => fmt.value(row).to_string(),
+    }
+}
+
 /// Fetches and renders the sample rows of one side.
 pub fn fetch_samples(table: &Table, samples: &[SampleRef]) -> Result<Vec<SampleRow>> {
     let mut order: Vec<usize> = (0..samples.len()).collect();
     order.sort_by_key(|&i| samples[i].locator);
     let locators: Vec<u64> = order.iter().map(|&i| samples[i].locator).collect();
     let mut rendered: Vec<Option<Vec<Option<String>>>> = vec![None; samples.len()];
-    let opts = FormatOptions::default();
+    // Unsafe formatting reports a value it cannot print (a timestamp beyond
+    // the years chrono knows) as an error, so [`render`] can fall back.
+    let opts = FormatOptions::default().with_display_error(false);
     let mut next = 0usize;
     table.fetch(&mut Fetcher::default(), &locators, |batch| {
         let formatters = batch
@@ -271,7 +306,7 @@ pub fn fetch_samples(table: &Table, samples: &[SampleRef]) -> Result<Vec<SampleR
                 .columns()
                 .iter()
                 .zip(&formatters)
-                .map(|(c, fmt)| (!c.is_null(r)).then(|| fmt.value(r).to_string()))
+                .map(|(c, fmt)| (!c.is_null(r)).then(|| render(c, fmt, r)))
                 .collect();
             if let Some(slot) = order.get(next).and_then(|&i| rendered.get_mut(i)) {
                 *slot = Some(values);

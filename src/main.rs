@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use recon::align::{parse_type, parse_unit, render_plan, AlignOptions, Normalize, Rule, RulesFile};
 use recon::diff::{preflight, Progress};
 use recon::error::panic_message;
-use recon::input::{Encoding, Format, InputOptions, TextOptions};
+use recon::input::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
 use recon::memory::{self, parse_size};
 use recon::report::ColumnReport;
 use recon::{diff, DiffOptions, Passes, ReconError};
@@ -216,6 +216,10 @@ struct InputArgs {
     /// Count up to N text values that fail to parse as drift instead of stopping (exit 2).
     #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Input")]
     max_parse_errors: u64,
+    /// Unit Parquet INT96 timestamps are read in: us (every date Spark writes) or ns
+    /// (sub-microsecond digits, 1677-2262 only). A value the unit cannot hold is an error.
+    #[arg(long, value_name = "UNIT", default_value = "us", value_parser = ["us", "ns"], help_heading = "Input")]
+    int96_unit: String,
 }
 
 fn one_byte(flag: &str, v: &str) -> Result<u8, ReconError> {
@@ -282,16 +286,22 @@ impl InputArgs {
                 "--quote and --delimiter must differ".into(),
             ));
         }
+        let int96_unit = match self.int96_unit.as_str() {
+            "ns" => Int96Unit::Nanosecond,
+            _ => Int96Unit::Microsecond,
+        };
         Ok([
             InputOptions {
                 format: format("--source-format", &self.source_format)?,
                 text: text.clone(),
                 infer_types: self.infer_types,
+                int96_unit,
             },
             InputOptions {
                 format: format("--target-format", &self.target_format)?,
                 text,
                 infer_types: self.infer_types,
+                int96_unit,
             },
         ])
     }
@@ -518,7 +528,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::from(0),
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("recon: {e}");
+            eprintln!("recon: {}", e.one_line());
             ExitCode::from(2)
         }
     }

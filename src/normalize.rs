@@ -45,60 +45,214 @@ impl Prep {
     }
 
     /// Applies the conversion, then the rules in stored order (see
-    /// [`Prep::new`]). `Err` carries the offset within `array` of the first
-    /// value that does not convert, and a message naming it.
-    pub fn apply(&self, array: &ArrayRef) -> Result<ArrayRef, (usize, String)> {
+    /// [`Prep::new`]). A conversion that would change a value (truncate a
+    /// time of day, drop fraction digits, overflow) refuses it: `Err` lists
+    /// the offsets within `array` of the values refused, ascending, each with
+    /// a message naming the column, the value and why.
+    pub fn apply(&self, array: &ArrayRef) -> Result<ArrayRef, Refused> {
         let mut a = array.clone();
         if self.is_noop() {
             return Ok(a);
         }
+        let whole = |m: String| vec![(0, format!("column '{}': {m}", self.column))];
         // Conversions and rules work on plain values; scans may hand out
         // dictionaries (dictionary-encoded Parquet strings).
         if let arrow::datatypes::DataType::Dictionary(_, value) = a.data_type() {
-            a = arrow::compute::cast(&a, value)
-                .map_err(|e| (0, format!("column '{}': {e}", self.column)))?;
+            a = arrow::compute::cast(&a, value).map_err(|e| whole(e.to_string()))?;
         }
         if let Some(conv) = &self.convert {
             a = convert(&a, conv, &self.column)?;
         }
         for r in &self.normalize {
-            a = normalize(&a, r).map_err(|m| (0, format!("column '{}': {m}", self.column)))?;
+            a = normalize(&a, r).map_err(whole)?;
         }
         Ok(a)
     }
 }
 
-fn convert(a: &ArrayRef, conv: &Convert, column: &str) -> Result<ArrayRef, (usize, String)> {
+/// Values a conversion refused: (offset in the batch, message), ascending.
+pub type Refused = Vec<(usize, String)>;
+
+/// A value as text, for messages: quoted, at most 80 characters, control
+/// characters escaped so a message stays one line.
+fn shown(a: &dyn Array, row: usize) -> String {
+    let text = arrow::util::display::ArrayFormatter::try_new(a, &Default::default())
+        .map(|f| f.value(row).to_string())
+        .unwrap_or_default();
+    let mut t: String = text.chars().take(80).collect();
+    if t.len() < text.len() {
+        t.push('…');
+    }
+    format!("{t:?}")
+}
+
+/// Converts `a` into the conversion's type, exactly or not at all.
+///
+/// Arrow's casts truncate and round (1.9 becomes 1, a timestamp loses its
+/// time of day, decimal(38,6) rounds into decimal(18,2)); a truncation the
+/// user did not ask for by name must never turn drift into a match. So a
+/// value is accepted only when it survives the conversion: text is parsed
+/// with recon's exact parsers (never rounding), and any other value is cast
+/// and cast back, and must come back as the same value (by recon's
+/// canonical encoding, so NaN and -0.0 keep their meaning). `--assume-tz`
+/// is exact by construction: a wall-clock time maps to one instant, and a
+/// nonexistent or ambiguous local time (a DST change) is an error.
+fn convert(a: &ArrayRef, conv: &Convert, column: &str) -> Result<ArrayRef, Refused> {
     let to = match conv {
         Convert::Cast(t) => t.clone(),
-        Convert::AssumeTz(tz) => match a.data_type() {
-            DataType::Timestamp(unit, None) => DataType::Timestamp(*unit, Some(tz.as_str().into())),
-            _ => return Ok(a.clone()),
-        },
+        Convert::AssumeTz(tz) => return assume_tz(a, tz, column),
     };
+    if a.data_type() == &to {
+        return Ok(a.clone());
+    }
+    let fail = |row: usize, why: &str| {
+        (
+            row,
+            format!(
+                "column '{column}': value {} does not convert to {to}: {why}",
+                shown(a.as_ref(), row)
+            ),
+        )
+    };
+    if matches!(
+        a.data_type(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    ) && !matches!(
+        to,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    ) {
+        let utf8 = arrow::compute::cast(a.as_ref(), &DataType::Utf8)
+            .map_err(|e| vec![fail(0, &e.to_string())])?;
+        let values: Vec<Option<&str>> = utf8.as_string::<i32>().iter().collect();
+        let mut bad = Vec::new();
+        let out = crate::input::typing::parse_lenient(&to, &values, &mut bad, usize::MAX);
+        if bad.is_empty() {
+            return Ok(out);
+        }
+        return Err(bad.into_iter().map(|(row, m)| fail(row, &m)).collect());
+    }
     let strict = CastOptions {
         safe: false,
         ..Default::default()
     };
-    match cast_with_options(a.as_ref(), &to, &strict) {
-        Ok(out) => Ok(out),
+    let out = match cast_with_options(a.as_ref(), &to, &strict) {
+        Ok(out) => out,
         Err(e) => {
-            // Find the first value that fails, to name it: a lenient cast turns
-            // failures into NULLs where the input was not NULL.
+            // Name the values that fail: a lenient cast turns failures into
+            // NULLs where the input was not NULL.
             let lenient = cast_with_options(a.as_ref(), &to, &CastOptions::default()).ok();
-            let row = lenient
-                .and_then(|l| (0..a.len()).find(|&i| a.is_valid(i) && l.is_null(i)))
-                .unwrap_or(0);
-            let shown =
-                arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &Default::default())
-                    .map(|f| f.value(row).to_string())
-                    .unwrap_or_default();
-            Err((
-                row,
-                format!("column '{column}': value '{shown}' does not convert to {to}: {e}"),
-            ))
+            let rows: Vec<usize> = lenient
+                .map(|l| {
+                    (0..a.len())
+                        .filter(|&i| a.is_valid(i) && l.is_null(i))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let why = e.to_string();
+            return Err(if rows.is_empty() {
+                vec![fail(0, &why)]
+            } else {
+                rows.into_iter().map(|r| fail(r, &why)).collect()
+            });
         }
+    };
+    let back =
+        cast_with_options(out.as_ref(), a.data_type(), &CastOptions::default()).map_err(|e| {
+            vec![fail(
+                0,
+                &format!("recon cannot check that the conversion keeps every value ({e})"),
+            )]
+        })?;
+    let changed = changed_rows(a, &back).map_err(|m| vec![fail(0, &m)])?;
+    if changed.is_empty() {
+        return Ok(out);
     }
+    Err(changed
+        .into_iter()
+        .map(|row| {
+            let why = format!(
+                "it would become {} (recon refuses conversions that change a value; use --round or --timestamp-precision to lose precision on purpose)",
+                shown(out.as_ref(), row)
+            );
+            fail(row, &why)
+        })
+        .collect())
+}
+
+/// Reads naive timestamps as wall-clock time in `tz`. Each local time must
+/// name exactly one instant: a time in a DST gap (02:30 on the night clocks
+/// jump to 03:00) or in a DST overlap (02:30 on the night they fall back)
+/// is refused. Arrow's cast resolves both silently (the later offset, the
+/// offset before the gap), which could match an instant the data never held.
+fn assume_tz(a: &ArrayRef, tz: &str, column: &str) -> Result<ArrayRef, Refused> {
+    use arrow::array::timezone::Tz;
+    use chrono::{LocalResult, Offset, TimeZone};
+    let DataType::Timestamp(unit, None) = a.data_type() else {
+        return Ok(a.clone());
+    };
+    let unit = *unit;
+    let whole = |m: String| vec![(0, format!("column '{column}': {m}"))];
+    let zone: Tz = tz
+        .parse()
+        .map_err(|e: arrow::error::ArrowError| whole(e.to_string()))?;
+    let ups = units_per_second(&unit);
+    let values = arrow::compute::cast(a.as_ref(), &DataType::Timestamp(unit, None))
+        .map_err(|e| whole(e.to_string()))?;
+    let raw = arrow::compute::cast(&values, &DataType::Int64).map_err(|e| whole(e.to_string()))?;
+    let raw = raw.as_primitive::<Int64Type>();
+    let mut refused = Vec::new();
+    let mut out: Vec<Option<i64>> = Vec::with_capacity(raw.len());
+    for (row, v) in raw.iter().enumerate() {
+        let Some(v) = v else {
+            out.push(None);
+            continue;
+        };
+        let local = chrono::DateTime::from_timestamp(v.div_euclid(ups), 0).map(|d| d.naive_utc());
+        let why = match local.map(|l| zone.offset_from_local_datetime(&l)) {
+            Some(LocalResult::Single(o)) => {
+                let off = o.fix().local_minus_utc() as i64;
+                match off.checked_mul(ups).and_then(|o| v.checked_sub(o)) {
+                    Some(utc) => {
+                        out.push(Some(utc));
+                        continue;
+                    }
+                    None => "is out of range".to_string(),
+                }
+            }
+            Some(LocalResult::Ambiguous(..)) => {
+                format!("is ambiguous in {tz} (it occurs twice, at a DST change)")
+            }
+            Some(LocalResult::None) => {
+                format!("does not exist in {tz} (clocks skip it at a DST change)")
+            }
+            None => "is out of range".to_string(),
+        };
+        out.push(None);
+        refused.push((
+            row,
+            format!(
+                "column '{column}': local time {} {why}; recon does not guess which instant was meant",
+                shown(a.as_ref(), row)
+            ),
+        ));
+    }
+    if !refused.is_empty() {
+        return Err(refused);
+    }
+    let utc = Int64Array::from(out);
+    arrow::compute::cast(&utc, &DataType::Timestamp(unit, Some(tz.into())))
+        .map_err(|e| whole(e.to_string()))
+}
+
+/// Rows whose value differs between two arrays of one type, by the
+/// canonical encoding (the equality recon compares with).
+fn changed_rows(a: &ArrayRef, b: &ArrayRef) -> Result<Vec<usize>, String> {
+    let mut encoder = crate::encode::RowEncoder::new();
+    let (mut da, mut db) = (Vec::new(), Vec::new());
+    encoder.digests(std::slice::from_ref(a), &mut da)?;
+    let mut encoder = crate::encode::RowEncoder::new();
+    encoder.digests(std::slice::from_ref(b), &mut db)?;
+    Ok((0..a.len()).filter(|&i| da[i] != db[i]).collect())
 }
 
 /// Most decimal places `--round` accepts: a float64 carries about 15-17
@@ -374,9 +528,10 @@ mod tests {
             convert: Some(Convert::Cast(DataType::Decimal128(18, 2))),
             normalize: vec![],
         };
-        let (row, msg) = p.apply(&a).unwrap_err();
-        assert_eq!(row, 2);
-        assert!(msg.contains("'abc'"), "{msg}");
+        let refused = p.apply(&a).unwrap_err();
+        let (row, msg) = &refused[0];
+        assert_eq!(*row, 2);
+        assert!(msg.contains("\"abc\""), "{msg}");
         let ok: ArrayRef = Arc::new(StringArray::from(vec![Some("1.50"), None]));
         let out = p.apply(&ok).unwrap();
         assert_eq!(out.as_primitive::<Decimal128Type>().value(0), 150);

@@ -16,7 +16,7 @@ use crate::diff::Progress;
 use crate::encode::RowEncoder;
 use crate::error::{panic_message, ReconError, Result};
 use crate::input::{Table, Unit};
-use crate::normalize::Prep;
+use crate::normalize::{Prep, Refused};
 use crate::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
 use crate::Side;
 
@@ -180,15 +180,33 @@ impl Worker<'_> {
             if cfg.cancel.load(Ordering::Relaxed) {
                 return Err(ReconError::Interrupted);
             }
-            let mut columns: Vec<ArrayRef> = cols.to_vec();
-            for (col, prep) in columns.iter_mut().zip(&scan.prep) {
-                if !prep.is_noop() {
-                    *col = prep.apply(col).map_err(|(row, msg)| ReconError::Input {
-                        path: path.clone(),
-                        message: format!("{}: {msg}", table.describe(locs.get(row))),
+            let kept: Vec<u64>;
+            let (columns, locs) = match prepare(&scan.prep, cols) {
+                Ok(columns) => (columns, locs),
+                Err(refused) => {
+                    // Values a conversion refuses are errors, or with
+                    // --max-parse-errors counted as drift like text that does
+                    // not parse: their rows leave the comparison.
+                    let rows = cols.first().map_or(0, |c| c.len());
+                    let keep = count_refusals(table, &path, locs, rows, refused)?;
+                    let mask = arrow::array::BooleanArray::from(keep.clone());
+                    let filtered = cols
+                        .iter()
+                        .map(|c| {
+                            arrow::compute::filter(c.as_ref(), &mask)
+                                .map_err(|e| ReconError::arrow(&path, e))
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    kept = (0..keep.len())
+                        .filter(|&i| keep[i])
+                        .map(|i| locs.get(i))
+                        .collect();
+                    let columns = prepare(&scan.prep, &filtered).map_err(|r| {
+                        ReconError::Internal(format!("a conversion refused a kept row: {r:?}"))
                     })?;
+                    (columns, crate::input::Locators::List(&kept))
                 }
-            }
+            };
             digests.clear();
             encoder
                 .digests(&columns, digests)
@@ -221,6 +239,54 @@ impl Worker<'_> {
         self.rows[side.index()] += hashed;
         Ok(())
     }
+}
+
+/// Applies each column's conversion and rules.
+fn prepare(preps: &[Prep], cols: &[ArrayRef]) -> std::result::Result<Vec<ArrayRef>, Refused> {
+    cols.iter()
+        .zip(preps)
+        .map(|(c, p)| {
+            if p.is_noop() {
+                Ok(c.clone())
+            } else {
+                p.apply(c)
+            }
+        })
+        .collect()
+}
+
+/// Counts the rows holding refused values against `--max-parse-errors`
+/// (an error past it), records them in the table's parse errors, and
+/// returns which rows of the batch to keep.
+fn count_refusals(
+    table: &Table,
+    path: &Path,
+    locs: crate::input::Locators<'_>,
+    rows: usize,
+    refused: Refused,
+) -> Result<Vec<bool>> {
+    let allowed = table.text.max_parse_errors;
+    let mut keep = vec![true; rows];
+    for (row, msg) in refused {
+        if keep.get(row) != Some(&true) {
+            continue;
+        }
+        keep[row] = false;
+        let message = format!("{}: {msg}", table.position(locs.get(row)));
+        let seen = table.parse_errors.count.fetch_add(1, Ordering::Relaxed) + 1;
+        if seen > allowed {
+            let hint = if allowed == 0 {
+                " (or --max-parse-errors N to count such values as drift)"
+            } else {
+                " (more than --max-parse-errors)"
+            };
+            return Err(ReconError::input(path, format!("{message}{hint}")));
+        }
+        table
+            .parse_errors
+            .record(locs.get(row), format!("{}: {message}", path.display()));
+    }
+    Ok(keep)
 }
 
 /// Scans both sides and partitions their records.

@@ -360,7 +360,7 @@ fn cast_parses_the_text_side_and_names_a_bad_row() {
         .args(["--cast", "amount=decimal(18,2)"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("row 2").and(predicate::str::contains("'n/a'")))
+        .stderr(predicate::str::contains("row 2").and(predicate::str::contains("\"n/a\"")))
         .stderr(predicate::str::contains("bad.parquet"));
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, UInt32Array};
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{SchemaRef, TimeUnit};
 use arrow::ipc::reader::{FileReader, StreamReader};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
@@ -29,6 +29,8 @@ pub struct BlockMeta {
 enum Kind {
     Parquet {
         meta: ArrowReaderMetadata,
+        /// INT96 leaves, whose values are checked against the unit they are read in.
+        int96: Vec<Int96Leaf>,
         /// For scans: the same file with its dictionary-only string columns
         /// read as Arrow dictionaries, so each distinct value is decoded and
         /// encoded once per column chunk instead of once per row.
@@ -99,12 +101,13 @@ fn ipc_batch_rows(path: &Path) -> Result<Vec<i64>> {
 }
 
 impl BlockMeta {
-    pub fn parquet(path: &Path) -> Result<BlockMeta> {
+    pub fn parquet(path: &Path, int96_unit: Int96Unit) -> Result<BlockMeta> {
         let file = open(path)?;
         let meta = crate::partition::guard(path, || {
             ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
                 .map_err(|e| ReconError::parquet(path, e))
         })?;
+        let (meta, int96) = int96_hints(path, meta, int96_unit)?;
         let starts = starts_of(
             path,
             meta.metadata().row_groups().iter().map(|rg| rg.num_rows()),
@@ -114,6 +117,7 @@ impl BlockMeta {
             schema: meta.schema().clone(),
             kind: Kind::Parquet {
                 meta,
+                int96,
                 scan_meta,
                 starts,
             },
@@ -196,10 +200,16 @@ impl BlockMeta {
         match (&self.kind, unit) {
             (
                 Kind::Parquet {
-                    meta, scan_meta, ..
+                    meta,
+                    scan_meta,
+                    int96,
+                    ..
                 },
                 Unit::Block { block, .. },
             ) => {
+                for leaf in int96.iter().filter(|l| projected.contains(&l.root)) {
+                    check_int96(path, meta, *block, first, leaf)?;
+                }
                 let meta = scan_meta.as_ref().unwrap_or(meta);
                 let mask = ProjectionMask::roots(
                     meta.metadata().file_metadata().schema_descr(),
@@ -335,6 +345,259 @@ impl BlockMeta {
             }
         }
         Ok(())
+    }
+}
+
+/// The unit INT96 timestamps are read in (`--int96-unit`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Int96Unit {
+    /// Spark's precision; holds every date from year -290308 to 294247.
+    #[default]
+    Microsecond,
+    /// Impala's and Hive's precision; holds 1677-09-21 to 2262-04-11 only.
+    Nanosecond,
+}
+
+impl Int96Unit {
+    fn time_unit(self) -> TimeUnit {
+        match self {
+            Int96Unit::Microsecond => TimeUnit::Microsecond,
+            Int96Unit::Nanosecond => TimeUnit::Nanosecond,
+        }
+    }
+}
+
+/// One INT96 leaf column of a Parquet file.
+#[derive(Debug, Clone)]
+struct Int96Leaf {
+    /// Leaf (column chunk) index.
+    leaf: usize,
+    /// Top-level field holding it.
+    root: usize,
+    /// Dotted path, for messages.
+    name: String,
+    /// The leaf is the top-level field itself, so a level is a row.
+    top_level: bool,
+    /// The unit its values are decoded into.
+    unit: TimeUnit,
+}
+
+/// INT96 is a legacy timestamp (nanoseconds of the day and a Julian day)
+/// that arrow-rs decodes into an i64 of the requested unit with wrapping
+/// arithmetic: Spark's 9999-12-31 comes out as 1816 at nanosecond precision.
+/// recon reads top-level INT96 columns in `unit` (microseconds by default,
+/// which holds every date Spark can write) and nested ones in nanoseconds
+/// (the reader's default), and [`check_int96`] proves, per row group, that
+/// every value converted exactly before any of them is hashed.
+fn int96_hints(
+    path: &Path,
+    meta: ArrowReaderMetadata,
+    unit: Int96Unit,
+) -> Result<(ArrowReaderMetadata, Vec<Int96Leaf>)> {
+    use arrow::datatypes::{DataType, Field, Schema};
+    use parquet::basic::Type as Physical;
+    let descr = meta.metadata().file_metadata().schema_descr_ptr();
+    let mut leaves = Vec::new();
+    for (leaf, col) in descr.columns().iter().enumerate() {
+        if col.physical_type() != Physical::INT96 {
+            continue;
+        }
+        let parts = col.path().parts();
+        leaves.push(Int96Leaf {
+            leaf,
+            root: descr.get_column_root_idx(leaf),
+            name: parts.join("."),
+            top_level: parts.len() == 1,
+            unit: TimeUnit::Nanosecond,
+        });
+    }
+    if leaves.is_empty() {
+        return Ok((meta, leaves));
+    }
+    let schema = meta.schema();
+    let mut changed = false;
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let leaf = leaves.iter_mut().find(|l| l.top_level && l.root == i);
+            // The unit is recon's choice, whatever an embedded Arrow schema
+            // says (pyarrow records the unit it wrote from); the zone is kept.
+            match (leaf, f.data_type()) {
+                (Some(l), DataType::Timestamp(was, tz)) => {
+                    l.unit = unit.time_unit();
+                    changed |= l.unit != *was;
+                    f.as_ref()
+                        .clone()
+                        .with_data_type(DataType::Timestamp(l.unit, tz.clone()))
+                }
+                _ => f.as_ref().clone(),
+            }
+        })
+        .collect();
+    if !changed {
+        return Ok((meta, leaves));
+    }
+    let hinted = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let meta = ArrowReaderMetadata::try_new(
+        meta.metadata().clone(),
+        ArrowReaderOptions::new().with_schema(hinted),
+    )
+    .map_err(|e| ReconError::parquet(path, e))?;
+    Ok((meta, leaves))
+}
+
+/// The exact value of an INT96 timestamp in `unit`, or why it has none:
+/// it does not fit an i64 of that unit, or it has digits below the unit.
+///
+/// The value recon hashes is what the Parquet reader computes (Julian day
+/// and nanoseconds of the day combined with wrapping i64 arithmetic); this
+/// accepts it only when it is provably the value that was written:
+/// - the exact sum, computed in i128, fits the unit with nothing below it; or
+/// - in microseconds, the value re-encodes to the same bits under Spark's
+///   writer (`DateTimeUtils.toJulianDay`), whose Java arithmetic wraps for
+///   years beyond about 290,000: Spark reads those back with the same
+///   wrapping arithmetic, so this is the microsecond value Spark wrote.
+pub fn int96_exact(value: &parquet::data_type::Int96, unit: TimeUnit) -> Result<i64, &'static str> {
+    const JULIAN_DAY_OF_EPOCH: i64 = 2_440_588;
+    const NANOS_PER_DAY: i128 = 86_400_000_000_000;
+    const MICROS_PER_DAY: i64 = 86_400_000_000;
+    let d = value.data();
+    let nanos_of_day = ((d[1] as i64) << 32).wrapping_add(d[0] as i64);
+    let day = d[2] as i32;
+    let nanos = (day as i128 - JULIAN_DAY_OF_EPOCH as i128) * NANOS_PER_DAY + nanos_of_day as i128;
+    let per: i64 = match unit {
+        TimeUnit::Second => 1_000_000_000,
+        TimeUnit::Millisecond => 1_000_000,
+        TimeUnit::Microsecond => 1_000,
+        TimeUnit::Nanosecond => 1,
+    };
+    if nanos % per as i128 == 0 {
+        if let Ok(v) = i64::try_from(nanos / per as i128) {
+            return Ok(v);
+        }
+    }
+    if unit == TimeUnit::Microsecond && nanos_of_day % 1_000 == 0 {
+        let read = (day as i64 - JULIAN_DAY_OF_EPOCH)
+            .wrapping_mul(MICROS_PER_DAY)
+            .wrapping_add(nanos_of_day / 1_000);
+        let julian_us = read.wrapping_add(JULIAN_DAY_OF_EPOCH * MICROS_PER_DAY);
+        let (spark_day, spark_us) = (julian_us / MICROS_PER_DAY, julian_us % MICROS_PER_DAY);
+        if spark_day as i32 == day && spark_us.wrapping_mul(1_000) == nanos_of_day {
+            return Ok(read);
+        }
+    }
+    if nanos % per as i128 != 0 {
+        Err("has digits below the unit")
+    } else {
+        Err("is out of range")
+    }
+}
+
+/// Human form of an INT96 value, exact to the nanosecond, for messages.
+fn int96_display(value: &parquet::data_type::Int96) -> String {
+    let d = value.data();
+    let nanos_of_day = ((d[1] as i64) << 32).wrapping_add(d[0] as i64);
+    let day = d[2] as i32 as i64 - 2_440_588;
+    let date = chrono::NaiveDate::from_num_days_from_ce_opt(719_163i64.saturating_add(day) as i32)
+        .filter(|_| (0..86_400_000_000_000).contains(&nanos_of_day) && day.abs() < 1 << 31);
+    match date {
+        Some(date) => {
+            let secs = nanos_of_day / 1_000_000_000;
+            format!(
+                "{date}T{:02}:{:02}:{:02}.{:09}",
+                secs / 3600,
+                secs / 60 % 60,
+                secs % 60,
+                nanos_of_day % 1_000_000_000
+            )
+        }
+        None => format!("(Julian day {}, {nanos_of_day} ns of the day)", d[2] as i32),
+    }
+}
+
+/// Decodes one row group's INT96 leaf with the low-level column reader and
+/// refuses the first value that the Arrow reader would not hold exactly.
+fn check_int96(
+    path: &Path,
+    meta: &ArrowReaderMetadata,
+    block: usize,
+    first_row: u64,
+    leaf: &Int96Leaf,
+) -> Result<()> {
+    use parquet::column::reader::ColumnReader;
+    use parquet::file::reader::FileReader as _;
+
+    use parquet::file::serialized_reader::SerializedFileReader;
+    let pq = |e| ReconError::parquet(path, e);
+    let reader = SerializedFileReader::new(open(path)?).map_err(pq)?;
+    let group = reader.get_row_group(block).map_err(pq)?;
+    let ColumnReader::Int96ColumnReader(mut column) =
+        group.get_column_reader(leaf.leaf).map_err(pq)?
+    else {
+        return Err(ReconError::Internal(format!(
+            "column {} is not INT96",
+            leaf.name
+        )));
+    };
+    let max_def = meta
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .column(leaf.leaf)
+        .max_def_level();
+    let refuse = |v: &parquet::data_type::Int96, why: &str, row: u64| {
+        let at = if leaf.top_level {
+            format!("row {row}")
+        } else {
+            format!("row group {block}")
+        };
+        let fix = match (leaf.unit, leaf.top_level) {
+            (TimeUnit::Microsecond, true) if why.starts_with("has digits") => {
+                "; pass --int96-unit ns to read INT96 in nanoseconds"
+            }
+            (TimeUnit::Nanosecond, true) => {
+                "; pass --int96-unit us to read INT96 in microseconds (nanoseconds hold 1677-09-21 to 2262-04-11 only)"
+            }
+            _ => "",
+        };
+        ReconError::input(
+            path,
+            format!(
+                "{at}, column '{}': INT96 timestamp {} {why} for Timestamp({:?}){fix}",
+                leaf.name,
+                int96_display(v),
+                leaf.unit
+            ),
+        )
+    };
+    let (mut defs, mut values) = (Vec::new(), Vec::new());
+    let mut row = first_row;
+    loop {
+        defs.clear();
+        values.clear();
+        let (records, _, levels) = column
+            .read_records(8192, Some(&mut defs), None, &mut values)
+            .map_err(pq)?;
+        if records == 0 && levels == 0 {
+            return Ok(());
+        }
+        // The row of each value: for a top-level column a level is a row, and
+        // without definition levels (a required column) so is a value.
+        let rows: Vec<u64> = if max_def == 0 {
+            (0..values.len() as u64).map(|i| row + i).collect()
+        } else {
+            defs.iter()
+                .enumerate()
+                .filter(|(_, &d)| d == max_def)
+                .map(|(i, _)| row + i as u64)
+                .collect()
+        };
+        for (v, &r) in values.iter().zip(&rows) {
+            int96_exact(v, leaf.unit).map_err(|why| refuse(v, why, r))?;
+        }
+        row += records as u64;
     }
 }
 

@@ -27,7 +27,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::{ReconError, Result};
 
-pub use block::BlockMeta;
+pub use block::{int96_exact, BlockMeta, Int96Unit};
 pub use text::{Encoding, TextOptions};
 
 /// Bits of a locator that hold the position within a file.
@@ -141,6 +141,8 @@ pub struct InputOptions {
     pub text: TextOptions,
     /// When both sides are text, infer column types instead of comparing text.
     pub infer_types: bool,
+    /// The unit Parquet INT96 timestamps are read in.
+    pub int96_unit: block::Int96Unit,
 }
 
 /// One file of a table.
@@ -523,7 +525,7 @@ impl Table {
             match format {
                 Format::Parquet | Format::Ipc => {
                     let b = if format == Format::Parquet {
-                        BlockMeta::parquet(&tf.path)?
+                        BlockMeta::parquet(&tf.path, opts.int96_unit)?
                     } else {
                         BlockMeta::ipc(&tf.path)?
                     };
@@ -658,18 +660,14 @@ impl Table {
         &self.files[i].path
     }
 
-    /// Where a locator points, in words, for error messages.
-    pub fn describe(&self, locator: u64) -> String {
-        let (file, pos) = unpack(locator);
-        let path = self
-            .files
-            .get(file)
-            .map(|f| f.path.display().to_string())
-            .unwrap_or_default();
+    /// Where a locator points within its file, for messages that name the
+    /// file already: "row 7 (counting from 0)" or "record at byte 120".
+    pub fn position(&self, locator: u64) -> String {
+        let (_, pos) = unpack(locator);
         if self.format.is_text() {
-            format!("{path}: record at byte {pos}")
+            format!("record at byte {pos}")
         } else {
-            format!("{path}: row {pos} (counting from 0)")
+            format!("row {pos} (counting from 0)")
         }
     }
 

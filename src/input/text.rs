@@ -160,6 +160,40 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| b.is_ascii_whitespace())
 }
 
+/// Bytes of blank lines (only spaces, tabs or CR) at the start of `buf`,
+/// which are skipped before a header, as DuckDB does: a blank first line
+/// must not become a column named "". None when `buf` may end inside them.
+fn leading_blank_lines(buf: &[u8], eof: bool) -> Option<usize> {
+    let blank = |l: &[u8]| l.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'));
+    let mut at = 0;
+    loop {
+        match memchr::memchr(b'\n', &buf[at..]) {
+            Some(i) if blank(&buf[at..at + i]) => at += i + 1,
+            Some(_) => return Some(at),
+            None if blank(&buf[at..]) && !eof => return None,
+            None if blank(&buf[at..]) => return Some(buf.len()),
+            None => return Some(at),
+        }
+    }
+}
+
+/// Refuses a file whose lines end with a bare CR (classic Mac OS exports,
+/// some mainframe transfers): read as LF-terminated text it would be one
+/// huge header line and no rows, so a pair of them would "match" as empty.
+fn refuse_cr_line_ends(head: &[u8], path: &Path) -> Result<()> {
+    let bare_cr = head
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| b == b'\r' && head.get(i + 1) != Some(&b'\n'));
+    if bare_cr && memchr::memchr(b'\n', head).is_none() {
+        return Err(ReconError::input(
+            path,
+            "lines end with a bare CR (\\r, classic Mac OS line endings), which recon does not read; convert them to LF first, e.g. tr '\\r' '\\n' < IN > OUT",
+        ));
+    }
+    Ok(())
+}
+
 /// The column names (all Utf8) of a text file, from its header line (CSV) or
 /// its first lines (NDJSON), plus the header's length in bytes.
 pub fn header_schema(
@@ -175,14 +209,22 @@ pub fn header_schema(
     loop {
         let eof = read_more(r.as_mut(), &mut buf, want, path, compression)?;
         let body = buf.strip_prefix(BOM).unwrap_or(&buf);
-        let complete = match format {
-            // Up to 1000 lines, or the whole lines within 64 MiB when lines are long.
-            Format::Ndjson => {
-                eof || count_newlines(body) >= 1000
-                    || (want >= MAX_HEADER && count_newlines(body) > 0)
-            }
-            _ => eof || last_record_end(body, &d).is_some(),
+        refuse_cr_line_ends(body, path)?;
+        let blank = if format != Format::Ndjson && opts.header {
+            leading_blank_lines(body, eof)
+        } else {
+            Some(0)
         };
+        let body = &body[blank.unwrap_or(body.len())..];
+        let complete = blank.is_some()
+            && match format {
+                // Up to 1000 lines, or the whole lines within 64 MiB when lines are long.
+                Format::Ndjson => {
+                    eof || count_newlines(body) >= 1000
+                        || (want >= MAX_HEADER && count_newlines(body) > 0)
+                }
+                _ => eof || last_record_end(body, &d).is_some(),
+            };
         if complete {
             break;
         }
@@ -195,6 +237,11 @@ pub fn header_schema(
         want *= 2;
     }
     let body = buf.strip_prefix(BOM).unwrap_or(&buf);
+    let body = if format != Format::Ndjson && opts.header {
+        &body[leading_blank_lines(body, true).unwrap_or(0)..]
+    } else {
+        body
+    };
     if format == Format::Ndjson {
         // Only whole lines: the buffer may end inside one.
         let whole = match memchr::memrchr(b'\n', body) {
@@ -320,6 +367,13 @@ impl<'t> ChunkReader<'t> {
                     self.base += BOM.len() as u64;
                 }
                 if table.text.header && table.format != Format::Ndjson {
+                    let Some(blank) = leading_blank_lines(buf, eof) else {
+                        want *= 2;
+                        continue;
+                    };
+                    self.line += count_newlines(&buf[..blank]);
+                    buf.drain(..blank);
+                    self.base += blank as u64;
                     let end = match cut_point(table.format, buf, &d) {
                         Some(_) => {
                             let mut lex = Lexer::new(buf, d);
@@ -974,7 +1028,7 @@ impl ParseErrors {
         }
     }
 
-    fn record(&self, locator: u64, message: String) {
+    pub(crate) fn record(&self, locator: u64, message: String) {
         if let Ok(mut ex) = self.examples.lock() {
             ex.push((locator, message));
             // Keep the first ones in file order, whatever the thread timing.
