@@ -3,15 +3,18 @@
 //! cargo bench --bench pipeline -- --save-baseline main
 //! cargo bench --bench pipeline -- --baseline main
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use recon::partition::RECORD_BYTES;
-use recon::reconcile::{reconcile, ReconcileConfig};
-use recon::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
+use recon::engine::reconcile::{reconcile, DriverConfig};
+use recon::engine::record::Keyless;
+use recon::engine::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
+use recon::engine::{CancelToken, Progress};
+use recon::modes::multiset::matcher::{EvidenceSlots, MultisetMatcher};
 use recon::{diff, DiffOptions};
+
+const RECORD_BYTES: usize = Keyless::BYTES;
 
 const RECORDS: usize = 1 << 20;
 const BUCKETS: usize = 64;
@@ -29,10 +32,7 @@ fn records(side: u64) -> Vec<[u8; RECORD_BYTES]> {
         .map(|i| {
             let salt = if side == 1 && i % 1000 == 0 { 7 } else { 0 };
             let d = ((splitmix(i + salt) as u128) << 64) | splitmix(i ^ 0xABCD) as u128;
-            let mut r = [0u8; RECORD_BYTES];
-            r[..16].copy_from_slice(&d.to_le_bytes());
-            r[16..].copy_from_slice(&i.to_le_bytes());
-            r
+            Keyless::encode(d, i)
         })
         .collect()
 }
@@ -79,25 +79,36 @@ fn bench_stages(c: &mut Criterion) {
             n
         })
     });
-    let cancel = AtomicBool::new(false);
-    let progress = recon::diff::Progress::default();
+    let cancel = CancelToken::new();
+    let progress = Progress::default();
     g.bench_function("reconcile_multiplicity_maps_2_threads", |b| {
         b.iter(|| {
-            let cfg = ReconcileConfig {
-                threads: 2,
-                map_max_entries: 1 << 22,
-                chunk_bytes: 64 * 1024,
+            let budget = SpillBudget::new(64 << 20);
+            let slots = Arc::new(EvidenceSlots {
+                bases: [vec![0], vec![0]],
                 range_bits: 20,
                 ranges: 2,
-                bases: [vec![0], vec![0]],
+                chunk_bytes: 64 * 1024,
+                dir: tmp.path().to_path_buf(),
+                budget: budget.clone(),
                 sample: 20,
+            });
+            let cfg = DriverConfig {
+                threads: 2,
+                layout: Keyless::LAYOUT,
+                max_entries: 1 << 22,
+                chunk_bytes: 64 * 1024,
                 first_level_bits: 6,
                 dir: tmp.path(),
-                budget: SpillBudget::new(64 << 20),
+                budget,
                 cancel: &cancel,
                 progress: &progress,
             };
-            let found = reconcile(&index, BUCKETS, &cfg).unwrap();
+            let driven = reconcile(&index, BUCKETS, &cfg, || {
+                Ok(MultisetMatcher::new(slots.clone()))
+            })
+            .unwrap();
+            let found = MultisetMatcher::merge(driven.matchers, 20, 2).unwrap();
             assert_eq!(found.stats[0].rows, (RECORDS / 1000 + 1) as u64);
         })
     });

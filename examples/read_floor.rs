@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use recon::encode::RowEncoder;
+use recon::digest::RowEncoder;
 use recon::input::Table;
 
 fn main() {

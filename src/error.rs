@@ -1,6 +1,7 @@
 //! Typed errors. Every variant that concerns a file names it, so the CLI can
 //! print one line that tells the user which file and what went wrong.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 /// Result alias used throughout the library.
@@ -124,7 +125,7 @@ fn needed_text(needed: Option<u64>) -> String {
     match needed {
         Some(n) => format!(
             "; this run needs about {} of temp space",
-            crate::memory::format_size(n)
+            crate::size::format_size(n)
         ),
         None => String::new(),
     }
@@ -151,6 +152,21 @@ impl ReconError {
     /// The error as one printable line (see [`one_line`]).
     pub fn one_line(&self) -> String {
         one_line(&self.to_string())
+    }
+}
+
+/// Turns a panic raised while decoding a file into an error that names it:
+/// a corrupt file must never crash recon.
+pub fn guard<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(ReconError::input(
+            path,
+            format!(
+                "corrupt or unreadable data: {}",
+                panic_message(payload.as_ref())
+            ),
+        )),
     }
 }
 

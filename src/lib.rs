@@ -3,52 +3,56 @@
 //! recon answers what SQL's `EXCEPT ALL`, run in both directions, answers:
 //! each table is a multiset of complete rows, order is ignored, every
 //! duplicate counts, and NULL matches NULL. It streams both tables, digests
-//! every row with a 128-bit hash of a canonical encoding ([`encode`]),
-//! partitions (digest, locator) records into buckets by digest prefix
-//! ([`partition`], [`spill`]), reconciles each bucket pair with a
-//! multiplicity map ([`reconcile`]) and fetches the unmatched rows back by
-//! locator ([`evidence`]). Memory is bounded by a limit ([`memory`]).
+//! every row with a 128-bit hash of a canonical encoding ([`digest`]),
+//! partitions records into buckets by digest prefix and reconciles each
+//! bucket pair with a multiplicity map ([`engine`]), and fetches the
+//! unmatched rows back by locator ([`evidence`]).
+//!
+//! Modules are layered; each imports only from the layers below it (checked
+//! by `tests/layers.rs`; see docs/architecture.md):
+//!
+//! | layer | modules | what |
+//! |---|---|---|
+//! | 0 | [`error`], [`size`], [`side`], [`units`] | foundations |
+//! | 1 | [`config`] | options from flags, rules files and batch files, validated |
+//! | 2 | [`digest`] | canonical encoding, row digests, multiset digests |
+//! | 3 | [`input`] | discovery, formats, tables, locators, text values |
+//! | 4 | [`plan`] | value classes, alignment, conversions, text typing |
+//! | 5 | [`engine`] | run context, scan with sinks, records, spill, reconcile driver |
+//! | 6 | [`evidence`] | fetch rows by locator, atomic outputs |
+//! | 7 | [`report`] | the report model and its renderers |
+//! | 8 | [`modes`] | the multiset diff (keyed, fingerprint, batch to come) |
 //!
 //! The library never prints and never exits; the `recon` binary is a thin
-//! CLI over [`diff::diff`].
+//! CLI over [`modes::multiset::diff`].
 
 // Data-dependent failures must be typed errors, never panics: keep unwrap and
 // expect out of the library (tests may use them).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod align;
-pub mod diff;
-pub mod encode;
 pub mod error;
-pub mod evidence;
+pub mod side;
+pub mod size;
+pub mod units;
+
+pub mod config;
+
+pub mod digest;
+
 pub mod input;
-pub mod memory;
-pub mod normalize;
-pub mod partition;
-pub mod reconcile;
+
+pub mod plan;
+
+pub mod engine;
+
+pub mod evidence;
+
 pub mod report;
-pub mod schema;
-pub mod spill;
-pub mod tempspace;
 
-pub use diff::{diff, DiffOptions, DiffOutcome, Passes};
+pub mod modes;
+
+pub use config::Passes;
 pub use error::{ReconError, Result};
+pub use modes::multiset::{diff, DiffOptions, DiffOutcome};
 pub use report::Report;
-
-/// Which input a row came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Side {
-    Source,
-    Target,
-}
-
-impl Side {
-    pub const BOTH: [Side; 2] = [Side::Source, Side::Target];
-
-    pub fn index(self) -> usize {
-        match self {
-            Side::Source => 0,
-            Side::Target => 1,
-        }
-    }
-}
+pub use side::Side;

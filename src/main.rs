@@ -1,6 +1,7 @@
 //! The `recon` command line: parses arguments, runs the library, prints, and
 //! maps the outcome to an exit code (0 match, 1 drift, 2 error).
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,12 +11,14 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use recon::align::{parse_type, parse_unit, render_plan, AlignOptions, Normalize, Rule, RulesFile};
-use recon::diff::{preflight, Progress};
+use recon::config::{
+    AlignOptions, Format, InputConfig, InputOptions, Int96Unit, RulesFile, RunConfig,
+};
+use recon::engine::memory::default_limit;
+use recon::engine::{Phase, Progress};
 use recon::error::panic_message;
-use recon::input::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
-use recon::memory::{self, parse_size};
-use recon::report::ColumnReport;
+use recon::plan::preflight;
+use recon::report::schema::{schema_json, schema_text};
 use recon::{diff, DiffOptions, Passes, ReconError};
 
 #[derive(Parser)]
@@ -118,59 +121,47 @@ fn split_pair<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str), Recon
 }
 
 impl AlignArgs {
+    /// The flags as a rules file would spell them, so both take one path
+    /// into [`AlignOptions`] (flags first: they win where both set a value).
     fn build(&self) -> Result<AlignOptions, ReconError> {
-        let mut o = AlignOptions {
-            by_position: self.by_position,
-            ignore_case_names: self.ignore_case_names,
-            exclude: self.exclude.clone(),
-            columns: self.columns.clone(),
-            ignore_extra_columns: self.ignore_extra_columns,
-            assume_tz: self.assume_tz.clone(),
-            ..Default::default()
+        let pairs = |flag: &str, list: &[String]| -> Result<BTreeMap<String, String>, ReconError> {
+            list.iter()
+                .map(|p| split_pair(flag, p).map(|(a, b)| (a.to_string(), b.to_string())))
+                .collect()
         };
-        for m in &self.maps {
-            let (a, b) = split_pair("--map", m)?;
-            o.maps.push((a.into(), b.into()));
-        }
-        for c in &self.casts {
-            let (a, b) = split_pair("--cast", c)?;
-            let ty = parse_type(b).map_err(|e| ReconError::Usage(format!("--cast {c}: {e}")))?;
-            o.casts.push((a.into(), ty));
-        }
+        let mut round = BTreeMap::new();
         for r in &self.round {
-            let (a, b) = split_pair("--round", r)?;
-            let n: u32 = b.parse().map_err(|_| {
+            let (c, n) = split_pair("--round", r)?;
+            let n: u32 = n.parse().map_err(|_| {
                 ReconError::Usage(format!("--round {r}: N must be a whole number of places"))
             })?;
-            o.rules.push(Rule {
-                column: a.into(),
-                rule: Normalize::Round(n),
-            });
+            round.insert(c.to_string(), n);
         }
-        for t in &self.timestamp_precision {
-            let (a, b) = split_pair("--timestamp-precision", t)?;
-            let unit = parse_unit(b)
-                .map_err(|e| ReconError::Usage(format!("--timestamp-precision {t}: {e}")))?;
-            o.rules.push(Rule {
-                column: a.into(),
-                rule: Normalize::TimestampPrecision(unit),
-            });
-        }
-        for (cols, rule) in [
-            (&self.trim, Normalize::Trim),
-            (&self.case_insensitive, Normalize::CaseInsensitive),
-            (&self.empty_as_null, Normalize::EmptyAsNull),
-        ] {
-            for c in cols {
-                o.rules.push(Rule {
-                    column: c.clone(),
-                    rule: rule.clone(),
-                });
-            }
-        }
+        let flags = RulesFile {
+            by_position: self.by_position,
+            ignore_case_names: self.ignore_case_names,
+            ignore_extra_columns: self.ignore_extra_columns,
+            exclude: self.exclude.clone(),
+            columns: self.columns.clone(),
+            assume_tz: self.assume_tz.clone(),
+            map: pairs("--map", &self.maps)?,
+            cast: pairs("--cast", &self.casts)?,
+            round,
+            timestamp_precision: pairs("--timestamp-precision", &self.timestamp_precision)?,
+            trim: self.trim.clone(),
+            case_insensitive: self.case_insensitive.clone(),
+            empty_as_null: self.empty_as_null.clone(),
+        };
+        let mut o = AlignOptions::default();
+        flags
+            .apply_to(&mut o)
+            .map_err(|e| ReconError::Usage(format!("--{e}")))?;
         if let Some(path) = &self.rules {
             RulesFile::load(path)
-                .and_then(|f| f.apply_to(&mut o))
+                .and_then(|f| {
+                    f.apply_to(&mut o)
+                        .map_err(|e| format!("{}: {e}", path.display()))
+                })
                 .map_err(ReconError::Usage)?;
         }
         Ok(o)
@@ -180,12 +171,12 @@ impl AlignArgs {
 /// How inputs are read: formats and the CSV dialect (shared by both sides).
 #[derive(clap::Args)]
 struct InputArgs {
-    /// Source format instead of the file extension: parquet, ipc, csv, tsv, ndjson.
+    /// Source format instead of the file extension.
     #[arg(long, value_name = "FORMAT", help_heading = "Input")]
-    source_format: Option<String>,
+    source_format: Option<Format>,
     /// Target format instead of the file extension.
     #[arg(long, value_name = "FORMAT", help_heading = "Input")]
-    target_format: Option<String>,
+    target_format: Option<Format>,
     /// CSV field delimiter (one byte; \t for tab) [default: ',' or tab for .tsv].
     #[arg(long, value_name = "CHAR", help_heading = "Input")]
     delimiter: Option<String>,
@@ -218,92 +209,31 @@ struct InputArgs {
     max_parse_errors: u64,
     /// Unit Parquet INT96 timestamps are read in: us (every date Spark writes) or ns
     /// (sub-microsecond digits, 1677-2262 only). A value the unit cannot hold is an error.
-    #[arg(long, value_name = "UNIT", default_value = "us", value_parser = ["us", "ns"], help_heading = "Input")]
-    int96_unit: String,
-}
-
-fn one_byte(flag: &str, v: &str) -> Result<u8, ReconError> {
-    let v = match v {
-        "\\t" | "tab" => "\t",
-        other => other,
-    };
-    match v.as_bytes() {
-        [b] if b.is_ascii() && *b != b'\n' && *b != b'\r' => Ok(*b),
-        _ => Err(ReconError::Usage(format!(
-            "{flag} {v:?}: expected one ASCII character other than a newline"
-        ))),
-    }
+    #[arg(
+        long,
+        value_name = "UNIT",
+        default_value = "us",
+        help_heading = "Input"
+    )]
+    int96_unit: Int96Unit,
 }
 
 impl InputArgs {
     fn build(&self) -> Result<[InputOptions; 2], ReconError> {
-        let format = |flag: &str, v: &Option<String>| -> Result<Option<Format>, ReconError> {
-            v.as_deref()
-                .map(|name| {
-                    Format::from_name(name).ok_or_else(|| {
-                        ReconError::Usage(format!(
-                            "{flag} {name}: expected parquet, ipc, csv, tsv or ndjson"
-                        ))
-                    })
-                })
-                .transpose()
-        };
-        let mut text = TextOptions {
-            header: !self.no_header,
+        InputConfig {
+            source_format: self.source_format,
+            target_format: self.target_format,
+            delimiter: self.delimiter.clone(),
+            quote: self.quote.clone(),
+            escape: self.escape.clone(),
+            no_header: self.no_header,
             null_values: self.null_values.clone(),
+            encoding: Some(self.encoding.clone()),
+            infer_types: self.infer_types,
             max_parse_errors: self.max_parse_errors,
-            ..Default::default()
-        };
-        if let Some(d) = &self.delimiter {
-            text.delimiter = Some(one_byte("--delimiter", d)?);
+            int96_unit: Some(self.int96_unit),
         }
-        if let Some(q) = &self.quote {
-            text.quote = if q.eq_ignore_ascii_case("none") {
-                None
-            } else {
-                Some(one_byte("--quote", q)?)
-            };
-        }
-        if let Some(e) = &self.escape {
-            text.escape = Some(one_byte("--escape", e)?);
-        }
-        text.encoding = match self
-            .encoding
-            .to_ascii_lowercase()
-            .replace('_', "-")
-            .as_str()
-        {
-            "utf-8" | "utf8" => Encoding::Utf8,
-            "latin-1" | "latin1" | "iso-8859-1" => Encoding::Latin1,
-            other => {
-                return Err(ReconError::Usage(format!(
-                    "--encoding {other}: expected utf-8 or latin-1"
-                )))
-            }
-        };
-        if text.quote.is_some() && text.quote == text.delimiter {
-            return Err(ReconError::Usage(
-                "--quote and --delimiter must differ".into(),
-            ));
-        }
-        let int96_unit = match self.int96_unit.as_str() {
-            "ns" => Int96Unit::Nanosecond,
-            _ => Int96Unit::Microsecond,
-        };
-        Ok([
-            InputOptions {
-                format: format("--source-format", &self.source_format)?,
-                text: text.clone(),
-                infer_types: self.infer_types,
-                int96_unit,
-            },
-            InputOptions {
-                format: format("--target-format", &self.target_format)?,
-                text,
-                infer_types: self.infer_types,
-                int96_unit,
-            },
-        ])
+        .build()
     }
 }
 
@@ -343,7 +273,7 @@ struct DiffArgs {
     /// Read the inputs once (spill every row) or twice (fingerprint buckets first, then spill
     /// only the buckets that differ); auto is 2 unless a side is CSV/NDJSON.
     #[arg(long, value_name = "auto|1|2", default_value = "auto")]
-    passes: String,
+    passes: Passes,
     /// Test hook: route every row into one bucket so bucket splitting is exercised.
     #[arg(long, hide = true)]
     debug_single_bucket: bool,
@@ -354,37 +284,28 @@ struct DiffArgs {
 }
 
 fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
-    let mut o = DiffOptions::default();
-    if let Some(t) = a.threads {
-        o.threads = t;
+    let run = RunConfig {
+        threads: a.threads,
+        memory_limit: a.memory_limit.clone(),
+        temp_dir: a.temp_dir.clone(),
+        passes: Some(a.passes),
+        sample: Some(a.sample),
     }
-    if let Some(m) = &a.memory_limit {
-        o.memory_limit = parse_size(m)?;
-        if o.memory_limit < 8 * memory::MIB {
-            return Err(ReconError::Usage(
-                "--memory-limit must be at least 8MiB".into(),
-            ));
-        }
-    }
-    o.temp_dir = a.temp_dir.clone();
-    o.sample = a.sample;
-    o.output_dir = a.output.clone();
-    o.force = a.force;
-    o.report_path = a.report.clone();
-    o.single_bucket = a.debug_single_bucket;
-    o.passes = match a.passes.as_str() {
-        "auto" => Passes::Auto,
-        "1" => Passes::One,
-        "2" => Passes::Two,
-        other => {
-            return Err(ReconError::Usage(format!(
-                "--passes {other}: expected auto, 1 or 2"
-            )))
-        }
-    };
-    o.align = a.align.build()?;
-    o.inputs = a.input.build()?;
-    Ok(o)
+    .build(DiffOptions::default().threads, default_limit())?;
+    Ok(DiffOptions {
+        threads: run.threads,
+        memory_limit: run.memory_limit,
+        temp_dir: run.temp_dir,
+        sample: run.sample,
+        passes: run.passes,
+        output_dir: a.output.clone(),
+        force: a.force,
+        report_path: a.report.clone(),
+        single_bucket: a.debug_single_bucket,
+        align: a.align.build()?,
+        inputs: a.input.build()?,
+        ..DiffOptions::default()
+    })
 }
 
 /// Draws a progress bar on stderr from the library's counters until `done`.
@@ -399,25 +320,39 @@ fn show_progress(
     Some(std::thread::spawn(move || {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         let style = ProgressStyle::with_template(
-            "{spinner} {msg:<12} [{bar:30}] {percent:>3}%  {elapsed_precise}",
+            "{spinner} {msg:<40} [{bar:30}] {percent:>3}%  {elapsed_precise}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
         bar.set_style(style);
         while !done.load(Ordering::Relaxed) {
-            let (msg, pos, len) = match progress.phase.load(Ordering::Relaxed) {
-                Progress::SCAN => (
-                    "scanning",
+            let (pass, passes) = progress.pass();
+            let read = |what: &str| {
+                if passes > 1 {
+                    format!("pass {pass} of {passes}: {what}")
+                } else {
+                    what.to_string()
+                }
+            };
+            let rows = || {
+                (
                     progress.rows_scanned.load(Ordering::Relaxed),
                     progress.rows_total.load(Ordering::Relaxed),
+                )
+            };
+            let (msg, (pos, len)) = match progress.phase() {
+                Phase::Fingerprint => (read("fingerprinting"), rows()),
+                Phase::Partition if passes > 1 => (read("partitioning differing buckets"), rows()),
+                Phase::Partition => (read("partitioning"), rows()),
+                Phase::Reconcile => (
+                    "reconciling".to_string(),
+                    (
+                        progress.buckets_done.load(Ordering::Relaxed),
+                        progress.buckets_total.load(Ordering::Relaxed),
+                    ),
                 ),
-                Progress::RECONCILE => (
-                    "reconciling",
-                    progress.buckets_done.load(Ordering::Relaxed),
-                    progress.buckets_total.load(Ordering::Relaxed),
-                ),
-                Progress::EVIDENCE => ("evidence", 0, 0),
-                _ => ("preflight", 0, 0),
+                Phase::Evidence => ("fetching evidence".to_string(), (0, 0)),
+                Phase::Preflight | Phase::Done => ("preflight".to_string(), (0, 0)),
             };
             bar.set_message(msg);
             bar.set_length(len.max(1));
@@ -461,40 +396,9 @@ fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
     let inputs = a.input.build()?;
     let (src, tgt, plan) = preflight(&a.source, &a.target, &opts, &inputs)?;
     let text = if a.json {
-        let columns: Vec<ColumnReport> = plan.columns.iter().map(ColumnReport::from_pair).collect();
-        let mut s = serde_json::to_string_pretty(&serde_json::json!({
-            "recon_schema_version": 1,
-            "compatible": plan.is_compatible(),
-            "columns": columns,
-            "not_compared": plan.skipped.iter().map(|k| serde_json::json!({
-                "side": k.side, "name": k.field.name(), "why": k.why,
-            })).collect::<Vec<_>>(),
-            "problems": plan.problems,
-        }))
-        .unwrap_or_default();
-        s.push('\n');
-        s
+        schema_json(&plan)
     } else {
-        let mut out = render_plan(&plan);
-        // Say where types came from text, so "Decimal128" on a CSV side is not a surprise.
-        for (side, t) in [("source", &src), ("target", &tgt)] {
-            let parsed: Vec<String> = t
-                .schema
-                .fields()
-                .iter()
-                .zip(&t.untyped)
-                .filter(|(f, u)| **u && f.data_type() != &arrow::datatypes::DataType::Utf8)
-                .map(|(f, _)| format!("{} as {}", f.name(), f.data_type()))
-                .collect();
-            if !parsed.is_empty() {
-                out.push_str(&format!(
-                    "{side} ({}): text parsed exactly into {}\n",
-                    t.format.name(),
-                    parsed.join(", ")
-                ));
-            }
-        }
-        out
+        schema_text(&plan, [&src, &tgt])
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(plan.is_compatible())
@@ -506,8 +410,8 @@ fn main() -> ExitCode {
     // a panic that escapes anyway (a bug) is reported below.
     std::panic::set_hook(Box::new(|_| {}));
     let _ = ctrlc::set_handler(|| {
-        recon::diff::CANCEL.store(true, std::sync::atomic::Ordering::SeqCst);
-        recon::tempspace::cleanup_registered();
+        recon::engine::cancel_all();
+        recon::engine::tempspace::cleanup_registered();
         eprintln!("recon: interrupted; temp files removed");
         std::process::exit(130);
     });

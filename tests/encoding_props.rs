@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow::array::*;
 use arrow::datatypes::*;
 use proptest::prelude::*;
-use recon::encode::{digest_bytes, encode_row, value_hashes, RowEncoder};
+use recon::digest::{digest_bytes, encode_row, value_hashes, RowEncoder};
 
 fn column(kind: u8, vals: &[Option<i64>]) -> ArrayRef {
     match kind % 10 {

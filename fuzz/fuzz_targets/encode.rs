@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use libfuzzer_sys::fuzz_target;
-use recon::encode::{digest_bytes, encode_row, RowEncoder};
+use recon::digest::{digest_bytes, encode_row, RowEncoder};
 
 fuzz_target!(|data: &[u8]| {
     let n = data.len() / 9;

@@ -15,7 +15,8 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 
 use super::Unit;
-use crate::error::{ReconError, Result};
+use crate::config::Int96Unit;
+use crate::error::{guard, ReconError, Result};
 
 /// Receives a batch's columns, its first row's position and its row count.
 pub type BlockSink<'a> = dyn FnMut(&[ArrayRef], u64, usize) -> Result<()> + 'a;
@@ -103,7 +104,7 @@ fn ipc_batch_rows(path: &Path) -> Result<Vec<i64>> {
 impl BlockMeta {
     pub fn parquet(path: &Path, int96_unit: Int96Unit) -> Result<BlockMeta> {
         let file = open(path)?;
-        let meta = crate::partition::guard(path, || {
+        let meta = guard(path, || {
             ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
                 .map_err(|e| ReconError::parquet(path, e))
         })?;
@@ -129,7 +130,7 @@ impl BlockMeta {
         let n = open(path)?
             .read(&mut head)
             .map_err(|e| ReconError::input(path, e.to_string()))?;
-        crate::partition::guard(path, || {
+        guard(path, || {
             if n == 6 && &head == b"ARROW1" {
                 let reader =
                     FileReader::try_new(BufReader::new(open(path)?), None).map_err(|e| {
@@ -348,25 +349,6 @@ impl BlockMeta {
     }
 }
 
-/// The unit INT96 timestamps are read in (`--int96-unit`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Int96Unit {
-    /// Spark's precision; holds every date from year -290308 to 294247.
-    #[default]
-    Microsecond,
-    /// Impala's and Hive's precision; holds 1677-09-21 to 2262-04-11 only.
-    Nanosecond,
-}
-
-impl Int96Unit {
-    fn time_unit(self) -> TimeUnit {
-        match self {
-            Int96Unit::Microsecond => TimeUnit::Microsecond,
-            Int96Unit::Nanosecond => TimeUnit::Nanosecond,
-        }
-    }
-}
-
 /// One INT96 leaf column of a Parquet file.
 #[derive(Debug, Clone)]
 struct Int96Leaf {
@@ -467,12 +449,7 @@ pub fn int96_exact(value: &parquet::data_type::Int96, unit: TimeUnit) -> Result<
     let nanos_of_day = ((d[1] as i64) << 32).wrapping_add(d[0] as i64);
     let day = d[2] as i32;
     let nanos = (day as i128 - JULIAN_DAY_OF_EPOCH as i128) * NANOS_PER_DAY + nanos_of_day as i128;
-    let per: i64 = match unit {
-        TimeUnit::Second => 1_000_000_000,
-        TimeUnit::Millisecond => 1_000_000,
-        TimeUnit::Microsecond => 1_000,
-        TimeUnit::Nanosecond => 1,
-    };
+    let per = crate::units::nanos_per(unit);
     if nanos % per as i128 == 0 {
         if let Ok(v) = i64::try_from(nanos / per as i128) {
             return Ok(v);

@@ -11,68 +11,7 @@
 //! an escape byte is configured) escape + any byte is that byte. Malformed
 //! input is an error rather than a guess.
 
-/// How a CSV file is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dialect {
-    /// Field separator: `b','` by default, `b'\t'` for TSV.
-    pub delimiter: u8,
-    /// Quote byte; `None` disables quoting (quote bytes are plain data).
-    pub quote: Option<u8>,
-    /// `None`: a quote inside a quoted field is written doubled (RFC 4180).
-    /// `Some(b)`: inside quoted fields, `b` makes the next byte literal
-    /// (doubled quotes still work too).
-    pub escape: Option<u8>,
-}
-
-impl Default for Dialect {
-    fn default() -> Self {
-        Dialect {
-            delimiter: b',',
-            quote: Some(b'"'),
-            escape: None,
-        }
-    }
-}
-
-impl Dialect {
-    /// Rejects dialects whose special bytes collide, which would make the
-    /// grammar ambiguous. The lexer never panics on such a dialect, but its
-    /// output would be meaningless, so callers should check this first.
-    pub fn validate(&self) -> Result<(), String> {
-        let d = self.delimiter;
-        if d == b'\n' || d == b'\r' {
-            return Err("the delimiter cannot be a line break".to_string());
-        }
-        if let Some(q) = self.quote {
-            if q == d || q == b'\n' || q == b'\r' {
-                return Err(
-                    "the quote character must differ from the delimiter and line breaks"
-                        .to_string(),
-                );
-            }
-        }
-        if let Some(e) = self.escape {
-            if e == d || e == b'\n' || e == b'\r' {
-                return Err(
-                    "the escape character must differ from the delimiter and line breaks"
-                        .to_string(),
-                );
-            }
-        }
-        Ok(())
-    }
-
-    /// The escape byte, ignoring one equal to the quote: that case is
-    /// exactly doubled-quote handling, which is always on.
-    fn effective_escape(&self) -> Option<u8> {
-        match (self.escape, self.quote) {
-            (Some(e), Some(q)) if e == q => None,
-            (Some(e), Some(_)) => Some(e),
-            // Escapes only apply inside quoted fields.
-            _ => None,
-        }
-    }
-}
+pub use crate::config::Dialect;
 
 /// One field of the current record: a byte range into [`RecordBuf::data`]
 /// (unescaped content) and whether it was quoted.

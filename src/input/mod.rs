@@ -16,7 +16,7 @@ mod block;
 pub mod csv_lex;
 pub mod parse;
 mod text;
-pub mod typing;
+pub mod values;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,10 +25,11 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
-use crate::error::{ReconError, Result};
+use crate::error::{guard, ReconError, Result};
 
-pub use block::{int96_exact, BlockMeta, Int96Unit};
-pub use text::{Encoding, TextOptions};
+pub use crate::config::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
+pub use block::{int96_exact, BlockMeta};
+pub use text::{sample, ParseErrors};
 
 /// Bits of a locator that hold the position within a file.
 pub const POS_BITS: u32 = 44;
@@ -46,47 +47,6 @@ pub fn unpack(locator: u64) -> (usize, u64) {
         (locator >> POS_BITS) as usize,
         locator & ((1u64 << POS_BITS) - 1),
     )
-}
-
-/// A file format recon reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Parquet,
-    /// Arrow IPC, file or stream (told apart by the file's magic bytes).
-    Ipc,
-    Csv,
-    /// CSV with a tab delimiter by default.
-    Tsv,
-    Ndjson,
-}
-
-impl Format {
-    /// Parses a `--source-format`/`--target-format` value.
-    pub fn from_name(name: &str) -> Option<Format> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "parquet" => Format::Parquet,
-            "ipc" | "arrow" | "feather" => Format::Ipc,
-            "csv" => Format::Csv,
-            "tsv" => Format::Tsv,
-            "ndjson" | "jsonl" | "json" => Format::Ndjson,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Parquet => "parquet",
-            Format::Ipc => "arrow-ipc",
-            Format::Csv => "csv",
-            Format::Tsv => "tsv",
-            Format::Ndjson => "ndjson",
-        }
-    }
-
-    /// Whether values arrive as text and take their types from elsewhere.
-    pub fn is_text(self) -> bool {
-        matches!(self, Format::Csv | Format::Tsv | Format::Ndjson)
-    }
 }
 
 /// Compression of a text file, from its name.
@@ -131,18 +91,6 @@ fn sniff(path: &Path) -> Option<Format> {
         [0xff, 0xff, 0xff, 0xff, ..] => Some(Format::Ipc),
         _ => None,
     }
-}
-
-/// How the user asked to read one side.
-#[derive(Debug, Clone, Default)]
-pub struct InputOptions {
-    /// Overrides detection by file extension.
-    pub format: Option<Format>,
-    pub text: TextOptions,
-    /// When both sides are text, infer column types instead of comparing text.
-    pub infer_types: bool,
-    /// The unit Parquet INT96 timestamps are read in.
-    pub int96_unit: block::Int96Unit,
 }
 
 /// One file of a table.
@@ -421,7 +369,7 @@ fn merge_schema(
 impl Table {
     /// Opens a table reading only metadata: footers for Parquet and IPC, the
     /// header line (or first lines) for text. Text columns are Utf8 until
-    /// [`typing::resolve`] gives them the other side's types.
+    /// `plan::typing::resolve` gives them the other side's types.
     pub fn open(path: &Path, opts: &InputOptions) -> Result<Table> {
         let found = discover(path)?;
         if found.len() > MAX_FILES {
@@ -606,7 +554,7 @@ impl Table {
             let mut arrays = Vec::with_capacity(self.partition_keys.len());
             for (k, v) in f.partition_values.iter().enumerate() {
                 let field = self.schema.field(self.file_columns + k);
-                let arr = typing::parse_values(field.data_type(), &[v.as_deref()]).map_err(
+                let arr = values::parse_values(field.data_type(), &[v.as_deref()]).map_err(
                     |(_, m)| {
                         ReconError::input(
                             &f.path,
@@ -626,7 +574,7 @@ impl Table {
         Ok(())
     }
 
-    /// Gives untyped columns new types (see [`typing::resolve`]).
+    /// Gives untyped columns new types (see `plan::typing::resolve`).
     pub(crate) fn set_types(&mut self, types: &[(usize, DataType)]) -> Result<()> {
         let mut fields: Vec<Field> = self
             .schema
@@ -735,7 +683,7 @@ impl Table {
                     .map_err(|e| ReconError::arrow(&path, e))?;
                 each(batch)
             };
-            crate::partition::guard(&path, || match &self.files[file].block {
+            guard(&path, || match &self.files[file].block {
                 Some(b) => b.fetch(&path, &positions, &mut emit),
                 None => {
                     if fetcher.text.len() <= file {

@@ -223,32 +223,21 @@ pub fn parse_date(s: &str) -> Result<i32, String> {
         .ok_or_else(|| "not a valid date (expected YYYY-MM-DD)".to_string())
 }
 
-/// Time unit of a time or timestamp column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    Second,
-    Millisecond,
-    Microsecond,
-    Nanosecond,
+/// Time units are Arrow's (see [`crate::units`] for their table).
+pub use crate::units::TimeUnit as Unit;
+
+trait UnitExt {
+    fn per_second(self) -> i64;
+    fn name(self) -> &'static str;
 }
 
-impl Unit {
+impl UnitExt for Unit {
     fn per_second(self) -> i64 {
-        match self {
-            Unit::Second => 1,
-            Unit::Millisecond => 1_000,
-            Unit::Microsecond => 1_000_000,
-            Unit::Nanosecond => 1_000_000_000,
-        }
+        crate::units::per_second(self)
     }
 
     fn name(self) -> &'static str {
-        match self {
-            Unit::Second => "s",
-            Unit::Millisecond => "ms",
-            Unit::Microsecond => "µs",
-            Unit::Nanosecond => "ns",
-        }
+        crate::units::symbol(self)
     }
 }
 

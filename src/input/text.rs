@@ -18,60 +18,10 @@ use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use super::csv_lex::{count_newlines, last_record_end, Dialect, Lexer, RecordBuf};
-use super::typing::{parse_lenient, BadValue};
+use super::values::{parse_lenient, BadValue};
 use super::{pack, Compression, Format, Locators, Table, Unit, POS_BITS};
+use crate::config::{Encoding, TextOptions};
 use crate::error::{ReconError, Result};
-
-/// Character encoding of text files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Encoding {
-    #[default]
-    Utf8,
-    /// ISO-8859-1: every byte is the code point of the same value.
-    Latin1,
-}
-
-/// How text files are read.
-#[derive(Debug, Clone)]
-pub struct TextOptions {
-    /// None: ',' (tab for .tsv).
-    pub delimiter: Option<u8>,
-    pub quote: Option<u8>,
-    /// None: quotes inside quoted fields are doubled.
-    pub escape: Option<u8>,
-    /// The first record names the columns.
-    pub header: bool,
-    /// Unquoted fields equal to one of these are NULL (the empty field always is).
-    pub null_values: Vec<String>,
-    pub encoding: Encoding,
-    /// Values that fail to parse and are counted as drift instead of
-    /// stopping the run.
-    pub max_parse_errors: u64,
-}
-
-impl Default for TextOptions {
-    fn default() -> Self {
-        TextOptions {
-            delimiter: None,
-            quote: Some(b'"'),
-            escape: None,
-            header: true,
-            null_values: Vec::new(),
-            encoding: Encoding::Utf8,
-            max_parse_errors: 0,
-        }
-    }
-}
-
-impl TextOptions {
-    fn dialect(&self) -> Dialect {
-        Dialect {
-            delimiter: self.delimiter.unwrap_or(b','),
-            quote: self.quote,
-            escape: self.escape,
-        }
-    }
-}
 
 /// Whole records of one text file.
 pub struct TextChunk {

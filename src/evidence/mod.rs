@@ -6,93 +6,37 @@
 //! written as many times as it is unmatched, so the output is exactly what
 //! `EXCEPT ALL` returns, in input order.
 
+mod output;
+
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use arrow::array::{Array, RecordBatch, UInt32Array};
 use arrow::compute::take_record_batch;
-use arrow::datatypes::DataType;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use crate::encode::value_hashes;
+pub use output::{write_atomic, AtomicFile};
+
+use crate::digest::value_hashes;
+use crate::engine::record::{Evidence, EVIDENCE_BYTES};
+use crate::engine::scan::ScanSide;
+use crate::engine::spill::SpillIndex;
 use crate::error::{ReconError, Result};
 use crate::input::{Fetcher, Table};
-use crate::partition::ScanSide;
-use crate::reconcile::{Reconciled, SampleRef, EVIDENCE_BYTES};
-use crate::spill::SpillIndex;
-use crate::tempspace;
-use crate::Side;
+use crate::side::Side;
 
 /// Rows per output batch (and the most copies materialized at once).
 const OUT_BATCH: usize = 64 * 1024;
-
-/// A file written under a temporary name and renamed into place on commit, so
-/// readers never see it half-written. Dropped uncommitted, it is removed.
-pub struct AtomicFile {
-    tmp: PathBuf,
-    dest: PathBuf,
-    committed: bool,
-}
-
-impl AtomicFile {
-    pub fn create(dest: &Path) -> Result<(AtomicFile, File)> {
-        let name = dest
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("output");
-        let tmp = dest.with_file_name(format!(".{name}.recon-tmp-{}", std::process::id()));
-        let file = File::create(&tmp).map_err(|e| ReconError::io(&tmp, e))?;
-        tempspace::register(&tmp);
-        Ok((
-            AtomicFile {
-                tmp,
-                dest: dest.to_path_buf(),
-                committed: false,
-            },
-            file,
-        ))
-    }
-
-    pub fn commit(mut self) -> Result<()> {
-        std::fs::rename(&self.tmp, &self.dest).map_err(|e| ReconError::io(&self.dest, e))?;
-        tempspace::unregister(&self.tmp);
-        self.committed = true;
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
-            tempspace::unregister(&self.tmp);
-        }
-    }
-}
-
-/// Writes `bytes` to `dest` atomically.
-pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let (af, mut file) = AtomicFile::create(dest)?;
-    file.write_all(bytes)
-        .and_then(|_| file.sync_all())
-        .map_err(|e| ReconError::io(dest, e))?;
-    af.commit()
-}
 
 /// Loads the (locator, excess) records of one range, sorted by locator.
 fn load_range(index: &SpillIndex, key: u32) -> Result<Vec<(u64, u64)>> {
     let mut buf = Vec::new();
     let mut records = Vec::with_capacity(index.key_bytes(key) / EVIDENCE_BYTES);
     for chunk in index.chunks(key) {
-        for rec in chunk.bytes(&mut buf)?.chunks_exact(EVIDENCE_BYTES) {
-            let loc = u64::from_le_bytes(rec[..8].try_into().unwrap_or_default());
-            let excess = u64::from_le_bytes(rec[8..].try_into().unwrap_or_default());
-            records.push((loc, excess));
-        }
+        Evidence::decode_all(chunk.bytes(&mut buf)?, &mut records)?;
     }
     records.sort_unstable();
     Ok(records)
@@ -115,10 +59,17 @@ pub struct EvidencePass {
 /// of rows is the matched rows plus its unmatched rows, and the matched rows
 /// are the same on both sides. So a column's multiset of values differs
 /// between the full tables exactly when it differs between the unmatched rows.
+///
+/// `evidence` holds (locator, excess) records under key `side * ranges +
+/// range`; `expected` is the unmatched occurrences they add up to, which an
+/// evidence file must hold exactly.
+#[allow(clippy::too_many_arguments)]
 pub fn write_side(
     table: &Table,
     side: Side,
-    found: &Reconciled,
+    evidence: &SpillIndex,
+    ranges: usize,
+    expected: u64,
     dest: Option<&Path>,
     scan: &ScanSide<'_>,
 ) -> Result<EvidencePass> {
@@ -141,14 +92,15 @@ pub fn write_side(
         rows: 0,
         column_sums: vec![0; scan.columns.len()],
     };
-    if found.stats[side.index()].rows == 0 && out.is_none() {
+    let any = (0..ranges).any(|r| evidence.key_bytes((side.index() * ranges + r) as u32) > 0);
+    if !any && out.is_none() {
         return Ok(pass);
     }
     let mut hashes = Vec::new();
     let mut fetcher = Fetcher::default();
-    for range in 0..found.ranges {
-        let key = (side.index() * found.ranges + range) as u32;
-        let records = load_range(&found.evidence, key)?;
+    for range in 0..ranges {
+        let key = (side.index() * ranges + range) as u32;
+        let records = load_range(evidence, key)?;
         if records.is_empty() {
             continue;
         }
@@ -195,7 +147,6 @@ pub fn write_side(
     }
     if let Some((af, writer, dest)) = out {
         // Never publish a short evidence file: every unmatched occurrence must be there.
-        let expected = found.stats[side.index()].rows;
         if pass.rows != expected {
             return Err(ReconError::Internal(format!(
                 "{}: wrote {} evidence rows, expected {expected}",
@@ -226,32 +177,6 @@ fn flush(
     Ok(indices.len() as u64)
 }
 
-/// One sample row: its values rendered as text (None is NULL) and its counts.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct SampleRow {
-    pub source_count: u64,
-    pub target_count: u64,
-    pub values: Vec<Option<String>>,
-}
-
-/// Renders `value` for people: strings are quoted so '' and ' ' are visible.
-pub fn display_value(v: &Option<String>, quoted: bool) -> String {
-    match v {
-        None => "NULL".into(),
-        Some(s) if quoted => format!("{s:?}"),
-        Some(s) => s.clone(),
-    }
-}
-
-/// Whether a column's values should be quoted when shown.
-pub fn is_text(dt: &DataType) -> bool {
-    match dt {
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
-        DataType::Dictionary(_, v) => is_text(v),
-        _ => false,
-    }
-}
-
 /// One value as text. A timestamp outside the calendar range Arrow can
 /// print (e.g. year 290000, which Spark can write) is shown as its raw count.
 fn render(column: &arrow::array::ArrayRef, fmt: &ArrayFormatter<'_>, row: usize) -> String {
@@ -261,21 +186,15 @@ fn render(column: &arrow::array::ArrayRef, fmt: &ArrayFormatter<'_>, row: usize)
         return text;
     }
     let raw = match column.data_type() {
-        DataType::Timestamp(TimeUnit::Second, _) => {
-            Some((column.as_primitive::<TimestampSecondType>().value(row), "s"))
+        DataType::Timestamp(unit, _) => {
+            let v = match unit {
+                TimeUnit::Second => column.as_primitive::<TimestampSecondType>().value(row),
+                TimeUnit::Millisecond => column.as_primitive::<TimestampMillisecondType>().value(row),
+                TimeUnit::Microsecond => column.as_primitive::<TimestampMicrosecondType>().value(row),
+                TimeUnit::Nanosecond => column.as_primitive::<TimestampNanosecondType>().value(row),
+            };
+            Some((v, crate::units::symbol(*unit)))
         }
-        DataType::Timestamp(TimeUnit::Millisecond, _) => Some((
-            column.as_primitive::<TimestampMillisecondType>().value(row),
-            "ms",
-        )),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => Some((
-            column.as_primitive::<TimestampMicrosecondType>().value(row),
-            "µs",
-        )),
-        DataType::Timestamp(TimeUnit::Nanosecond, _) => Some((
-            column.as_primitive::<TimestampNanosecondType>().value(row),
-            "ns",
-        )),
         _ => None,
     };
     match raw {
@@ -284,17 +203,18 @@ fn render(column: &arrow::array::ArrayRef, fmt: &ArrayFormatter<'_>, row: usize)
     }
 }
 
-/// Fetches and renders the sample rows of one side.
-pub fn fetch_samples(table: &Table, samples: &[SampleRef]) -> Result<Vec<SampleRow>> {
-    let mut order: Vec<usize> = (0..samples.len()).collect();
-    order.sort_by_key(|&i| samples[i].locator);
-    let locators: Vec<u64> = order.iter().map(|&i| samples[i].locator).collect();
-    let mut rendered: Vec<Option<Vec<Option<String>>>> = vec![None; samples.len()];
+/// Fetches the rows at `locators` (any order) and renders their values as
+/// text (None is NULL), in the order given.
+pub fn fetch_samples(table: &Table, locators: &[u64]) -> Result<Vec<Vec<Option<String>>>> {
+    let mut order: Vec<usize> = (0..locators.len()).collect();
+    order.sort_by_key(|&i| locators[i]);
+    let sorted: Vec<u64> = order.iter().map(|&i| locators[i]).collect();
+    let mut rendered: Vec<Option<Vec<Option<String>>>> = vec![None; locators.len()];
     // Unsafe formatting reports a value it cannot print (a timestamp beyond
     // the years chrono knows) as an error, so [`render`] can fall back.
     let opts = FormatOptions::default().with_display_error(false);
     let mut next = 0usize;
-    table.fetch(&mut Fetcher::default(), &locators, |batch| {
+    table.fetch(&mut Fetcher::default(), &sorted, |batch| {
         let formatters = batch
             .columns()
             .iter()
@@ -315,16 +235,8 @@ pub fn fetch_samples(table: &Table, samples: &[SampleRef]) -> Result<Vec<SampleR
         }
         Ok(())
     })?;
-    samples
-        .iter()
-        .zip(rendered)
-        .map(|(s, values)| {
-            Ok(SampleRow {
-                source_count: s.source_count,
-                target_count: s.target_count,
-                values: values
-                    .ok_or_else(|| ReconError::Internal("sample row not fetched".into()))?,
-            })
-        })
+    rendered
+        .into_iter()
+        .map(|v| v.ok_or_else(|| ReconError::Internal("sample row not fetched".into())))
         .collect()
 }

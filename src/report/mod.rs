@@ -1,10 +1,39 @@
 //! The JSON report (versioned, for machines) and the text summary (for people).
 
+pub mod schema;
+mod text;
+
 use serde::Serialize;
 
-use crate::align::ColumnPair;
-use crate::evidence::{display_value, SampleRow};
-use crate::reconcile::DirectionStats;
+use crate::plan::{ColumnPair, ComparePlan};
+
+pub use text::{display_value, is_text};
+
+/// Unmatched-row counts for one direction (source-only or target-only).
+#[derive(Debug, Default, Clone, Copy, serde::Serialize, PartialEq, Eq)]
+pub struct DirectionStats {
+    /// Unmatched row occurrences: what `EXCEPT ALL` returns.
+    pub rows: u64,
+    /// Distinct unmatched row values.
+    pub distinct_rows: u64,
+    /// Occurrences of values absent from the other side.
+    pub absent_rows: u64,
+    pub absent_distinct: u64,
+    /// Extra copies of values the other side also holds, with fewer copies.
+    pub extra_copy_rows: u64,
+    pub extra_copy_distinct: u64,
+}
+
+impl DirectionStats {
+    pub fn add(&mut self, o: &DirectionStats) {
+        self.rows += o.rows;
+        self.distinct_rows += o.distinct_rows;
+        self.absent_rows += o.absent_rows;
+        self.absent_distinct += o.absent_distinct;
+        self.extra_copy_rows += o.extra_copy_rows;
+        self.extra_copy_distinct += o.extra_copy_distinct;
+    }
+}
 
 /// Version of the report's JSON layout. Bumped on any incompatible change.
 pub const REPORT_VERSION: u32 = 1;
@@ -162,37 +191,28 @@ pub struct ParseErrorsReport {
 }
 
 impl SampleReport {
-    pub fn new(columns: &[String], row: SampleRow) -> SampleReport {
-        let map = columns
+    /// A sample row from its column names, values as text (None is NULL)
+    /// and its counts on each side.
+    pub fn new(
+        columns: &[String],
+        values: Vec<Option<String>>,
+        source_count: u64,
+        target_count: u64,
+    ) -> SampleReport {
+        let row = columns
             .iter()
             .cloned()
-            .zip(row.values.into_iter().map(|v| match v {
+            .zip(values.into_iter().map(|v| match v {
                 None => serde_json::Value::Null,
                 Some(s) => serde_json::Value::String(s),
             }))
             .collect();
         SampleReport {
-            source_count: row.source_count,
-            target_count: row.target_count,
-            row: map,
+            source_count,
+            target_count,
+            row,
         }
     }
-
-    fn render(&self, quoted: &[bool]) -> String {
-        self.row
-            .iter()
-            .zip(quoted)
-            .map(|((name, v), &q)| {
-                let v = v.as_str().map(str::to_string);
-                format!("{name}={}", display_value(&v, q))
-            })
-            .collect::<Vec<_>>()
-            .join("  ")
-    }
-}
-
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 impl Report {
@@ -202,109 +222,72 @@ impl Report {
         s.push('\n');
         s
     }
+}
 
-    /// The human summary, shaped like the SQL verdict query's result.
-    /// `quoted[side][i]` says whether column `i` of that side's sample rows is text.
-    pub fn render_text(&self, quoted: &[Vec<bool>; 2]) -> String {
-        let mut out = String::new();
-        let m = &self.multiplicity;
-        let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<24}{v}\n"));
-        line(&mut out, "source_row_count", self.source_rows.to_string());
-        line(&mut out, "target_row_count", self.target_rows.to_string());
-        line(
-            &mut out,
-            "source_only_row_count",
-            format!(
-                "{}  ({} absent from target, {} of rows the target also has)",
-                self.source_only_rows,
-                m.source_only.absent_rows,
-                plural(m.source_only.extra_copy_rows, "extra copy", "extra copies")
-            ),
-        );
-        line(
-            &mut out,
-            "target_only_row_count",
-            format!(
-                "{}  ({} absent from source, {} of rows the source also has)",
-                self.target_only_rows,
-                m.target_only.absent_rows,
-                plural(m.target_only.extra_copy_rows, "extra copy", "extra copies")
-            ),
-        );
-        let pe = &self.parse_errors;
-        if pe.source + pe.target > 0 {
-            line(
-                &mut out,
-                "parse_errors",
-                format!(
-                    "{}  (source {}, target {}; those rows were not compared)",
-                    pe.source + pe.target,
-                    pe.source,
-                    pe.target
-                ),
-            );
+/// The results of a multiset diff's stages, from which its report is built.
+pub struct ReportParts<'a> {
+    pub plan: &'a ComparePlan,
+    pub inputs: [InputReport; 2],
+    /// Rows compared per side.
+    pub rows: [u64; 2],
+    pub stats: [DirectionStats; 2],
+    pub samples: Samples,
+    /// Compared columns (source names) whose values differ between the sides.
+    pub differing: Vec<String>,
+    pub parse_errors: ParseErrorsReport,
+    pub outputs: Option<Outputs>,
+    pub settings: Settings,
+    pub elapsed_seconds: f64,
+    pub phase_seconds: PhaseSeconds,
+    pub spilled_bytes: u64,
+    pub bucket_splits: u64,
+    pub peak_rss_bytes: u64,
+}
+
+impl Report {
+    /// The report of a multiset diff.
+    pub fn multiset(p: ReportParts<'_>) -> Report {
+        let [so, to] = p.stats;
+        let [source, target] = p.inputs;
+        let pe = p.parse_errors;
+        Report {
+            recon_report_version: REPORT_VERSION,
+            // A value that could not be read is drift, never a silent match.
+            exact_match: so.rows == 0 && to.rows == 0 && pe.source + pe.target == 0,
+            source_rows: p.rows[0],
+            target_rows: p.rows[1],
+            source_only_rows: so.rows,
+            target_only_rows: to.rows,
+            multiplicity: Multiplicity {
+                source_only: so,
+                target_only: to,
+            },
+            columns: p.plan.columns.iter().map(ColumnReport::from_pair).collect(),
+            not_compared: p
+                .plan
+                .skipped
+                .iter()
+                .map(|k| SkippedReport {
+                    side: k.side.to_string(),
+                    name: k.field.name().clone(),
+                    why: k.why.clone(),
+                })
+                .collect(),
+            column_drift: ColumnDrift {
+                same: p.plan.columns.len() - p.differing.len(),
+                differing: p.differing,
+            },
+            parse_errors: pe,
+            inputs: Inputs { source, target },
+            samples: p.samples,
+            encoding_version: crate::digest::ENCODING_VERSION,
+            outputs: p.outputs,
+            settings: p.settings,
+            elapsed_seconds: p.elapsed_seconds,
+            phase_seconds: p.phase_seconds,
+            spilled_bytes: p.spilled_bytes,
+            bucket_splits: p.bucket_splits,
+            peak_rss_bytes: p.peak_rss_bytes,
         }
-        line(&mut out, "exact_match", self.exact_match.to_string());
-        let d = &self.column_drift;
-        if !self.exact_match {
-            let what = if d.same == 0 && d.differing.len() > 1 {
-                format!(
-                    "all {} columns (as when whole rows are added or removed)",
-                    d.differing.len()
-                )
-            } else if d.differing.is_empty() {
-                "none: every column holds the same values; rows differ only in how values combine or repeat".to_string()
-            } else {
-                let rest = match d.same {
-                    0 => String::new(),
-                    1 => "; the other column holds the same values".into(),
-                    n => format!("; the other {n} columns hold the same values"),
-                };
-                format!("{}{rest}", d.differing.join(", "))
-            };
-            line(&mut out, "columns_differing", what);
-        }
-        for (title, stats, samples, quoted) in [
-            (
-                "source-only",
-                &m.source_only,
-                &self.samples.source_only,
-                &quoted[0],
-            ),
-            (
-                "target-only",
-                &m.target_only,
-                &self.samples.target_only,
-                &quoted[1],
-            ),
-        ] {
-            if stats.rows == 0 {
-                continue;
-            }
-            out.push_str(&format!(
-                "\n{title} rows: {}, {}",
-                plural(stats.distinct_rows, "distinct value", "distinct values"),
-                plural(stats.rows, "occurrence", "occurrences")
-            ));
-            if samples.len() < stats.distinct_rows as usize {
-                out.push_str(&format!(" (showing {})", samples.len()));
-            }
-            out.push('\n');
-            for s in samples {
-                out.push_str(&format!(
-                    "  source x{:<3} target x{:<3} {}\n",
-                    s.source_count,
-                    s.target_count,
-                    s.render(quoted)
-                ));
-            }
-        }
-        if !pe.examples.is_empty() {
-            out.push_str("\nvalues that failed to parse:\n");
-            for e in &pe.examples {
-                out.push_str(&format!("  {e}\n"));
-            }
-        }
-        out
     }
 }

@@ -1,30 +1,28 @@
-//! Scan and partition: stream both tables, digest every row, and route each
-//! (digest, locator) record to a bucket chosen by the digest's top bits.
+//! The scan: stream both tables, digest every row, and hand each batch's
+//! digests and locators to a [`RowSink`].
 //!
-//! Row groups of both tables are the units of work; threads pull them from a
-//! shared counter, so there is no lock in the per-row path. Each thread stages
-//! records per bucket and hands whole chunks to its own [`SpillWriter`].
+//! Row groups (Parquet), record batches (IPC) and 2 MiB chunks of whole
+//! records (text, cut by reader threads) are the units of work; workers pull
+//! them from a queue, so there is no lock in the per-row path. The driver
+//! owns the feeders, the units, conversion refusals, cancellation and
+//! progress; what happens to the digests is the sink's business
+//! (fingerprint buckets, partition records into spill, later per-column
+//! fingerprints). Each worker owns its sink, and the caller merges them.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use arrow::array::ArrayRef;
 
-use crate::diff::Progress;
-use crate::encode::RowEncoder;
-use crate::error::{panic_message, ReconError, Result};
-use crate::input::{Table, Unit};
-use crate::normalize::{Prep, Refused};
-use crate::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
-use crate::Side;
+use super::context::{CancelToken, Progress};
+use crate::digest::RowEncoder;
+use crate::error::{guard, ReconError, Result};
+use crate::input::{Locators, Table, Unit};
+use crate::plan::{Prep, Refused};
+use crate::side::Side;
 
 /// Bytes of text handed to a worker at once.
 const TEXT_CHUNK: usize = 2 << 20;
-
-/// Bytes of one partition record: digest (u128 LE) then locator (u64 LE).
-pub const RECORD_BYTES: usize = 24;
 
 /// Everything the scan needs to know about one side.
 pub struct ScanSide<'a> {
@@ -35,149 +33,47 @@ pub struct ScanSide<'a> {
     pub prep: Vec<Prep>,
 }
 
-/// Buckets of the fingerprint pass are chosen by the digest's top bits.
-pub const FP_BITS: u32 = 14;
-pub const FP_BUCKETS: usize = 1 << FP_BITS;
-
-/// A multiset fingerprint of the digests in one bucket: count, wrapping sum
-/// of the 128-bit digests, and a wrapping sum of a nonlinear 64-bit mix of
-/// them. Two multisets that differ have equal fingerprints only by a
-/// coincidence of the order of 2^-128 (see the README's collision argument).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Fingerprint {
-    pub count: u64,
-    pub sum: u128,
-    pub mix: u64,
-}
-
-impl Fingerprint {
-    #[inline]
-    fn add(&mut self, d: u128) {
-        self.count += 1;
-        self.sum = self.sum.wrapping_add(d);
-        // MurmurHash3's finalizer over both halves: no linear relation with `sum`.
-        let mut x = (d as u64) ^ ((d >> 64) as u64).rotate_left(23);
-        x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        x = (x ^ (x >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        self.mix = self.mix.wrapping_add(x ^ (x >> 33));
-    }
-
-    fn merge(&mut self, o: &Fingerprint) {
-        self.count += o.count;
-        self.sum = self.sum.wrapping_add(o.sum);
-        self.mix = self.mix.wrapping_add(o.mix);
-    }
-}
-
-#[inline]
-pub fn fp_bucket_of(digest: u128) -> usize {
-    (digest >> (128 - FP_BITS)) as usize
-}
-
-/// What a scan does with each row's digest.
-#[derive(Clone)]
-pub enum ScanMode {
-    /// Pass 1 of two: only fingerprint each bucket per side; nothing spills.
-    Fingerprint,
-    /// Spill (digest, locator) records; with a filter, only those whose
-    /// fingerprint bucket is marked (the buckets that differ).
-    Partition { filter: Option<Arc<Vec<bool>>> },
+/// What a worker does with the digests of each batch it scans.
+pub trait RowSink: Send {
+    /// One batch of `side`: a digest per row and the rows' locators.
+    fn rows(&mut self, side: Side, digests: &[u128], locators: Locators<'_>) -> Result<()>;
+    /// The worker has scanned its last unit.
+    fn finish(&mut self) -> Result<()>;
 }
 
 /// Settings shared by the scan workers.
 pub struct ScanConfig<'a> {
-    pub mode: ScanMode,
     pub threads: usize,
-    pub bucket_bits: u32,
-    pub chunk_bytes: usize,
     pub batch_size: usize,
-    pub dir: &'a Path,
-    pub budget: Arc<SpillBudget>,
-    pub cancel: &'a AtomicBool,
+    pub cancel: &'a CancelToken,
     pub progress: &'a Progress,
 }
 
-/// The partitioned records: key `side * buckets + bucket`.
-pub struct Partitioned {
-    pub index: SpillIndex,
-    pub buckets: usize,
-    /// Rows actually read per side.
+/// What a scan read: each worker's sink, and the rows hashed per side.
+pub struct Scanned<S> {
+    pub sinks: Vec<S>,
     pub rows: [u64; 2],
-    /// With [`ScanMode::Fingerprint`]: per side, one fingerprint per bucket.
-    pub fingerprints: [Vec<Fingerprint>; 2],
 }
 
-/// Which first-level bucket a digest belongs to.
-#[inline]
-pub fn bucket_of(digest: u128, bits: u32) -> usize {
-    if bits == 0 {
-        0
-    } else {
-        (digest >> (128 - bits)) as usize
-    }
-}
-
-/// Turns a panic raised while decoding a file into an error that names it:
-/// a corrupt file must never crash recon.
-pub(crate) fn guard<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(payload) => Err(ReconError::input(
-            path,
-            format!(
-                "corrupt or unreadable data: {}",
-                panic_message(payload.as_ref())
-            ),
-        )),
-    }
-}
-
-type WorkerOutput = (SpillWriter, [u64; 2], [Vec<Fingerprint>; 2]);
-
-struct Worker<'a> {
+struct Worker<'a, S> {
     cfg: &'a ScanConfig<'a>,
     sides: &'a [ScanSide<'a>; 2],
-    writer: SpillWriter,
-    staging: Partitioner,
-    staging_side: Option<Side>,
+    sink: S,
     encoder: RowEncoder,
     digests: Vec<u128>,
     rows: [u64; 2],
-    fingerprints: [Vec<Fingerprint>; 2],
 }
 
-impl Worker<'_> {
+impl<S: RowSink> Worker<'_, S> {
     fn run_unit(&mut self, side: Side, unit: &Unit) -> Result<()> {
-        let buckets = 1usize << self.cfg.bucket_bits;
-        if self.staging_side != Some(side) {
-            self.staging.finish(&mut self.writer)?;
-            self.staging = Partitioner::new(
-                buckets,
-                self.cfg.chunk_bytes,
-                side.index() as u32 * buckets as u32,
-            );
-            self.staging_side = Some(side);
-        }
-        let sides = self.sides;
         let cfg = self.cfg;
-        let scan = &sides[side.index()];
+        let scan = &self.sides[side.index()];
         let table = scan.table;
         let path = table.file_path(unit.file()).to_path_buf();
-        let (staging, writer, encoder, digests) = (
-            &mut self.staging,
-            &mut self.writer,
-            &mut self.encoder,
-            &mut self.digests,
-        );
-        let fps = &mut self.fingerprints[side.index()];
-        let filter = match &cfg.mode {
-            ScanMode::Partition { filter } => filter.as_deref(),
-            ScanMode::Fingerprint => None,
-        };
-        let fingerprinting = matches!(cfg.mode, ScanMode::Fingerprint);
+        let (sink, encoder, digests) = (&mut self.sink, &mut self.encoder, &mut self.digests);
         let mut hashed = 0u64;
         let read = table.read_unit(unit, &scan.columns, cfg.batch_size, &mut |cols, locs| {
-            if cfg.cancel.load(Ordering::Relaxed) {
+            if cfg.cancel.is_cancelled() {
                 return Err(ReconError::Interrupted);
             }
             let kept: Vec<u64>;
@@ -204,7 +100,7 @@ impl Worker<'_> {
                     let columns = prepare(&scan.prep, &filtered).map_err(|r| {
                         ReconError::Internal(format!("a conversion refused a kept row: {r:?}"))
                     })?;
-                    (columns, crate::input::Locators::List(&kept))
+                    (columns, Locators::List(&kept))
                 }
             };
             digests.clear();
@@ -215,23 +111,7 @@ impl Worker<'_> {
                 .rows_scanned
                 .fetch_add(digests.len() as u64, Ordering::Relaxed);
             hashed += digests.len() as u64;
-            if fingerprinting {
-                for &d in digests.iter() {
-                    fps[fp_bucket_of(d)].add(d);
-                }
-                return Ok(());
-            }
-            let mut record = [0u8; RECORD_BYTES];
-            for (i, &d) in digests.iter().enumerate() {
-                if filter.is_some_and(|f| !f[fp_bucket_of(d)]) {
-                    continue;
-                }
-                record[..16].copy_from_slice(&d.to_le_bytes());
-                record[16..].copy_from_slice(&locs.get(i).to_le_bytes());
-                let bucket = bucket_of(d, cfg.bucket_bits);
-                staging.push(bucket, &record, writer)?;
-            }
-            Ok(())
+            sink.rows(side, digests, locs)
         })?;
         if let Unit::Stream { file } = unit {
             table.files[*file].set_extent(read);
@@ -261,7 +141,7 @@ fn prepare(preps: &[Prep], cols: &[ArrayRef]) -> std::result::Result<Vec<ArrayRe
 fn count_refusals(
     table: &Table,
     path: &Path,
-    locs: crate::input::Locators<'_>,
+    locs: Locators<'_>,
     rows: usize,
     refused: Refused,
 ) -> Result<Vec<bool>> {
@@ -289,10 +169,19 @@ fn count_refusals(
     Ok(keep)
 }
 
-/// Scans both sides and partitions their records.
-pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partitioned> {
-    let buckets = 1usize << cfg.bucket_bits;
+/// Scans both sides, source first, on `cfg.threads` workers, each with its
+/// own sink from `make_sink`.
+pub fn scan<S, F>(
+    sides: &[ScanSide<'_>; 2],
+    cfg: &ScanConfig<'_>,
+    make_sink: F,
+) -> Result<Scanned<S>>
+where
+    S: RowSink,
+    F: Fn() -> S + Sync,
+{
     let threads = cfg.threads.max(1);
+    let make_sink = &make_sink;
     // One feeder hands out units in order, source first, then target, so a
     // worker switches side at most once or twice and one set of staging
     // buffers per worker suffices. Text files are cut into chunks of whole
@@ -369,23 +258,14 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
             .map(|_| {
                 let rx = rx.clone();
                 let stop = &stop;
-                s.spawn(move || -> Result<WorkerOutput> {
+                s.spawn(move || -> Result<(S, [u64; 2])> {
                     let mut w = Worker {
                         cfg,
                         sides,
-                        writer: SpillWriter::new(cfg.dir.to_path_buf(), cfg.budget.clone()),
-                        staging: Partitioner::new(0, cfg.chunk_bytes, 0),
-                        staging_side: None,
+                        sink: make_sink(),
                         encoder: RowEncoder::new(),
                         digests: Vec::new(),
                         rows: [0, 0],
-                        fingerprints: match cfg.mode {
-                            ScanMode::Fingerprint => [
-                                vec![Fingerprint::default(); FP_BUCKETS],
-                                vec![Fingerprint::default(); FP_BUCKETS],
-                            ],
-                            ScanMode::Partition { .. } => [Vec::new(), Vec::new()],
-                        },
                     };
                     for (side, unit) in rx.iter() {
                         let path = sides[side.index()]
@@ -401,13 +281,13 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
                             return Err(ReconError::Interrupted);
                         }
                     }
-                    w.staging.finish(&mut w.writer)?;
-                    Ok((w.writer, w.rows, w.fingerprints))
+                    w.sink.finish()?;
+                    Ok((w.sink, w.rows))
                 })
             })
             .collect();
         drop(rx);
-        let results: Vec<Result<WorkerOutput>> = handles
+        let results: Vec<Result<(S, [u64; 2])>> = handles
             .into_iter()
             .map(|h| {
                 h.join()
@@ -427,25 +307,15 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
     // A feeder error (unreadable or corrupt text) explains worker stops, so it comes first;
     // among workers, a real error beats the "interrupted" of those stopped by it.
     feeder?;
-    let mut writers = Vec::new();
+    let mut sinks = Vec::with_capacity(results.len());
     let mut rows = [0u64; 2];
     let mut failed = None;
-    let mut fingerprints: [Vec<Fingerprint>; 2] = [Vec::new(), Vec::new()];
     for r in results {
         match r {
-            Ok((w, n, fps)) => {
-                writers.push(w);
+            Ok((sink, n)) => {
+                sinks.push(sink);
                 rows[0] += n[0];
                 rows[1] += n[1];
-                for (into, from) in fingerprints.iter_mut().zip(fps) {
-                    if into.is_empty() {
-                        *into = from;
-                    } else {
-                        for (a, b) in into.iter_mut().zip(&from) {
-                            a.merge(b);
-                        }
-                    }
-                }
             }
             Err(ReconError::Interrupted) => {
                 failed.get_or_insert(ReconError::Interrupted);
@@ -460,11 +330,5 @@ pub fn scan(sides: &[ScanSide<'_>; 2], cfg: &ScanConfig<'_>) -> Result<Partition
     if let Some(e) = failed {
         return Err(e);
     }
-    let index = SpillIndex::merge(writers, 2 * buckets)?;
-    Ok(Partitioned {
-        index,
-        buckets,
-        rows,
-        fingerprints,
-    })
+    Ok(Scanned { sinks, rows })
 }

@@ -199,12 +199,7 @@ fn seconds_nanos_of(v: i64, unit: &TimeUnit) -> [u8; 12] {
 }
 
 fn time_unit_nanos(unit: &TimeUnit) -> i64 {
-    match unit {
-        TimeUnit::Second => 1_000_000_000,
-        TimeUnit::Millisecond => 1_000_000,
-        TimeUnit::Microsecond => 1_000,
-        TimeUnit::Nanosecond => 1,
-    }
+    crate::units::nanos_per(*unit)
 }
 
 fn interval_bytes(months: i32, days: i32, nanos: i64) -> [u8; 16] {

@@ -11,92 +11,11 @@ use std::collections::HashSet;
 
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 
-use crate::encode::check_supported;
-use crate::schema::ValueClass;
-
-/// A normalization rule applied to a column's values before hashing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Normalize {
-    /// Round floats and decimals to N decimal places, half away from zero.
-    Round(u32),
-    /// Truncate timestamps to this unit (toward negative infinity).
-    TimestampPrecision(TimeUnit),
-    /// Strip leading and trailing whitespace (CHAR padding included).
-    Trim,
-    /// Compare strings case-insensitively (Unicode lowercase).
-    CaseInsensitive,
-    /// Treat the empty string as NULL.
-    EmptyAsNull,
-}
-
-impl Normalize {
-    pub fn describe(&self) -> String {
-        match self {
-            Normalize::Round(n) => format!("round to {n} places (half away from zero)"),
-            Normalize::TimestampPrecision(u) => format!("truncate to {}", unit_name(u)),
-            Normalize::Trim => "trim whitespace".into(),
-            Normalize::CaseInsensitive => "case-insensitive".into(),
-            Normalize::EmptyAsNull => "'' as NULL".into(),
-        }
-    }
-
-    /// Whether the rule makes sense for a column of this class.
-    fn applies_to(&self, class: &ValueClass) -> bool {
-        match self {
-            Normalize::Round(_) => matches!(class, ValueClass::Float | ValueClass::Decimal),
-            Normalize::TimestampPrecision(_) => {
-                matches!(class, ValueClass::Timestamp | ValueClass::TimestampZoned)
-            }
-            Normalize::Trim | Normalize::CaseInsensitive | Normalize::EmptyAsNull => {
-                matches!(class, ValueClass::String)
-            }
-        }
-    }
-}
-
-pub fn unit_name(u: &TimeUnit) -> &'static str {
-    match u {
-        TimeUnit::Second => "s",
-        TimeUnit::Millisecond => "ms",
-        TimeUnit::Microsecond => "us",
-        TimeUnit::Nanosecond => "ns",
-    }
-}
-
-/// Parses `s`, `ms`, `us` or `ns`.
-pub fn parse_unit(text: &str) -> Result<TimeUnit, String> {
-    match text.trim() {
-        "s" => Ok(TimeUnit::Second),
-        "ms" => Ok(TimeUnit::Millisecond),
-        "us" => Ok(TimeUnit::Microsecond),
-        "ns" => Ok(TimeUnit::Nanosecond),
-        other => Err(format!("unknown time unit '{other}': use s, ms, us or ns")),
-    }
-}
-
-/// A rule for a column name, or for every eligible column (`*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
-    pub column: String,
-    pub rule: Normalize,
-}
-
-/// How the user asked columns to be aligned and treated.
-#[derive(Debug, Clone, Default)]
-pub struct AlignOptions {
-    pub by_position: bool,
-    pub ignore_case_names: bool,
-    /// (source name, target name)
-    pub maps: Vec<(String, String)>,
-    pub exclude: Vec<String>,
-    pub columns: Option<Vec<String>>,
-    pub ignore_extra_columns: bool,
-    /// Time zone assumed for naive timestamps compared with zoned ones.
-    pub assume_tz: Option<String>,
-    /// (column, type): parse that column into the type on the side where it differs.
-    pub casts: Vec<(String, DataType)>,
-    pub rules: Vec<Rule>,
-}
+use super::classes::ValueClass;
+pub use crate::config::{parse_type, parse_unit, unit_name, Rule};
+use crate::config::{AlignOptions, Normalize};
+use crate::digest::check_supported;
+use crate::side::Side;
 
 /// One side's conversion of a column before hashing.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,7 +62,7 @@ impl ColumnPair {
 /// A column present in the schema but not compared, and why.
 #[derive(Debug, Clone)]
 pub struct Skipped {
-    pub side: &'static str,
+    pub side: Side,
     pub index: usize,
     pub field: Field,
     pub why: String,
@@ -160,6 +79,19 @@ pub struct ComparePlan {
 impl ComparePlan {
     pub fn is_compatible(&self) -> bool {
         self.problems.is_empty()
+    }
+}
+
+/// Whether a rule makes sense for a column of this class.
+fn applies_to(rule: &Normalize, class: &ValueClass) -> bool {
+    match rule {
+        Normalize::Round(_) => matches!(class, ValueClass::Float | ValueClass::Decimal),
+        Normalize::TimestampPrecision(_) => {
+            matches!(class, ValueClass::Timestamp | ValueClass::TimestampZoned)
+        }
+        Normalize::Trim | Normalize::CaseInsensitive | Normalize::EmptyAsNull => {
+            matches!(class, ValueClass::String)
+        }
     }
 }
 
@@ -321,13 +253,13 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
         match why {
             Some(why) => {
                 skipped.push(Skipped {
-                    side: "source",
+                    side: Side::Source,
                     index: si,
                     field: sf[si].as_ref().clone(),
                     why: why.into(),
                 });
                 skipped.push(Skipped {
-                    side: "target",
+                    side: Side::Target,
                     index: ti,
                     field: tf[ti].as_ref().clone(),
                     why: why.into(),
@@ -339,8 +271,8 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
 
     // 3. Columns on one side only.
     let sides = [
-        (sf, &src_used, "source", tf, &tgt_used),
-        (tf, &tgt_used, "target", sf, &src_used),
+        (sf, &src_used, Side::Source, tf, &tgt_used),
+        (tf, &tgt_used, Side::Target, sf, &src_used),
     ];
     for (fields, used, side, other, other_used) in sides {
         for (i, f) in fields.iter().enumerate() {
@@ -417,7 +349,7 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             {
                 continue;
             }
-            if r.rule.applies_to(&pair.class()) {
+            if applies_to(&r.rule, &pair.class()) {
                 pair.normalize.push(r.rule.clone());
             } else if explicit {
                 problems.push(format!(
@@ -568,12 +500,7 @@ fn type_pair(pair: &mut ColumnPair, opts: &AlignOptions, problems: &mut Vec<Stri
 
 /// The `--cast` spelling of a type, when [`parse_type`] reads it back.
 pub fn cast_name(dt: &DataType) -> Option<String> {
-    let unit = |u: &TimeUnit| match u {
-        TimeUnit::Second => "s",
-        TimeUnit::Millisecond => "ms",
-        TimeUnit::Microsecond => "us",
-        TimeUnit::Nanosecond => "ns",
-    };
+    let unit = |u: &TimeUnit| crate::units::name(*u);
     Some(match dt {
         DataType::Int8 => "int8".into(),
         DataType::Int16 => "int16".into(),
@@ -640,56 +567,70 @@ fn cast_hint(column: &str, s: &DataType, t: &DataType) -> String {
     }
 }
 
-/// Parses a type name for `--cast`: int64, float64, decimal(P,S), date,
-/// timestamp[(unit[, tz])], string, bool, and Arrow's own spellings.
-pub fn parse_type(text: &str) -> Result<DataType, String> {
-    let t = text.trim().to_ascii_lowercase();
-    let simple = match t.as_str() {
-        "int8" | "tinyint" => Some(DataType::Int8),
-        "int16" | "smallint" => Some(DataType::Int16),
-        "int32" | "int" | "integer" => Some(DataType::Int32),
-        "int64" | "bigint" | "long" => Some(DataType::Int64),
-        "uint64" => Some(DataType::UInt64),
-        "float32" | "float" | "real" => Some(DataType::Float32),
-        "float64" | "double" => Some(DataType::Float64),
-        "string" | "utf8" | "text" | "varchar" => Some(DataType::Utf8),
-        "bool" | "boolean" => Some(DataType::Boolean),
-        "date" | "date32" => Some(DataType::Date32),
-        "timestamp" => Some(DataType::Timestamp(TimeUnit::Microsecond, None)),
-        _ => None,
+/// Renders the plan as the `recon schema` screen.
+pub fn render_plan(plan: &ComparePlan) -> String {
+    let side = |f: &Field| {
+        format!(
+            "{} {}{}",
+            f.name(),
+            f.data_type(),
+            if f.is_nullable() { "" } else { " NOT NULL" }
+        )
     };
-    if let Some(dt) = simple {
-        return Ok(dt);
-    }
-    if let Some(args) = t.strip_prefix("decimal(").and_then(|r| r.strip_suffix(')')) {
-        let mut it = args.split(',').map(|x| x.trim().parse::<i64>());
-        if let (Some(Ok(p)), Some(Ok(s)), None) = (it.next(), it.next(), it.next()) {
-            if (1..=38).contains(&p) && (-38..=38).contains(&s) {
-                return Ok(DataType::Decimal128(p as u8, s as i8));
-            }
-            if (39..=76).contains(&p) && (-76..=76).contains(&s) {
-                return Ok(DataType::Decimal256(p as u8, s as i8));
-            }
+    let mut rows: Vec<[String; 5]> = vec![[
+        "#".into(),
+        "source".into(),
+        "target".into(),
+        "pairing".into(),
+        "rule".into(),
+    ]];
+    for (i, c) in plan.columns.iter().enumerate() {
+        let mut rule = c.rule.clone();
+        for n in &c.normalize {
+            rule.push_str("; ");
+            rule.push_str(&n.describe());
         }
-        return Err(format!(
-            "invalid decimal type '{text}': use decimal(P,S) with 1 <= P <= 76"
+        rows.push([
+            (i + 1).to_string(),
+            side(&c.source_field),
+            side(&c.target_field),
+            c.pairing.clone(),
+            rule,
+        ]);
+    }
+    for k in &plan.skipped {
+        let (s, t) = if k.side == Side::Source {
+            (side(&k.field), "-".to_string())
+        } else {
+            ("-".to_string(), side(&k.field))
+        };
+        rows.push(["-".into(), s, t, "not compared".into(), k.why.clone()]);
+    }
+    let widths: Vec<usize> = (0..4)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        for (i, w) in widths.iter().enumerate() {
+            out.push_str(&format!("{:<w$}  ", r[i], w = *w));
+        }
+        out.push_str(&r[4]);
+        out.push('\n');
+    }
+    out.push('\n');
+    if plan.is_compatible() {
+        out.push_str(&format!(
+            "verdict: compatible ({} column{} compared)\n",
+            plan.columns.len(),
+            if plan.columns.len() == 1 { "" } else { "s" }
         ));
+    } else {
+        out.push_str("verdict: incompatible\n");
+        for p in &plan.problems {
+            out.push_str(&format!("  - {p}\n"));
+        }
     }
-    if let Some(args) = t
-        .strip_prefix("timestamp(")
-        .and_then(|r| r.strip_suffix(')'))
-    {
-        let unit = parse_unit(args.split(',').next().unwrap_or(""))?;
-        // The zone keeps the user's spelling (zone names are case-sensitive).
-        let tz = text
-            .trim()
-            .split_once(',')
-            .map(|(_, z)| z.trim().trim_end_matches(')').trim().to_string());
-        return Ok(DataType::Timestamp(unit, tz.map(Into::into)));
-    }
-    text.trim()
-        .parse::<DataType>()
-        .map_err(|_| format!("unknown type '{text}': try int64, float64, decimal(18,2), date, timestamp(us), timestamp(us, UTC), string, bool"))
+    out
 }
 
 #[cfg(test)]
@@ -860,172 +801,4 @@ mod tests {
         assert!(parse_type("decimal(99,2)").is_err());
         assert!(parse_type("money").is_err());
     }
-}
-
-/// The `--rules FILE` format: one TOML file per migrated table.
-///
-/// ```toml
-/// ignore_case_names = true
-/// exclude = ["load_ts"]
-/// assume_tz = "Europe/Paris"
-/// [map]
-/// cust_id = "customer_id"
-/// [cast]
-/// amount = "decimal(18,2)"
-/// [round]
-/// amount = 2
-/// [timestamp_precision]
-/// created_at = "ms"
-/// trim = ["name"]
-/// case_insensitive = ["status"]
-/// empty_as_null = ["*"]
-/// ```
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RulesFile {
-    #[serde(default)]
-    pub by_position: bool,
-    #[serde(default)]
-    pub ignore_case_names: bool,
-    #[serde(default)]
-    pub ignore_extra_columns: bool,
-    #[serde(default)]
-    pub exclude: Vec<String>,
-    pub columns: Option<Vec<String>>,
-    pub assume_tz: Option<String>,
-    #[serde(default)]
-    pub map: std::collections::BTreeMap<String, String>,
-    #[serde(default)]
-    pub cast: std::collections::BTreeMap<String, String>,
-    #[serde(default)]
-    pub round: std::collections::BTreeMap<String, u32>,
-    #[serde(default)]
-    pub timestamp_precision: std::collections::BTreeMap<String, String>,
-    #[serde(default)]
-    pub trim: Vec<String>,
-    #[serde(default)]
-    pub case_insensitive: Vec<String>,
-    #[serde(default)]
-    pub empty_as_null: Vec<String>,
-}
-
-impl RulesFile {
-    /// Reads and validates a rules file.
-    pub fn load(path: &std::path::Path) -> Result<RulesFile, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| {
-            let msg = e.to_string();
-            let first = msg.lines().next().unwrap_or("invalid TOML").to_string();
-            format!("{}: {}", path.display(), first.trim_end_matches('\n'))
-        })
-    }
-
-    /// Adds this file's settings to `opts`; command-line settings given too are kept.
-    pub fn apply_to(self, opts: &mut AlignOptions) -> Result<(), String> {
-        opts.by_position |= self.by_position;
-        opts.ignore_case_names |= self.ignore_case_names;
-        opts.ignore_extra_columns |= self.ignore_extra_columns;
-        opts.exclude.extend(self.exclude);
-        if opts.columns.is_none() {
-            opts.columns = self.columns;
-        }
-        if opts.assume_tz.is_none() {
-            opts.assume_tz = self.assume_tz;
-        }
-        opts.maps.extend(self.map);
-        for (c, t) in self.cast {
-            opts.casts.push((c, parse_type(&t)?));
-        }
-        for (c, n) in self.round {
-            opts.rules.push(Rule {
-                column: c,
-                rule: Normalize::Round(n),
-            });
-        }
-        for (c, u) in self.timestamp_precision {
-            opts.rules.push(Rule {
-                column: c,
-                rule: Normalize::TimestampPrecision(parse_unit(&u)?),
-            });
-        }
-        for (list, rule) in [
-            (self.trim, Normalize::Trim),
-            (self.case_insensitive, Normalize::CaseInsensitive),
-            (self.empty_as_null, Normalize::EmptyAsNull),
-        ] {
-            for c in list {
-                opts.rules.push(Rule {
-                    column: c,
-                    rule: rule.clone(),
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Renders the plan as the `recon schema` screen.
-pub fn render_plan(plan: &ComparePlan) -> String {
-    let side = |f: &Field| {
-        format!(
-            "{} {}{}",
-            f.name(),
-            f.data_type(),
-            if f.is_nullable() { "" } else { " NOT NULL" }
-        )
-    };
-    let mut rows: Vec<[String; 5]> = vec![[
-        "#".into(),
-        "source".into(),
-        "target".into(),
-        "pairing".into(),
-        "rule".into(),
-    ]];
-    for (i, c) in plan.columns.iter().enumerate() {
-        let mut rule = c.rule.clone();
-        for n in &c.normalize {
-            rule.push_str("; ");
-            rule.push_str(&n.describe());
-        }
-        rows.push([
-            (i + 1).to_string(),
-            side(&c.source_field),
-            side(&c.target_field),
-            c.pairing.clone(),
-            rule,
-        ]);
-    }
-    for k in &plan.skipped {
-        let (s, t) = if k.side == "source" {
-            (side(&k.field), "-".to_string())
-        } else {
-            ("-".to_string(), side(&k.field))
-        };
-        rows.push(["-".into(), s, t, "not compared".into(), k.why.clone()]);
-    }
-    let widths: Vec<usize> = (0..4)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for r in &rows {
-        for (i, w) in widths.iter().enumerate() {
-            out.push_str(&format!("{:<w$}  ", r[i], w = *w));
-        }
-        out.push_str(&r[4]);
-        out.push('\n');
-    }
-    out.push('\n');
-    if plan.is_compatible() {
-        out.push_str(&format!(
-            "verdict: compatible ({} column{} compared)\n",
-            plan.columns.len(),
-            if plan.columns.len() == 1 { "" } else { "s" }
-        ));
-    } else {
-        out.push_str("verdict: incompatible\n");
-        for p in &plan.problems {
-            out.push_str(&format!("  - {p}\n"));
-        }
-    }
-    out
 }

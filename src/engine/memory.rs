@@ -7,57 +7,11 @@
 //! tracked (Parquet decoding of one batch per thread, the allocator, code)
 //! must fit in the 64 MiB of headroom the limit promises on top.
 
-use crate::error::{ReconError, Result};
-
-pub const KIB: u64 = 1024;
-pub const MIB: u64 = 1024 * KIB;
-pub const GIB: u64 = 1024 * MIB;
+use crate::size::{GIB, KIB, MIB};
 
 /// Bytes one multiplicity-map slot costs: key (16) + counts and locators (32)
 /// + hashbrown's control byte. Used to size maps against their budget.
 pub const MAP_SLOT_BYTES: u64 = 49;
-
-/// Parses `512MiB`, `1GiB`, `2G`, `100000` (bytes), or `unlimited`.
-pub fn parse_size(text: &str) -> Result<u64> {
-    let t = text.trim();
-    if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("none") {
-        return Ok(u64::MAX);
-    }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| {
-        ReconError::Usage(format!("invalid size '{text}': expected e.g. 512MiB, 1GiB"))
-    })?;
-    let mult = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => KIB,
-        "m" | "mb" | "mib" => MIB,
-        "g" | "gb" | "gib" => GIB,
-        "t" | "tb" | "tib" => 1024 * GIB,
-        _ => {
-            return Err(ReconError::Usage(format!(
-                "invalid size unit in '{text}': use KiB, MiB, GiB or TiB"
-            )))
-        }
-    };
-    Ok((value * mult as f64) as u64)
-}
-
-/// Formats bytes for people: `1.5 GiB`.
-pub fn format_size(bytes: u64) -> String {
-    if bytes == u64::MAX {
-        return "unlimited".into();
-    }
-    let units = [("GiB", GIB), ("MiB", MIB), ("KiB", KIB)];
-    for (name, size) in units {
-        if bytes >= size {
-            return format!("{:.1} {name}", bytes as f64 / size as f64);
-        }
-    }
-    format!("{bytes} B")
-}
 
 /// Physical memory from /proc/meminfo, if readable.
 pub fn total_ram() -> Option<u64> {
@@ -88,7 +42,11 @@ pub fn peak_rss_bytes() -> u64 {
     if let Some(kib) = from_proc {
         return kib * KIB;
     }
+    // SAFETY: rusage is a plain C struct of integers, for which all-zero
+    // bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one rusage into the valid, exclusively
+    // borrowed struct it is given and keeps no pointer to it.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
         return 0;
     }
@@ -116,6 +74,16 @@ const TARGET_BUCKET_ROWS: u64 = 1 << 19;
 const MIN_CHUNK: u64 = 4 * KIB;
 const MAX_CHUNK: u64 = MIB;
 
+fn lcm(a: u64, b: u64) -> u64 {
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    a / gcd(a, b) * b
+}
+
 fn prev_pow2(x: u64) -> u64 {
     if x == 0 {
         0
@@ -125,11 +93,12 @@ fn prev_pow2(x: u64) -> u64 {
 }
 
 impl Sizing {
-    /// Divides `limit` for `threads` workers comparing `rows` rows in all.
+    /// Divides `limit` for `threads` workers comparing `rows` rows in all,
+    /// each partitioned as one record of `record_bytes` bytes.
     ///
     /// Shares: 45% multiplicity maps, 25% spill chunks kept in memory, 15%
     /// scan staging buffers, 15% evidence ranges and slack.
-    pub fn plan(limit: u64, threads: usize, rows: u64) -> Sizing {
+    pub fn plan(limit: u64, threads: usize, rows: u64, record_bytes: usize) -> Sizing {
         let threads = threads.max(1) as u64;
         let limit = limit.min(1 << 50); // "unlimited" is still finite arithmetic
         let map_budget = (limit / 100 * 45 / threads).max(MIB);
@@ -157,7 +126,12 @@ impl Sizing {
             bucket_bits -= 1;
         }
         let chunk = (staging / (threads * (1 << bucket_bits))).clamp(MIN_CHUNK, MAX_CHUNK);
-        let chunk_bytes = (chunk / 48 * 48) as usize; // whole records of 24 and 16 bytes
+        // Whole records of both the partition layout and evidence records.
+        let whole = lcm(
+            record_bytes.max(1) as u64,
+            super::record::EVIDENCE_BYTES as u64,
+        );
+        let chunk_bytes = (chunk / whole * whole).max(whole) as usize;
 
         let in_memory_spill = (limit / 100 * 25) as usize;
         let range_rows = prev_pow2(limit / 100 * 10 / 16).clamp(1 << 12, 1 << 24);
@@ -176,33 +150,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("256MiB").unwrap(), 256 * MIB);
-        assert_eq!(parse_size("1GiB").unwrap(), GIB);
-        assert_eq!(parse_size("1.5G").unwrap(), GIB + GIB / 2);
-        assert_eq!(parse_size("64 KiB").unwrap(), 64 * KIB);
-        assert_eq!(parse_size("100").unwrap(), 100);
-        assert_eq!(parse_size("unlimited").unwrap(), u64::MAX);
-        assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("MiB").is_err());
-    }
-
-    #[test]
     fn small_limits_use_few_buckets_and_small_chunks() {
-        let s = Sizing::plan(16 * MIB, 4, 10_000_000);
+        let s = Sizing::plan(16 * MIB, 4, 10_000_000, 24);
         assert!(
             4 * (1u64 << s.bucket_bits) * s.chunk_bytes as u64
                 <= 16 * MIB / 100 * 15 + 4 * 4 * KIB * (1 << s.bucket_bits)
         );
         assert!(s.chunk_bytes >= 4000);
-        let big = Sizing::plan(GIB, 2, 100_000_000);
+        let big = Sizing::plan(GIB, 2, 100_000_000, 24);
         assert!(big.bucket_bits >= 4, "{big:?}");
         assert!((big.map_max_entries as u64) * MAP_SLOT_BYTES * 2 <= GIB);
     }
 
     #[test]
+    fn chunks_hold_whole_records_of_any_layout() {
+        for record in [24, 40, 56, 100] {
+            let s = Sizing::plan(64 * MIB, 2, 1_000_000, record);
+            assert_eq!(s.chunk_bytes % record, 0, "{record}");
+            assert_eq!(s.chunk_bytes % 16, 0, "{record}");
+        }
+    }
+
+    #[test]
     fn tiny_tables_use_one_bucket() {
-        let s = Sizing::plan(GIB, 2, 10);
+        let s = Sizing::plan(GIB, 2, 10, 24);
         assert_eq!(s.bucket_bits, 0);
     }
 }

@@ -1,5 +1,7 @@
-//! Types for text: which Arrow type a CSV field, NDJSON scalar or Hive
-//! partition value is parsed into, and the exact parsing itself.
+//! Text values into typed arrays: which Arrow type a CSV field, NDJSON
+//! scalar or Hive partition value can be parsed into, the exact parsing of a
+//! column of them, and type inference for text against text. Which type a
+//! column takes is decided by the plan (`plan::typing`).
 //!
 //! A text column paired with a typed column (Parquet, IPC) takes that
 //! column's type, so "12.50" meets decimal(18,2) as the decimal 12.50. A value
@@ -12,9 +14,6 @@ use arrow::array::*;
 use arrow::datatypes::{i256, DataType, TimeUnit};
 
 use super::parse::{self, Unit};
-use super::Table;
-use crate::align::{self, AlignOptions};
-use crate::error::{ReconError, Result};
 
 /// The type a text column takes when paired with a column of type `dt`, or
 /// why text cannot become it.
@@ -30,15 +29,6 @@ pub fn text_type_for(dt: &DataType) -> std::result::Result<DataType, String> {
         Dictionary(_, v) => text_type_for(v)?,
         other => return Err(format!("text cannot be read as {other}")),
     })
-}
-
-fn unit_of(u: &TimeUnit) -> Unit {
-    match u {
-        TimeUnit::Second => Unit::Second,
-        TimeUnit::Millisecond => Unit::Millisecond,
-        TimeUnit::Microsecond => Unit::Microsecond,
-        TimeUnit::Nanosecond => Unit::Nanosecond,
-    }
 }
 
 /// A bad value: its row in the batch and what is wrong.
@@ -193,7 +183,7 @@ pub fn parse_lenient(
             parse::parse_date(s).map(|d| d as i64 * 86_400_000)
         }))),
         Timestamp(u, tz) => {
-            let unit = unit_of(u);
+            let unit = *u;
             let v = go(values, bad, keep, |s| {
                 parse::parse_timestamp(s, unit, tz.as_deref())
             });
@@ -214,7 +204,7 @@ pub fn parse_lenient(
             a
         }
         Time32(u) => {
-            let unit = unit_of(u);
+            let unit = *u;
             let v = go(values, bad, keep, |s| {
                 parse::parse_time(s, unit)
                     .and_then(|x| i32::try_from(x).map_err(|_| "out of range".to_string()))
@@ -225,7 +215,7 @@ pub fn parse_lenient(
             }
         }
         Time64(u) => {
-            let unit = unit_of(u);
+            let unit = *u;
             let v = go(values, bad, keep, |s| parse::parse_time(s, unit));
             match u {
                 TimeUnit::Nanosecond => Arc::new(Time64NanosecondArray::from(v)),
@@ -306,102 +296,4 @@ pub fn infer(values: &[&str]) -> DataType {
         return DataType::Timestamp(tu, Some("UTC".into()));
     }
     DataType::Utf8
-}
-
-/// Gives each untyped column of one side the type of its partner on the
-/// other side, when that partner is typed. Pairing follows the alignment
-/// options (names, case, `--map`, positions), excluded columns included.
-/// An untyped column named by `--cast` is parsed straight into that type;
-/// with `infer`, pairs that are text on both sides get an inferred type.
-pub fn resolve(
-    src: &mut Table,
-    tgt: &mut Table,
-    opts: &AlignOptions,
-    infer_types: bool,
-) -> Result<()> {
-    if !src.untyped.iter().any(|&u| u) && !tgt.untyped.iter().any(|&u| u) {
-        return Ok(());
-    }
-    let samples = if infer_types {
-        [
-            super::text::sample(src, 1 << 20)?,
-            super::text::sample(tgt, 1 << 20)?,
-        ]
-    } else {
-        [Vec::new(), Vec::new()]
-    };
-    // Pairs left out of the comparison (--exclude, outside --columns) stay
-    // text: they are only shown in evidence rows, never parsed.
-    let mut pairing = opts.clone();
-    pairing.ignore_extra_columns = true;
-    pairing.casts.clear();
-    pairing.rules.clear();
-    let plan = align::plan(&src.schema, &tgt.schema, &pairing);
-    let cast_for = |name: &str| {
-        opts.casts
-            .iter()
-            .find(|(c, _)| {
-                if opts.ignore_case_names {
-                    c.eq_ignore_ascii_case(name)
-                } else {
-                    c == name
-                }
-            })
-            .map(|(_, t)| t.clone())
-    };
-    let mut types: [Vec<(usize, DataType)>; 2] = [Vec::new(), Vec::new()];
-    // --cast on a text column: parse into that type directly (exact parsers, not arrow casts).
-    for (side, t) in [&*src, &*tgt].into_iter().enumerate() {
-        for (i, f) in t.schema.fields().iter().enumerate() {
-            if t.untyped[i] {
-                if let Some(ty) = cast_for(f.name()) {
-                    let ty = text_type_for(&ty)
-                        .map_err(|m| ReconError::Usage(format!("--cast {}: {m}", f.name())))?;
-                    types[side].push((i, ty));
-                }
-            }
-        }
-    }
-    let cast_already = |side: usize, i: usize, types: &[Vec<(usize, DataType)>; 2]| {
-        types[side].iter().any(|(j, _)| *j == i)
-    };
-    for c in &plan.columns {
-        let (si, ti) = (c.source_index, c.target_index);
-        let (s_text, t_text) = (
-            src.untyped[si] && !cast_already(0, si, &types),
-            tgt.untyped[ti] && !cast_already(1, ti, &types),
-        );
-        let (side, i, typed) = match (s_text, t_text) {
-            (true, false) => (0, si, tgt.schema.field(ti).data_type().clone()),
-            (false, true) => (1, ti, src.schema.field(si).data_type().clone()),
-            (true, true) if infer_types => {
-                let mut vals: Vec<&str> = Vec::new();
-                for (side, i) in [(0, si), (1, ti)] {
-                    if let Some(col) = samples[side].get(i) {
-                        vals.extend(col.iter().flatten().map(|s| s.as_str()));
-                    }
-                }
-                let ty = infer(&vals);
-                types[0].push((si, ty.clone()));
-                types[1].push((ti, ty));
-                continue;
-            }
-            _ => continue,
-        };
-        let table = if side == 0 { &*src } else { &*tgt };
-        let ty = text_type_for(&typed).map_err(|m| {
-            ReconError::input(
-                &table.path,
-                format!(
-                    "column '{}' is text here and {typed} on the other side: {m}",
-                    table.schema.field(i).name(),
-                ),
-            )
-        })?;
-        types[side].push((i, ty));
-    }
-    let [s_types, t_types] = types;
-    src.set_types(&s_types)?;
-    tgt.set_types(&t_types)?;
-    Ok(())
 }

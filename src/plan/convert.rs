@@ -12,7 +12,8 @@ use arrow::array::*;
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::*;
 
-use crate::align::{Convert, Normalize};
+use super::align::Convert;
+use crate::config::Normalize;
 
 /// What to do to one column of one side before hashing.
 #[derive(Debug, Clone, Default)]
@@ -125,7 +126,7 @@ fn convert(a: &ArrayRef, conv: &Convert, column: &str) -> Result<ArrayRef, Refus
             .map_err(|e| vec![fail(0, &e.to_string())])?;
         let values: Vec<Option<&str>> = utf8.as_string::<i32>().iter().collect();
         let mut bad = Vec::new();
-        let out = crate::input::typing::parse_lenient(&to, &values, &mut bad, usize::MAX);
+        let out = crate::input::values::parse_lenient(&to, &values, &mut bad, usize::MAX);
         if bad.is_empty() {
             return Ok(out);
         }
@@ -195,7 +196,7 @@ fn assume_tz(a: &ArrayRef, tz: &str, column: &str) -> Result<ArrayRef, Refused> 
     let zone: Tz = tz
         .parse()
         .map_err(|e: arrow::error::ArrowError| whole(e.to_string()))?;
-    let ups = units_per_second(&unit);
+    let ups = crate::units::per_second(unit);
     let values = arrow::compute::cast(a.as_ref(), &DataType::Timestamp(unit, None))
         .map_err(|e| whole(e.to_string()))?;
     let raw = arrow::compute::cast(&values, &DataType::Int64).map_err(|e| whole(e.to_string()))?;
@@ -247,10 +248,10 @@ fn assume_tz(a: &ArrayRef, tz: &str, column: &str) -> Result<ArrayRef, Refused> 
 /// Rows whose value differs between two arrays of one type, by the
 /// canonical encoding (the equality recon compares with).
 fn changed_rows(a: &ArrayRef, b: &ArrayRef) -> Result<Vec<usize>, String> {
-    let mut encoder = crate::encode::RowEncoder::new();
+    let mut encoder = crate::digest::RowEncoder::new();
     let (mut da, mut db) = (Vec::new(), Vec::new());
     encoder.digests(std::slice::from_ref(a), &mut da)?;
-    let mut encoder = crate::encode::RowEncoder::new();
+    let mut encoder = crate::digest::RowEncoder::new();
     encoder.digests(std::slice::from_ref(b), &mut db)?;
     Ok((0..a.len()).filter(|&i| da[i] != db[i]).collect())
 }
@@ -333,15 +334,6 @@ fn round_decimal256(a: &Decimal256Array, scale: i8, places: u32) -> Result<Array
     ))
 }
 
-fn units_per_second(u: &TimeUnit) -> i64 {
-    match u {
-        TimeUnit::Second => 1,
-        TimeUnit::Millisecond => 1_000,
-        TimeUnit::Microsecond => 1_000_000,
-        TimeUnit::Nanosecond => 1_000_000_000,
-    }
-}
-
 fn truncate_timestamps<T: ArrowTimestampType>(a: &ArrayRef, factor: i64) -> ArrayRef {
     let p = a.as_primitive::<T>();
     // The floor multiple can fall below i64::MIN for the very smallest
@@ -404,7 +396,7 @@ fn normalize(a: &ArrayRef, rule: &Normalize) -> Result<ArrayRef, String> {
         },
         Normalize::TimestampPrecision(to) => match a.data_type() {
             DataType::Timestamp(unit, _) => {
-                let factor = units_per_second(unit) / units_per_second(to);
+                let factor = crate::units::per_second(*unit) / crate::units::per_second(*to);
                 if factor <= 1 {
                     return Ok(a.clone());
                 }

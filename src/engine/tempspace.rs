@@ -99,10 +99,22 @@ impl Drop for RunDir {
     }
 }
 
+/// Whether a process with this PID exists. A PID of 0 or above i32::MAX is
+/// never a real process: kill() would read 0 as "my process group" and a
+/// wrapped negative value as "every process", so those count as dead
+/// without asking.
 fn pid_alive(pid: u32) -> bool {
-    // kill(pid, 0) probes existence without sending anything. EPERM means it
-    // exists but belongs to someone else: alive.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the
+    // (positive, so single-process) PID exists and may be signalled. It
+    // takes no pointers.
+    let rc = unsafe { libc::kill(pid, 0) };
+    // EPERM: it exists but belongs to someone else, so it is alive.
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
@@ -131,4 +143,30 @@ pub fn remove_stale_runs(base: &Path) -> usize {
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pids_that_name_no_single_process_are_dead() {
+        assert!(!pid_alive(0));
+        assert!(!pid_alive(u32::MAX));
+        assert!(!pid_alive(i32::MAX as u32 + 1));
+        assert!(pid_alive(std::process::id()));
+    }
+
+    #[test]
+    fn stale_directories_of_impossible_pids_are_removed_only_with_the_marker() {
+        let base = tempfile::tempdir().unwrap();
+        let marked = base.path().join("recon-0-abc");
+        let unmarked = base.path().join("recon-4294967295-def");
+        std::fs::create_dir(&marked).unwrap();
+        std::fs::write(marked.join(MARKER), b"").unwrap();
+        std::fs::create_dir(&unmarked).unwrap();
+        assert_eq!(remove_stale_runs(base.path()), 1);
+        assert!(!marked.exists());
+        assert!(unmarked.exists());
+    }
 }

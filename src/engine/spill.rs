@@ -282,21 +282,18 @@ impl Partitioner {
         }
     }
 
-    /// Stages one fixed-size record (a const size, so the copy compiles to a
-    /// few moves instead of a `memcpy` call per row).
+    /// Stages one record of the run's layout. Inlined, so a caller passing
+    /// a fixed-size array gets a copy of a few moves instead of a `memcpy`
+    /// call per row; chunks hold whole records because `chunk_bytes` is a
+    /// multiple of the record size (see `Sizing::plan`).
     #[inline]
-    pub fn push<const N: usize>(
-        &mut self,
-        slot: usize,
-        record: &[u8; N],
-        out: &mut SpillWriter,
-    ) -> Result<()> {
+    pub fn push(&mut self, slot: usize, record: &[u8], out: &mut SpillWriter) -> Result<()> {
         let buf = &mut self.buffers[slot];
         if buf.capacity() == 0 {
             buf.reserve_exact(self.chunk_bytes);
         }
         buf.extend_from_slice(record);
-        if buf.len() + N > self.chunk_bytes {
+        if buf.len() + record.len() > self.chunk_bytes {
             let full = std::mem::replace(buf, Vec::with_capacity(self.chunk_bytes));
             out.push(self.key_base + slot as u32, full)?;
         }
@@ -310,5 +307,65 @@ impl Partitioner {
             out.push(self.key_base + slot as u32, full)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(index: &SpillIndex, key: u32) -> Vec<u8> {
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        for c in index.chunks(key) {
+            out.extend_from_slice(c.bytes(&mut buf).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn chunks_stay_in_memory_while_the_allowance_lasts_then_go_to_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        // Room for two 100-byte chunks in memory; the third spills.
+        let budget = SpillBudget::new(200);
+        let mut w = SpillWriter::new(dir.path().to_path_buf(), budget.clone());
+        w.push(0, vec![1; 100]).unwrap();
+        w.push(1, vec![2; 100]).unwrap();
+        w.push(0, vec![3; 100]).unwrap();
+        w.push(1, Vec::new()).unwrap(); // ignored
+        assert_eq!(budget.spilled_bytes(), 100);
+        let index = SpillIndex::merge(vec![w], 2).unwrap();
+        let key0 = read_all(&index, 0);
+        assert_eq!(key0.len(), 200);
+        assert!(key0[..100].iter().all(|&b| b == 1) && key0[100..].iter().all(|&b| b == 3));
+        assert_eq!(read_all(&index, 1), vec![2; 100]);
+        assert_eq!(index.key_bytes(0), 200);
+        // Dropping the index gives the memory allowance back.
+        drop(index);
+        assert!(budget.try_hold(200));
+    }
+
+    #[test]
+    fn a_key_out_of_range_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SpillWriter::new(dir.path().to_path_buf(), SpillBudget::new(1 << 20));
+        w.push(5, vec![0; 8]).unwrap();
+        assert!(SpillIndex::merge(vec![w], 2).is_err());
+    }
+
+    #[test]
+    fn the_partitioner_cuts_whole_records_per_slot() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SpillWriter::new(dir.path().to_path_buf(), SpillBudget::new(0));
+        let mut p = Partitioner::new(2, 48, 10);
+        for i in 0..5u8 {
+            p.push((i % 2) as usize, &[i; 24], &mut w).unwrap();
+        }
+        p.finish(&mut w).unwrap();
+        let index = SpillIndex::merge(vec![w], 12).unwrap();
+        let even = read_all(&index, 10);
+        assert_eq!(even.len(), 3 * 24);
+        assert!(index.chunks(10).all(|c| c.len() % 24 == 0 && c.len() <= 48));
+        assert_eq!(read_all(&index, 11).len(), 2 * 24);
     }
 }

@@ -1,0 +1,354 @@
+//! How a side is read: its format, the CSV dialect, NULL strings, the text
+//! encoding and INT96 timestamps; the serde shape a file or the command
+//! line fills ([`InputConfig`]) and its validation.
+
+use arrow::datatypes::TimeUnit;
+
+use crate::error::{ReconError, Result};
+
+/// A file format recon reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Parquet,
+    /// Arrow IPC, file or stream (told apart by the file's magic bytes).
+    #[serde(alias = "arrow", alias = "feather")]
+    #[value(alias = "arrow", alias = "feather")]
+    Ipc,
+    Csv,
+    /// CSV with a tab delimiter by default.
+    Tsv,
+    #[serde(alias = "jsonl", alias = "json")]
+    #[value(alias = "jsonl", alias = "json")]
+    Ndjson,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Parquet => "parquet",
+            Format::Ipc => "arrow-ipc",
+            Format::Csv => "csv",
+            Format::Tsv => "tsv",
+            Format::Ndjson => "ndjson",
+        }
+    }
+
+    /// Whether values arrive as text and take their types from elsewhere.
+    pub fn is_text(self) -> bool {
+        matches!(self, Format::Csv | Format::Tsv | Format::Ndjson)
+    }
+}
+
+/// How the user asked to read one side.
+#[derive(Debug, Clone, Default)]
+pub struct InputOptions {
+    /// Overrides detection by file extension.
+    pub format: Option<Format>,
+    pub text: TextOptions,
+    /// When both sides are text, infer column types instead of comparing text.
+    pub infer_types: bool,
+    /// The unit Parquet INT96 timestamps are read in.
+    pub int96_unit: Int96Unit,
+}
+
+/// Character encoding of text files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    #[default]
+    Utf8,
+    /// ISO-8859-1: every byte is the code point of the same value.
+    Latin1,
+}
+
+/// How text files are read.
+#[derive(Debug, Clone)]
+pub struct TextOptions {
+    /// None: ',' (tab for .tsv).
+    pub delimiter: Option<u8>,
+    pub quote: Option<u8>,
+    /// None: quotes inside quoted fields are doubled.
+    pub escape: Option<u8>,
+    /// The first record names the columns.
+    pub header: bool,
+    /// Unquoted fields equal to one of these are NULL (the empty field always is).
+    pub null_values: Vec<String>,
+    pub encoding: Encoding,
+    /// Values that fail to parse and are counted as drift instead of
+    /// stopping the run.
+    pub max_parse_errors: u64,
+}
+
+impl Default for TextOptions {
+    fn default() -> Self {
+        TextOptions {
+            delimiter: None,
+            quote: Some(b'"'),
+            escape: None,
+            header: true,
+            null_values: Vec::new(),
+            encoding: Encoding::Utf8,
+            max_parse_errors: 0,
+        }
+    }
+}
+
+impl TextOptions {
+    pub fn dialect(&self) -> Dialect {
+        Dialect {
+            delimiter: self.delimiter.unwrap_or(b','),
+            quote: self.quote,
+            escape: self.escape,
+        }
+    }
+}
+
+/// The unit INT96 timestamps are read in (`--int96-unit`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+pub enum Int96Unit {
+    /// Spark's precision; holds every date from year -290308 to 294247.
+    #[default]
+    #[serde(rename = "us")]
+    #[value(name = "us")]
+    Microsecond,
+    /// Impala's and Hive's precision; holds 1677-09-21 to 2262-04-11 only.
+    #[serde(rename = "ns")]
+    #[value(name = "ns")]
+    Nanosecond,
+}
+
+impl Int96Unit {
+    pub fn time_unit(self) -> TimeUnit {
+        match self {
+            Int96Unit::Microsecond => TimeUnit::Microsecond,
+            Int96Unit::Nanosecond => TimeUnit::Nanosecond,
+        }
+    }
+}
+
+/// How a CSV file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    /// Field separator: `b','` by default, `b'\t'` for TSV.
+    pub delimiter: u8,
+    /// Quote byte; `None` disables quoting (quote bytes are plain data).
+    pub quote: Option<u8>,
+    /// `None`: a quote inside a quoted field is written doubled (RFC 4180).
+    /// `Some(b)`: inside quoted fields, `b` makes the next byte literal
+    /// (doubled quotes still work too).
+    pub escape: Option<u8>,
+}
+
+impl Default for Dialect {
+    fn default() -> Self {
+        Dialect {
+            delimiter: b',',
+            quote: Some(b'"'),
+            escape: None,
+        }
+    }
+}
+
+impl Dialect {
+    /// Rejects dialects whose special bytes collide, which would make the
+    /// grammar ambiguous. The lexer never panics on such a dialect, but its
+    /// output would be meaningless, so callers should check this first.
+    pub fn validate(&self) -> Result<(), String> {
+        let d = self.delimiter;
+        if d == b'\n' || d == b'\r' {
+            return Err("the delimiter cannot be a line break".to_string());
+        }
+        if let Some(q) = self.quote {
+            if q == d || q == b'\n' || q == b'\r' {
+                return Err(
+                    "the quote character must differ from the delimiter and line breaks"
+                        .to_string(),
+                );
+            }
+        }
+        if let Some(e) = self.escape {
+            if e == d || e == b'\n' || e == b'\r' {
+                return Err(
+                    "the escape character must differ from the delimiter and line breaks"
+                        .to_string(),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The escape byte, ignoring one equal to the quote: that case is
+    /// exactly doubled-quote handling, which is always on.
+    pub(crate) fn effective_escape(&self) -> Option<u8> {
+        match (self.escape, self.quote) {
+            (Some(e), Some(q)) if e == q => None,
+            (Some(e), Some(_)) => Some(e),
+            // Escapes only apply inside quoted fields.
+            _ => None,
+        }
+    }
+}
+
+/// The input settings as flags and files spell them, for both sides.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputConfig {
+    pub source_format: Option<Format>,
+    pub target_format: Option<Format>,
+    /// One character; `\t` or `tab` for a tab.
+    pub delimiter: Option<String>,
+    /// One character, or `none`.
+    pub quote: Option<String>,
+    pub escape: Option<String>,
+    #[serde(default)]
+    pub no_header: bool,
+    #[serde(default)]
+    pub null_values: Vec<String>,
+    /// `utf-8` (default) or `latin-1`.
+    pub encoding: Option<String>,
+    #[serde(default)]
+    pub infer_types: bool,
+    #[serde(default)]
+    pub max_parse_errors: u64,
+    pub int96_unit: Option<Int96Unit>,
+}
+
+fn one_byte(flag: &str, v: &str) -> Result<u8> {
+    let v = match v {
+        "\\t" | "tab" => "\t",
+        other => other,
+    };
+    match v.as_bytes() {
+        [b] if b.is_ascii() && *b != b'\n' && *b != b'\r' => Ok(*b),
+        _ => Err(ReconError::Usage(format!(
+            "{flag} {v:?}: expected one ASCII character other than a newline"
+        ))),
+    }
+}
+
+impl InputConfig {
+    /// Checks every setting and builds the options of both sides.
+    pub fn build(&self) -> Result<[InputOptions; 2]> {
+        let mut text = TextOptions {
+            header: !self.no_header,
+            null_values: self.null_values.clone(),
+            max_parse_errors: self.max_parse_errors,
+            ..Default::default()
+        };
+        if let Some(d) = &self.delimiter {
+            text.delimiter = Some(one_byte("--delimiter", d)?);
+        }
+        if let Some(q) = &self.quote {
+            text.quote = if q.eq_ignore_ascii_case("none") {
+                None
+            } else {
+                Some(one_byte("--quote", q)?)
+            };
+        }
+        if let Some(e) = &self.escape {
+            text.escape = Some(one_byte("--escape", e)?);
+        }
+        let encoding = self.encoding.as_deref().unwrap_or("utf-8");
+        text.encoding = match encoding.to_ascii_lowercase().replace('_', "-").as_str() {
+            "utf-8" | "utf8" => Encoding::Utf8,
+            "latin-1" | "latin1" | "iso-8859-1" => Encoding::Latin1,
+            other => {
+                return Err(ReconError::Usage(format!(
+                    "--encoding {other}: expected utf-8 or latin-1"
+                )))
+            }
+        };
+        if text.quote.is_some() && text.quote == text.delimiter {
+            return Err(ReconError::Usage(
+                "--quote and --delimiter must differ".into(),
+            ));
+        }
+        text.dialect()
+            .validate()
+            .map_err(|m| ReconError::Usage(format!("CSV dialect: {m}")))?;
+        let int96_unit = self.int96_unit.unwrap_or_default();
+        Ok([
+            InputOptions {
+                format: self.source_format,
+                text: text.clone(),
+                infer_types: self.infer_types,
+                int96_unit,
+            },
+            InputOptions {
+                format: self.target_format,
+                text,
+                infer_types: self.infer_types,
+                int96_unit,
+            },
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(c: InputConfig) -> std::result::Result<[InputOptions; 2], String> {
+        c.build().map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_build() {
+        let [s, t] = build(InputConfig::default()).unwrap();
+        assert_eq!(s.text.dialect(), Dialect::default());
+        assert!(t.text.header);
+        assert_eq!(s.int96_unit, Int96Unit::Microsecond);
+    }
+
+    #[test]
+    fn bad_dialects_are_refused() {
+        for (delimiter, quote, escape, why) in [
+            (Some(","), Some(","), None, "must differ"),
+            (Some(",,"), None, None, "one ASCII character"),
+            (Some("\n"), None, None, "one ASCII character"),
+            (None, None, Some(","), "escape character must differ"),
+            (
+                Some("|"),
+                Some("'"),
+                Some("|"),
+                "escape character must differ",
+            ),
+        ] {
+            let err = build(InputConfig {
+                delimiter: delimiter.map(Into::into),
+                quote: quote.map(Into::into),
+                escape: escape.map(Into::into),
+                ..Default::default()
+            })
+            .unwrap_err();
+            assert!(err.contains(why), "{err}");
+        }
+        let ok = build(InputConfig {
+            delimiter: Some("tab".into()),
+            quote: Some("none".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(ok[0].text.delimiter, Some(b'\t'));
+        assert_eq!(ok[0].text.quote, None);
+    }
+
+    #[test]
+    fn a_file_spells_formats_and_units_as_the_flags_do() {
+        let c: InputConfig =
+            toml::from_str("source_format = \"feather\"\nint96_unit = \"ns\"").unwrap();
+        assert_eq!(c.source_format, Some(Format::Ipc));
+        assert_eq!(c.int96_unit, Some(Int96Unit::Nanosecond));
+        assert!(toml::from_str::<InputConfig>("source_format = \"orc\"").is_err());
+        assert!(toml::from_str::<InputConfig>("delimeter = \";\"").is_err());
+    }
+
+    #[test]
+    fn bad_names_are_refused() {
+        let c = InputConfig {
+            encoding: Some("ebcdic".into()),
+            ..Default::default()
+        };
+        assert!(build(c).unwrap_err().contains("expected utf-8 or latin-1"));
+    }
+}

@@ -1,0 +1,156 @@
+//! How a run uses the machine: threads, the memory limit, the temp
+//! directory, the pass strategy and how many sample rows to show.
+
+use std::path::PathBuf;
+
+use crate::error::{ReconError, Result};
+use crate::size::{parse_size, MIB};
+
+/// How many times the inputs are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+pub enum Passes {
+    /// Two passes unless a side is text (CSV, NDJSON).
+    #[default]
+    #[serde(rename = "auto")]
+    #[value(name = "auto")]
+    Auto,
+    /// Read once and spill every row's record.
+    #[serde(rename = "1")]
+    #[value(name = "1")]
+    One,
+    /// Fingerprint buckets first; read again spilling only differing buckets.
+    #[serde(rename = "2")]
+    #[value(name = "2")]
+    Two,
+}
+
+/// The smallest `--memory-limit`: below it the fixed structures (one
+/// staging chunk per bucket and thread, the fingerprint arrays) do not fit.
+pub const MIN_MEMORY_LIMIT: u64 = 8 * MIB;
+
+/// Run settings as flags and files spell them.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Worker threads; all cores when absent.
+    pub threads: Option<usize>,
+    /// `256MiB`, `4GiB`, `unlimited`; half of RAM when absent.
+    pub memory_limit: Option<String>,
+    pub temp_dir: Option<PathBuf>,
+    pub passes: Option<Passes>,
+    /// Distinct unmatched rows shown per direction.
+    pub sample: Option<usize>,
+}
+
+/// Validated run settings.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub threads: usize,
+    /// Bytes; `u64::MAX` is unlimited.
+    pub memory_limit: u64,
+    pub temp_dir: Option<PathBuf>,
+    pub passes: Passes,
+    pub sample: usize,
+}
+
+impl RunSettings {
+    /// Checks settings that a library caller may have set directly.
+    pub fn validate(&self) -> Result<()> {
+        if self.threads == 0 {
+            return Err(ReconError::Usage("--threads must be at least 1".into()));
+        }
+        if self.memory_limit < MIN_MEMORY_LIMIT {
+            return Err(ReconError::Usage(
+                "--memory-limit must be at least 8MiB".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl RunConfig {
+    /// Fills in defaults (`default_threads`, `default_limit`) and checks every value.
+    pub fn build(&self, default_threads: usize, default_limit: u64) -> Result<RunSettings> {
+        let memory_limit = match &self.memory_limit {
+            Some(m) => parse_size(m).map_err(ReconError::Usage)?,
+            None => default_limit,
+        };
+        let passes = self.passes.unwrap_or_default();
+        let settings = RunSettings {
+            threads: self.threads.unwrap_or(default_threads),
+            memory_limit,
+            temp_dir: self.temp_dir.clone(),
+            passes,
+            sample: self.sample.unwrap_or(20),
+        };
+        settings.validate()?;
+        Ok(settings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(c: RunConfig) -> std::result::Result<RunSettings, String> {
+        c.build(4, 1 << 30).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_file_spells_passes_as_the_flag_does() {
+        let c: RunConfig = toml::from_str("passes = \"1\"\nthreads = 2").unwrap();
+        assert_eq!((c.passes, c.threads), (Some(Passes::One), Some(2)));
+        assert!(toml::from_str::<RunConfig>("passes = \"3\"").is_err());
+        assert!(toml::from_str::<RunConfig>("thread = 2").is_err());
+    }
+
+    #[test]
+    fn defaults_fill_in() {
+        let s = build(RunConfig::default()).unwrap();
+        assert_eq!((s.threads, s.memory_limit, s.sample), (4, 1 << 30, 20));
+        assert_eq!(s.passes, Passes::Auto);
+    }
+
+    #[test]
+    fn every_rule_that_was_only_in_the_cli_holds_here() {
+        for (c, why) in [
+            (
+                RunConfig {
+                    threads: Some(0),
+                    ..Default::default()
+                },
+                "--threads must be at least 1",
+            ),
+            (
+                RunConfig {
+                    memory_limit: Some("4MiB".into()),
+                    ..Default::default()
+                },
+                "at least 8MiB",
+            ),
+            (
+                RunConfig {
+                    memory_limit: Some("12 parsecs".into()),
+                    ..Default::default()
+                },
+                "invalid size unit",
+            ),
+        ] {
+            let err = build(c).unwrap_err();
+            assert!(err.contains(why), "{err}");
+        }
+        let ok = build(RunConfig {
+            memory_limit: Some("8MiB".into()),
+            passes: Some(Passes::One),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!((ok.memory_limit, ok.passes), (8 * MIB, Passes::One));
+        let unlimited = build(RunConfig {
+            memory_limit: Some("unlimited".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(unlimited.memory_limit, u64::MAX);
+    }
+}

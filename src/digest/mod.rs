@@ -1,0 +1,11 @@
+//! Digests: the canonical encoding of values and rows and its 128-bit row
+//! digests ([`encode`], specified with test vectors in docs/encoding.md),
+//! and order-independent digests of multisets of them ([`multiset`]).
+
+pub mod encode;
+pub mod multiset;
+
+pub use encode::{
+    check_supported, digest_bytes, encode_row, value_hashes, RowEncoder, ENCODING_VERSION,
+};
+pub use multiset::{fp_bucket_of, Fingerprint, FP_BITS, FP_BUCKETS};

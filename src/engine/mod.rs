@@ -1,0 +1,22 @@
+//! The engine: the machinery every mode runs on, knowing nothing of what a
+//! match means.
+//!
+//! - [`context`]: one run's cancel token, progress, temp dir and memory division;
+//! - [`memory`]: how a memory limit is divided; peak RSS;
+//! - [`tempspace`]: run directories and cleanup on every exit path;
+//! - [`spill`]: chunked spill storage, memory first, then per-thread files;
+//! - [`record`]: record layouts (a 16-byte partition key, then a payload);
+//! - [`scan`]: the scan driver (feeders, units, workers) with pluggable [`scan::RowSink`]s;
+//! - [`partition`]: the fingerprint and partition sinks;
+//! - [`reconcile`]: the bucket driver (threads, memory share, splits) with a pluggable [`reconcile::Matcher`].
+
+pub mod context;
+pub mod memory;
+pub mod partition;
+pub mod reconcile;
+pub mod record;
+pub mod scan;
+pub mod spill;
+pub mod tempspace;
+
+pub use context::{cancel_all, CancelToken, Phase, Progress, RunContext};

@@ -1,0 +1,225 @@
+//! Scan sinks of the multiset engine: fingerprint the digests of each
+//! bucket (pass 1 of two, nothing written), or partition records into
+//! on-disk buckets by their key's top bits (staged per worker, memory first).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::record::Keyless;
+use super::scan::RowSink;
+use super::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
+use crate::digest::{fp_bucket_of, Fingerprint, FP_BUCKETS};
+use crate::error::Result;
+use crate::input::Locators;
+use crate::side::Side;
+
+/// Which first-level bucket a key belongs to.
+#[inline]
+pub fn bucket_of(key: u128, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        (key >> (128 - bits)) as usize
+    }
+}
+
+/// Per side, one [`Fingerprint`] per fingerprint bucket (the digest's top
+/// [`crate::digest::FP_BITS`] bits).
+pub struct FingerprintSink {
+    pub fingerprints: [Vec<Fingerprint>; 2],
+}
+
+impl Default for FingerprintSink {
+    fn default() -> Self {
+        FingerprintSink {
+            fingerprints: [
+                vec![Fingerprint::default(); FP_BUCKETS],
+                vec![Fingerprint::default(); FP_BUCKETS],
+            ],
+        }
+    }
+}
+
+impl FingerprintSink {
+    /// Merges the workers' fingerprints into one per bucket and side.
+    pub fn merge(sinks: Vec<FingerprintSink>) -> [Vec<Fingerprint>; 2] {
+        let mut out = FingerprintSink::default().fingerprints;
+        for s in sinks {
+            for (into, from) in out.iter_mut().zip(&s.fingerprints) {
+                for (a, b) in into.iter_mut().zip(from) {
+                    a.merge(b);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl RowSink for FingerprintSink {
+    fn rows(&mut self, side: Side, digests: &[u128], _: Locators<'_>) -> Result<()> {
+        let fps = &mut self.fingerprints[side.index()];
+        for &d in digests {
+            fps[fp_bucket_of(d)].add(d);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// How records are partitioned.
+#[derive(Clone)]
+pub struct PartitionConfig {
+    /// First-level buckets are `1 << bucket_bits`, chosen by the key's top bits.
+    pub bucket_bits: u32,
+    pub chunk_bytes: usize,
+    pub dir: PathBuf,
+    pub budget: Arc<SpillBudget>,
+    /// Only rows whose fingerprint bucket is marked (those that differ).
+    pub filter: Option<Arc<Vec<bool>>>,
+}
+
+/// Writes each row's keyless record into the spill bucket of its digest.
+/// Keys are `side * buckets + bucket`.
+pub struct PartitionSink {
+    cfg: PartitionConfig,
+    writer: SpillWriter,
+    staging: Partitioner,
+    staging_side: Option<Side>,
+}
+
+impl PartitionSink {
+    pub fn new(cfg: PartitionConfig) -> PartitionSink {
+        PartitionSink {
+            writer: SpillWriter::new(cfg.dir.clone(), cfg.budget.clone()),
+            staging: Partitioner::new(0, cfg.chunk_bytes, 0),
+            staging_side: None,
+            cfg,
+        }
+    }
+
+    /// The spilled buckets of every worker, keyed `side * buckets + bucket`.
+    pub fn merge(sinks: Vec<PartitionSink>, bucket_bits: u32) -> Result<SpillIndex> {
+        SpillIndex::merge(
+            sinks.into_iter().map(|s| s.writer).collect(),
+            2 << bucket_bits,
+        )
+    }
+}
+
+impl RowSink for PartitionSink {
+    fn rows(&mut self, side: Side, digests: &[u128], locators: Locators<'_>) -> Result<()> {
+        let buckets = 1usize << self.cfg.bucket_bits;
+        // Units come source first, so a worker switches side at most once or
+        // twice and one set of staging buffers per worker suffices.
+        if self.staging_side != Some(side) {
+            self.staging.finish(&mut self.writer)?;
+            self.staging = Partitioner::new(
+                buckets,
+                self.cfg.chunk_bytes,
+                side.index() as u32 * buckets as u32,
+            );
+            self.staging_side = Some(side);
+        }
+        let filter = self.cfg.filter.as_deref();
+        for (i, &d) in digests.iter().enumerate() {
+            if filter.is_some_and(|f| !f[fp_bucket_of(d)]) {
+                continue;
+            }
+            let record = Keyless::encode(d, locators.get(i));
+            self.staging.push(
+                bucket_of(d, self.cfg.bucket_bits),
+                &record,
+                &mut self.writer,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.staging.finish(&mut self.writer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::record::RecordLayout;
+
+    fn read(index: &SpillIndex, key: u32) -> Vec<(u128, u64)> {
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        for c in index.chunks(key) {
+            let bytes = c.bytes(&mut buf).unwrap();
+            out.extend(Keyless::LAYOUT.records(bytes).unwrap().map(Keyless::decode));
+        }
+        out
+    }
+
+    #[test]
+    fn records_land_in_the_bucket_of_their_top_bits_per_side() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = PartitionConfig {
+            bucket_bits: 2,
+            chunk_bytes: 48,
+            dir: dir.path().to_path_buf(),
+            budget: SpillBudget::new(1 << 20),
+            filter: None,
+        };
+        let mut sink = PartitionSink::new(cfg);
+        let top = |b: u128, low: u128| (b << 126) | low;
+        let digests = [top(0, 1), top(3, 2), top(3, 3), top(1, 4)];
+        sink.rows(Side::Source, &digests, Locators::Run(10))
+            .unwrap();
+        sink.rows(Side::Target, &[top(2, 5)], Locators::List(&[99]))
+            .unwrap();
+        sink.finish().unwrap();
+        let index = PartitionSink::merge(vec![sink], 2).unwrap();
+        assert_eq!(read(&index, 0), vec![(top(0, 1), 10)]);
+        assert_eq!(read(&index, 3), vec![(top(3, 2), 11), (top(3, 3), 12)]);
+        assert_eq!(read(&index, 1), vec![(top(1, 4), 13)]);
+        // The target's buckets follow the source's.
+        assert_eq!(read(&index, 4 + 2), vec![(top(2, 5), 99)]);
+        assert_eq!(RecordLayout::key(&Keyless::encode(7, 0)), 7);
+    }
+
+    #[test]
+    fn the_filter_keeps_only_marked_fingerprint_buckets() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut marked = vec![false; FP_BUCKETS];
+        marked[FP_BUCKETS - 1] = true;
+        let cfg = PartitionConfig {
+            bucket_bits: 0,
+            chunk_bytes: 48,
+            dir: dir.path().to_path_buf(),
+            budget: SpillBudget::new(1 << 20),
+            filter: Some(Arc::new(marked)),
+        };
+        let mut sink = PartitionSink::new(cfg);
+        sink.rows(
+            Side::Source,
+            &[u128::MAX, 1, u128::MAX - 1],
+            Locators::Run(0),
+        )
+        .unwrap();
+        sink.finish().unwrap();
+        let index = PartitionSink::merge(vec![sink], 0).unwrap();
+        assert_eq!(read(&index, 0), vec![(u128::MAX, 0), (u128::MAX - 1, 2)]);
+    }
+
+    #[test]
+    fn fingerprints_merge_across_workers() {
+        let (mut a, mut b) = (FingerprintSink::default(), FingerprintSink::default());
+        a.rows(Side::Source, &[5, 6], Locators::Run(0)).unwrap();
+        b.rows(Side::Source, &[7], Locators::Run(0)).unwrap();
+        let mut one = FingerprintSink::default();
+        one.rows(Side::Source, &[7, 6, 5], Locators::Run(0))
+            .unwrap();
+        assert_eq!(
+            FingerprintSink::merge(vec![a, b]),
+            FingerprintSink::merge(vec![one])
+        );
+    }
+}

@@ -1,0 +1,615 @@
+//! The multiset diff (keyless): each table is a multiset of rows and the
+//! answer is `EXCEPT ALL` in both directions.
+//!
+//! [`diff`] is a sequence of stages, each a function a keyed or fingerprint
+//! mode can reuse:
+//! 1. **plan**: open both tables (footers only) and plan the compared
+//!    columns; any schema problem fails here, before a data page is read;
+//! 2. **size**: create the run context (temp dir, memory division);
+//! 3. **scan**: one pass (partition every record) or two (fingerprint
+//!    buckets, then partition only the differing ones);
+//! 4. **reconcile**: match each bucket pair with the EXCEPT ALL matcher;
+//! 5. **evidence**: fetch samples and, with an output directory, every
+//!    unmatched row; name the drifting columns;
+//! 6. **report**: assemble and write the report.
+
+pub mod matcher;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use matcher::{EvidenceSlots, MultisetMatcher, Reconciled};
+
+use crate::config::{AlignOptions, InputOptions, Passes, RunSettings};
+use crate::digest::Fingerprint;
+use crate::engine::memory::{self, Sizing};
+use crate::engine::partition::{FingerprintSink, PartitionConfig, PartitionSink};
+use crate::engine::reconcile::{reconcile, DriverConfig};
+use crate::engine::record::Keyless;
+use crate::engine::scan::{scan, ScanConfig, ScanSide};
+use crate::engine::spill::SpillIndex;
+use crate::engine::tempspace;
+use crate::engine::{CancelToken, Phase, Progress, RunContext};
+use crate::error::{ReconError, Result};
+use crate::evidence::{fetch_samples, write_atomic, write_side, EvidencePass};
+use crate::input::Table;
+use crate::plan::{preflight, ComparePlan};
+use crate::report::*;
+use crate::side::Side;
+
+/// Names of the files written into `--output`.
+pub const SOURCE_ONLY_FILE: &str = "source_only.parquet";
+pub const TARGET_ONLY_FILE: &str = "target_only.parquet";
+pub const REPORT_FILE: &str = "report.json";
+
+/// Options of one diff. Build with [`DiffOptions::default`] and adjust.
+#[derive(Debug, Clone)]
+pub struct DiffOptions {
+    pub threads: usize,
+    /// Bytes; `u64::MAX` is unlimited.
+    pub memory_limit: u64,
+    pub temp_dir: Option<PathBuf>,
+    /// Distinct unmatched rows shown per direction.
+    pub sample: usize,
+    /// Directory for source_only.parquet, target_only.parquet and report.json.
+    pub output_dir: Option<PathBuf>,
+    /// Overwrite results already in `output_dir`.
+    pub force: bool,
+    /// Write the JSON report here too.
+    pub report_path: Option<PathBuf>,
+    /// Rows per decoded batch.
+    pub batch_size: usize,
+    /// Test hook: put every row in one first-level bucket so splitting runs.
+    pub single_bucket: bool,
+    /// One pass (spill every row) or two (fingerprint first, spill only
+    /// differing buckets).
+    pub passes: Passes,
+    /// Column alignment, conversions and normalization rules.
+    pub align: AlignOptions,
+    /// How to read each side (format, CSV dialect, NULL strings, encoding).
+    pub inputs: [InputOptions; 2],
+    /// Counters updated as the run progresses, for a progress display.
+    pub progress: Arc<Progress>,
+    /// Cancels this run (the interrupt handler cancels every run).
+    pub cancel: CancelToken,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_limit: memory::default_limit(),
+            temp_dir: None,
+            sample: 20,
+            output_dir: None,
+            force: false,
+            report_path: None,
+            batch_size: 8192,
+            single_bucket: false,
+            passes: Passes::Auto,
+            align: AlignOptions::default(),
+            inputs: Default::default(),
+            progress: Arc::new(Progress::default()),
+            cancel: CancelToken::new(),
+        }
+    }
+}
+
+/// The outcome of [`diff`]: the report plus what the CLI needs to show it.
+pub struct DiffOutcome {
+    pub report: Report,
+    /// Per side, per column of the sample rows: whether it holds text (shown quoted).
+    pub quoted: [Vec<bool>; 2],
+}
+
+/// Compares `source` and `target` as multisets of rows.
+pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutcome> {
+    let started = Instant::now();
+    RunSettings {
+        threads: opts.threads,
+        memory_limit: opts.memory_limit,
+        temp_dir: opts.temp_dir.clone(),
+        passes: opts.passes,
+        sample: opts.sample,
+    }
+    .validate()?;
+    let (src, tgt, plan) = plan_stage(source, target, &opts.align, &opts.inputs)?;
+    let created = match &opts.output_dir {
+        Some(dir) => check_output_dir(dir, opts.force)?,
+        None => CreatedDir { path: None },
+    };
+    let ctx = size_stage(&src, &tgt, opts)?;
+    let sides = scan_sides(&src, &tgt, &plan);
+    let first_level_bits = if opts.single_bucket {
+        0
+    } else {
+        ctx.sizing.bucket_bits
+    };
+    let scanned = scan_stage(&ctx, &sides, opts.passes, first_level_bits)?;
+    check_row_counts(&src, &tgt, scanned.rows)?;
+    let scan_seconds = started.elapsed().as_secs_f64();
+
+    let (found, bucket_splits) =
+        reconcile_stage(&ctx, [&src, &tgt], &scanned, opts.sample, first_level_bits)?;
+    let reconcile_seconds = started.elapsed().as_secs_f64() - scan_seconds;
+    let ScanResult {
+        rows,
+        passes,
+        differing_buckets,
+        ..
+    } = scanned;
+
+    ctx.progress.set_phase(Phase::Evidence);
+    let evidence = evidence_stage(&sides, &found, opts)?;
+    let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
+
+    let report = Report::multiset(ReportParts {
+        plan: &plan,
+        inputs: [input_report(&src, rows[0]), input_report(&tgt, rows[1])],
+        rows,
+        stats: found.stats,
+        samples: Samples {
+            limit: opts.sample,
+            source_only: evidence.samples[0].clone(),
+            target_only: evidence.samples[1].clone(),
+        },
+        differing: evidence.differing,
+        parse_errors: parse_errors_report(&src, &tgt),
+        outputs: evidence.outputs,
+        settings: Settings {
+            threads: opts.threads,
+            memory_limit_bytes: (opts.memory_limit != u64::MAX).then_some(opts.memory_limit),
+            temp_dir: ctx.temp_base.display().to_string(),
+            buckets: 1 << first_level_bits,
+            passes,
+            fingerprint_buckets_differing: differing_buckets,
+        },
+        elapsed_seconds: started.elapsed().as_secs_f64(),
+        phase_seconds: PhaseSeconds {
+            scan: scan_seconds,
+            reconcile: reconcile_seconds,
+            evidence: evidence_seconds,
+        },
+        spilled_bytes: ctx.budget.spilled_bytes(),
+        bucket_splits,
+        peak_rss_bytes: memory::peak_rss_bytes(),
+    });
+    drop(found);
+    drop(ctx);
+    opts.progress.set_phase(Phase::Done);
+    write_reports(
+        &report,
+        opts.output_dir.as_deref(),
+        opts.report_path.as_deref(),
+    )?;
+    created.keep();
+    let quoted = |t: &Table| {
+        t.schema
+            .fields()
+            .iter()
+            .map(|f| is_text(f.data_type()))
+            .collect()
+    };
+    Ok(DiffOutcome {
+        report,
+        quoted: [quoted(&src), quoted(&tgt)],
+    })
+}
+
+/// Stage 1: opens both tables and plans the comparison (metadata only),
+/// refusing a plan with problems before any data is read.
+pub fn plan_stage(
+    source: &Path,
+    target: &Path,
+    align: &AlignOptions,
+    inputs: &[InputOptions; 2],
+) -> Result<(Table, Table, ComparePlan)> {
+    let (src, tgt, plan) = preflight(source, target, align, inputs)?;
+    if !plan.is_compatible() {
+        return Err(ReconError::Schema {
+            source_path: source.to_path_buf(),
+            target_path: target.to_path_buf(),
+            reasons: plan.problems.clone(),
+        });
+    }
+    Ok((src, tgt, plan))
+}
+
+/// Stage 2: the run context, with the memory limit divided for the rows
+/// the tables hold (from metadata, or estimated from their size).
+pub fn size_stage(src: &Table, tgt: &Table, opts: &DiffOptions) -> Result<RunContext> {
+    let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let guess = estimated_rows(src).saturating_add(estimated_rows(tgt));
+    opts.progress.rows_total.store(guess, Ordering::Relaxed);
+    let sizing = Sizing::plan(
+        opts.memory_limit,
+        opts.threads,
+        guess,
+        Keyless::LAYOUT.bytes(),
+    );
+    let ctx = RunContext::new(
+        &base,
+        opts.threads,
+        opts.batch_size,
+        sizing,
+        opts.progress.clone(),
+        opts.cancel.clone(),
+    )?;
+    // Every row spills one record, less what stays in memory.
+    let records = guess.saturating_mul(Keyless::LAYOUT.bytes() as u64);
+    ctx.budget
+        .set_expected(records.saturating_sub(ctx.sizing.in_memory_spill as u64));
+    Ok(ctx)
+}
+
+/// What each side's scan reads: the compared columns and their preparation.
+pub fn scan_sides<'a>(src: &'a Table, tgt: &'a Table, plan: &ComparePlan) -> [ScanSide<'a>; 2] {
+    [
+        ScanSide {
+            table: src,
+            columns: plan.indices(Side::Source),
+            prep: plan.preps(Side::Source),
+        },
+        ScanSide {
+            table: tgt,
+            columns: plan.indices(Side::Target),
+            prep: plan.preps(Side::Target),
+        },
+    ]
+}
+
+/// What the scan stage produced.
+pub struct ScanResult {
+    /// Records under key `side * buckets + bucket`.
+    pub index: SpillIndex,
+    pub buckets: usize,
+    /// Rows compared per side.
+    pub rows: [u64; 2],
+    /// Reads of the inputs: 1 or 2.
+    pub passes: u8,
+    /// With two passes: how many fingerprint buckets differed.
+    pub differing_buckets: Option<usize>,
+    /// Records the index holds per side (all rows, or only differing buckets').
+    pub partitioned: [u64; 2],
+}
+
+/// Stage 3: reads the tables once (partitioning every record) or twice
+/// (fingerprinting every bucket without spilling, then partitioning only
+/// the records of the buckets whose fingerprints differ). When the tables
+/// match, two passes read each table once and spill nothing.
+pub fn scan_stage(
+    ctx: &RunContext,
+    sides: &[ScanSide<'_>; 2],
+    passes: Passes,
+    bucket_bits: u32,
+) -> Result<ScanResult> {
+    let two_pass = match passes {
+        Passes::One => false,
+        Passes::Two => true,
+        // Re-reading Parquet/IPC costs about what spilling every record
+        // costs, so when drift is rare two passes win; parsing text twice
+        // costs far more than spilling its records once.
+        Passes::Auto => !sides[0].table.format.is_text() && !sides[1].table.format.is_text(),
+    };
+    let cfg = ScanConfig {
+        threads: ctx.threads,
+        batch_size: ctx.batch_size,
+        cancel: &ctx.cancel,
+        progress: &ctx.progress,
+    };
+    let partition = |filter: Option<Arc<Vec<bool>>>| {
+        let pc = PartitionConfig {
+            bucket_bits,
+            chunk_bytes: ctx.sizing.chunk_bytes,
+            dir: ctx.dir().to_path_buf(),
+            budget: ctx.budget.clone(),
+            filter,
+        };
+        let scanned = scan(sides, &cfg, || PartitionSink::new(pc.clone()))?;
+        let index = PartitionSink::merge(scanned.sinks, bucket_bits)?;
+        Ok::<_, ReconError>((index, scanned.rows))
+    };
+    let buckets = 1usize << bucket_bits;
+    if !two_pass {
+        ctx.progress.start_pass(1, 1, Phase::Partition);
+        let (index, rows) = partition(None)?;
+        return Ok(ScanResult {
+            index,
+            buckets,
+            rows,
+            passes: 1,
+            differing_buckets: None,
+            partitioned: rows,
+        });
+    }
+    ctx.progress.start_pass(1, 2, Phase::Fingerprint);
+    let first = scan(sides, &cfg, FingerprintSink::default)?;
+    let [a, b] = FingerprintSink::merge(first.sinks);
+    let differ: Vec<bool> = a.iter().zip(&b).map(|(x, y)| x != y).collect();
+    let in_differing = |fps: &[Fingerprint]| -> u64 {
+        fps.iter()
+            .zip(&differ)
+            .filter(|(_, d)| **d)
+            .map(|(f, _)| f.count)
+            .sum()
+    };
+    let seen = [in_differing(&a), in_differing(&b)];
+    let differing = differ.iter().filter(|d| **d).count();
+    if differing == 0 {
+        return Ok(ScanResult {
+            index: SpillIndex::merge(Vec::new(), 2 * buckets)?,
+            buckets,
+            rows: first.rows,
+            passes: 2,
+            differing_buckets: Some(0),
+            partitioned: seen,
+        });
+    }
+    // Only the differing buckets' records spill in the second pass.
+    let spill = (seen[0] + seen[1]).saturating_mul(Keyless::LAYOUT.bytes() as u64);
+    ctx.budget
+        .set_expected(spill.saturating_sub(ctx.sizing.in_memory_spill as u64));
+    for s in sides {
+        s.table.parse_errors.reset();
+    }
+    ctx.progress.start_pass(2, 2, Phase::Partition);
+    let (index, rows) = partition(Some(Arc::new(differ)))?;
+    if rows != first.rows {
+        return Err(ReconError::Input {
+            path: sides[0].table.path.clone(),
+            message: format!(
+                "the inputs changed while recon read them: {:?} rows in the first pass, {rows:?} in the second",
+                first.rows
+            ),
+        });
+    }
+    Ok(ScanResult {
+        index,
+        buckets,
+        rows,
+        passes: 2,
+        differing_buckets: Some(differing),
+        partitioned: seen,
+    })
+}
+
+/// Rows read must be the rows the metadata promised (less rows whose values
+/// a conversion refused under --max-parse-errors: read, but not compared).
+pub fn check_row_counts(src: &Table, tgt: &Table, rows: [u64; 2]) -> Result<()> {
+    for (t, read) in [(src, rows[0]), (tgt, rows[1])] {
+        if let Some(meta_rows) = t.rows {
+            let refused = t.parse_errors.count.load(Ordering::Relaxed);
+            if read + refused != meta_rows {
+                return Err(ReconError::input(
+                    &t.path,
+                    format!("read {read} rows but the metadata says {meta_rows}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Stage 4: matches every bucket pair with the EXCEPT ALL matcher. Returns
+/// what it found and how many buckets had to be split.
+pub fn reconcile_stage(
+    ctx: &RunContext,
+    tables: [&Table; 2],
+    scanned: &ScanResult,
+    sample: usize,
+    first_level_bits: u32,
+) -> Result<(Reconciled, u64)> {
+    // Evidence ranges follow each side's dense positions (rows, or bytes of text).
+    let extent = tables[0]
+        .total_extent()
+        .max(tables[1].total_extent())
+        .max(1);
+    let range_bits = ctx.sizing.range_bits;
+    let ranges = ((extent - 1) >> range_bits) as usize + 1;
+    ctx.progress
+        .buckets_total
+        .store(scanned.buckets as u64, Ordering::Relaxed);
+    ctx.progress.set_phase(Phase::Reconcile);
+    let slots = Arc::new(EvidenceSlots {
+        bases: [tables[0].bases(), tables[1].bases()],
+        range_bits,
+        ranges,
+        chunk_bytes: ctx.sizing.chunk_bytes,
+        dir: ctx.dir().to_path_buf(),
+        budget: ctx.budget.clone(),
+        sample,
+    });
+    let driven = reconcile(
+        &scanned.index,
+        scanned.buckets,
+        &DriverConfig {
+            threads: ctx.threads,
+            layout: Keyless::LAYOUT,
+            max_entries: ctx.sizing.map_max_entries,
+            chunk_bytes: ctx.sizing.chunk_bytes,
+            first_level_bits,
+            dir: ctx.dir(),
+            budget: ctx.budget.clone(),
+            cancel: &ctx.cancel,
+            progress: &ctx.progress,
+        },
+        || Ok(MultisetMatcher::new(slots.clone())),
+    )?;
+    let found = MultisetMatcher::merge(driven.matchers, sample, ranges)?;
+    if found.rows_seen != scanned.partitioned {
+        return Err(ReconError::Internal(format!(
+            "reconciled {:?} rows, expected {:?}",
+            found.rows_seen, scanned.partitioned
+        )));
+    }
+    Ok((found, driven.splits))
+}
+
+/// What the evidence stage produced.
+pub struct EvidenceResult {
+    pub samples: [Vec<SampleReport>; 2],
+    /// Compared columns (source names) whose values differ between the sides.
+    pub differing: Vec<String>,
+    pub outputs: Option<Outputs>,
+}
+
+/// Stage 5: fetches the sample rows, and makes one pass over each side's
+/// unmatched rows that writes the evidence files (if asked) and sums
+/// per-column value digests, which name the drifting columns.
+pub fn evidence_stage(
+    sides: &[ScanSide<'_>; 2],
+    found: &Reconciled,
+    opts: &DiffOptions,
+) -> Result<EvidenceResult> {
+    let mut samples: [Vec<SampleReport>; 2] = Default::default();
+    for side in Side::BOTH {
+        let t = sides[side.index()].table;
+        let names: Vec<String> = t.schema.fields().iter().map(|f| f.name().clone()).collect();
+        let picked = &found.samples[side.index()];
+        let locators: Vec<u64> = picked.iter().map(|s| s.locator).collect();
+        samples[side.index()] = fetch_samples(t, &locators)?
+            .into_iter()
+            .zip(picked)
+            .map(|(values, s)| SampleReport::new(&names, values, s.source_count, s.target_count))
+            .collect();
+    }
+    let dest = |name: &str| opts.output_dir.as_ref().map(|d| d.join(name));
+    let (s_dest, t_dest) = (dest(SOURCE_ONLY_FILE), dest(TARGET_ONLY_FILE));
+    let pass = |side: Side, dest: Option<&Path>| -> Result<EvidencePass> {
+        let s = &sides[side.index()];
+        write_side(
+            s.table,
+            side,
+            &found.evidence,
+            found.ranges,
+            found.stats[side.index()].rows,
+            dest,
+            s,
+        )
+    };
+    let s_ev = pass(Side::Source, s_dest.as_deref())?;
+    let t_ev = pass(Side::Target, t_dest.as_deref())?;
+    let outputs = opts.output_dir.as_ref().map(|dir| Outputs {
+        dir: dir.display().to_string(),
+        source_only: s_dest.unwrap_or_default().display().to_string(),
+        target_only: t_dest.unwrap_or_default().display().to_string(),
+        source_only_written: s_ev.rows,
+        target_only_written: t_ev.rows,
+    });
+    let names = sides[0].prep.iter().map(|p| p.column.clone());
+    let differing: Vec<String> = names
+        .zip(s_ev.column_sums.iter().zip(&t_ev.column_sums))
+        .filter(|(_, (a, b))| a != b)
+        .map(|(c, _)| c)
+        .collect();
+    Ok(EvidenceResult {
+        samples,
+        differing,
+        outputs,
+    })
+}
+
+/// Stage 6: writes the JSON report into the output directory and to
+/// `report_path`, each atomically.
+pub fn write_reports(
+    report: &Report,
+    output_dir: Option<&Path>,
+    report_path: Option<&Path>,
+) -> Result<()> {
+    let json = report.to_json();
+    if let Some(dir) = output_dir {
+        write_atomic(&dir.join(REPORT_FILE), json.as_bytes())?;
+    }
+    if let Some(p) = report_path {
+        write_atomic(p, json.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn parse_errors_report(src: &Table, tgt: &Table) -> ParseErrorsReport {
+    ParseErrorsReport {
+        source: src.parse_errors.count.load(Ordering::Relaxed),
+        target: tgt.parse_errors.count.load(Ordering::Relaxed),
+        examples: src
+            .parse_errors
+            .examples()
+            .into_iter()
+            .chain(tgt.parse_errors.examples())
+            .collect(),
+    }
+}
+
+fn input_report(t: &Table, rows: u64) -> InputReport {
+    InputReport {
+        path: t.path.display().to_string(),
+        format: t.format.name().into(),
+        files: t.files.len(),
+        rows,
+    }
+}
+
+/// Rows of a table for sizing: from metadata, else guessed from its size
+/// (sizing only; a wrong guess costs speed, never correctness).
+fn estimated_rows(t: &Table) -> u64 {
+    t.rows.unwrap_or_else(|| {
+        let compressed = t
+            .files
+            .iter()
+            .any(|f| f.compression != crate::input::Compression::None);
+        let bytes = if compressed {
+            t.bytes_on_disk.saturating_mul(5)
+        } else {
+            t.bytes_on_disk
+        };
+        bytes / 48 + 1
+    })
+}
+
+/// An output directory this run created: removed again (only if still empty)
+/// when the run fails or is interrupted, so a failed run leaves nothing behind.
+pub struct CreatedDir {
+    path: Option<PathBuf>,
+}
+
+impl CreatedDir {
+    pub fn keep(mut self) {
+        if let Some(p) = self.path.take() {
+            tempspace::unregister_empty_dir(&p);
+        }
+    }
+}
+
+impl Drop for CreatedDir {
+    fn drop(&mut self) {
+        if let Some(p) = self.path.take() {
+            tempspace::unregister_empty_dir(&p);
+            let _ = std::fs::remove_dir(&p);
+        }
+    }
+}
+
+/// Refuses an output directory holding results (unless `force`), and
+/// creates it if missing.
+pub fn check_output_dir(dir: &Path, force: bool) -> Result<CreatedDir> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(ReconError::input(dir, "--output must be a directory"));
+    }
+    let has_results = [SOURCE_ONLY_FILE, TARGET_ONLY_FILE, REPORT_FILE]
+        .iter()
+        .any(|f| dir.join(f).exists());
+    if has_results && !force {
+        return Err(ReconError::OutputExists {
+            path: dir.to_path_buf(),
+        });
+    }
+    if dir.is_dir() {
+        return Ok(CreatedDir { path: None });
+    }
+    std::fs::create_dir_all(dir).map_err(|e| ReconError::io(dir, e))?;
+    tempspace::register_empty_dir(dir);
+    Ok(CreatedDir {
+        path: Some(dir.to_path_buf()),
+    })
+}

@@ -1,0 +1,74 @@
+//! The plan: which source column is compared with which target column, in
+//! which value class, after which conversions and rules. Built from the two
+//! tables' metadata before any data is read, so every schema problem is
+//! reported at once and up front.
+//!
+//! - [`classes`]: value classes (which physical types compare by value);
+//! - [`typing`]: the types text columns take from their partners;
+//! - [`align`]: column pairing, type checks, the `recon schema` screen;
+//! - [`convert`]: conversions and normalization rules, applied per batch.
+
+pub mod align;
+pub mod classes;
+pub mod convert;
+pub mod typing;
+
+use std::path::Path;
+
+pub use align::{ColumnPair, ComparePlan, Convert, Skipped};
+pub use convert::{Prep, Refused};
+
+use crate::config::{AlignOptions, InputOptions};
+use crate::error::Result;
+use crate::input::Table;
+use crate::side::Side;
+
+/// Opens both tables and plans the comparison, reading metadata only. The
+/// plan may hold problems; a diff refuses to run then, `recon schema` shows them.
+///
+/// Text columns (CSV, NDJSON, Hive partition values) take the types of the
+/// columns they pair with on a typed side before the plan is made.
+pub fn preflight(
+    source: &Path,
+    target: &Path,
+    align_opts: &AlignOptions,
+    inputs: &[InputOptions; 2],
+) -> Result<(Table, Table, ComparePlan)> {
+    let mut src = Table::open(source, &inputs[0])?;
+    let mut tgt = Table::open(target, &inputs[1])?;
+    typing::resolve(
+        &mut src,
+        &mut tgt,
+        align_opts,
+        inputs[0].infer_types || inputs[1].infer_types,
+    )?;
+    let plan = align::plan(&src.schema, &tgt.schema, align_opts);
+    Ok((src, tgt, plan))
+}
+
+impl ComparePlan {
+    /// Per compared column of one side: its conversion and rules.
+    pub fn preps(&self, side: Side) -> Vec<Prep> {
+        self.columns
+            .iter()
+            .map(|c| {
+                let (column, convert) = match side {
+                    Side::Source => (&c.source_name, &c.source_convert),
+                    Side::Target => (&c.target_name, &c.target_convert),
+                };
+                Prep::new(column.clone(), convert.clone(), c.normalize.clone())
+            })
+            .collect()
+    }
+
+    /// Per compared column of one side: its index in the table's schema.
+    pub fn indices(&self, side: Side) -> Vec<usize> {
+        self.columns
+            .iter()
+            .map(|c| match side {
+                Side::Source => c.source_index,
+                Side::Target => c.target_index,
+            })
+            .collect()
+    }
+}

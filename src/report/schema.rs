@@ -1,0 +1,54 @@
+//! The `recon schema` screen: how the columns pair and compare, as text
+//! for people or as versioned JSON.
+
+use crate::input::Table;
+use crate::plan::align::render_plan;
+use crate::plan::ComparePlan;
+
+use super::ColumnReport;
+
+/// Version of the schema JSON's layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The plan as JSON: `{"recon_schema_version", "compatible", "columns",
+/// "not_compared", "problems"}`, with the diff report's column objects.
+pub fn schema_json(plan: &ComparePlan) -> String {
+    let columns: Vec<ColumnReport> = plan.columns.iter().map(ColumnReport::from_pair).collect();
+    let mut s = serde_json::to_string_pretty(&serde_json::json!({
+        "recon_schema_version": SCHEMA_VERSION,
+        "compatible": plan.is_compatible(),
+        "columns": columns,
+        "not_compared": plan.skipped.iter().map(|k| serde_json::json!({
+            "side": k.side, "name": k.field.name(), "why": k.why,
+        })).collect::<Vec<_>>(),
+        "problems": plan.problems,
+    }))
+    .unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The plan as the text screen, then a line per text side naming the
+/// columns it parses and their types, so "Decimal128" on a CSV side is not
+/// a surprise.
+pub fn schema_text(plan: &ComparePlan, tables: [&Table; 2]) -> String {
+    let mut out = render_plan(plan);
+    for (side, t) in [("source", tables[0]), ("target", tables[1])] {
+        let parsed: Vec<String> = t
+            .schema
+            .fields()
+            .iter()
+            .zip(&t.untyped)
+            .filter(|(f, u)| **u && f.data_type() != &arrow::datatypes::DataType::Utf8)
+            .map(|(f, _)| format!("{} as {}", f.name(), f.data_type()))
+            .collect();
+        if !parsed.is_empty() {
+            out.push_str(&format!(
+                "{side} ({}): text parsed exactly into {}\n",
+                t.format.name(),
+                parsed.join(", ")
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,148 @@
+//! The text summary for people.
+
+use arrow::datatypes::DataType;
+
+use super::{Report, SampleReport};
+
+/// Renders `value` for people: strings are quoted so '' and ' ' are visible.
+pub fn display_value(v: &Option<String>, quoted: bool) -> String {
+    match v {
+        None => "NULL".into(),
+        Some(s) if quoted => format!("{s:?}"),
+        Some(s) => s.clone(),
+    }
+}
+
+/// Whether a column's values should be quoted when shown.
+pub fn is_text(dt: &DataType) -> bool {
+    match dt {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_text(v),
+        _ => false,
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl SampleReport {
+    fn render(&self, quoted: &[bool]) -> String {
+        self.row
+            .iter()
+            .zip(quoted)
+            .map(|((name, v), &q)| {
+                let v = v.as_str().map(str::to_string);
+                format!("{name}={}", display_value(&v, q))
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    }
+}
+
+impl Report {
+    /// The human summary, shaped like the SQL verdict query's result.
+    /// `quoted[side][i]` says whether column `i` of that side's sample rows is text.
+    pub fn render_text(&self, quoted: &[Vec<bool>; 2]) -> String {
+        let mut out = String::new();
+        let m = &self.multiplicity;
+        let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<24}{v}\n"));
+        line(&mut out, "source_row_count", self.source_rows.to_string());
+        line(&mut out, "target_row_count", self.target_rows.to_string());
+        line(
+            &mut out,
+            "source_only_row_count",
+            format!(
+                "{}  ({} absent from target, {} of rows the target also has)",
+                self.source_only_rows,
+                m.source_only.absent_rows,
+                plural(m.source_only.extra_copy_rows, "extra copy", "extra copies")
+            ),
+        );
+        line(
+            &mut out,
+            "target_only_row_count",
+            format!(
+                "{}  ({} absent from source, {} of rows the source also has)",
+                self.target_only_rows,
+                m.target_only.absent_rows,
+                plural(m.target_only.extra_copy_rows, "extra copy", "extra copies")
+            ),
+        );
+        let pe = &self.parse_errors;
+        if pe.source + pe.target > 0 {
+            line(
+                &mut out,
+                "parse_errors",
+                format!(
+                    "{}  (source {}, target {}; those rows were not compared)",
+                    pe.source + pe.target,
+                    pe.source,
+                    pe.target
+                ),
+            );
+        }
+        line(&mut out, "exact_match", self.exact_match.to_string());
+        let d = &self.column_drift;
+        if !self.exact_match {
+            let what = if d.same == 0 && d.differing.len() > 1 {
+                format!(
+                    "all {} columns (as when whole rows are added or removed)",
+                    d.differing.len()
+                )
+            } else if d.differing.is_empty() {
+                "none: every column holds the same values; rows differ only in how values combine or repeat".to_string()
+            } else {
+                let rest = match d.same {
+                    0 => String::new(),
+                    1 => "; the other column holds the same values".into(),
+                    n => format!("; the other {n} columns hold the same values"),
+                };
+                format!("{}{rest}", d.differing.join(", "))
+            };
+            line(&mut out, "columns_differing", what);
+        }
+        for (title, stats, samples, quoted) in [
+            (
+                "source-only",
+                &m.source_only,
+                &self.samples.source_only,
+                &quoted[0],
+            ),
+            (
+                "target-only",
+                &m.target_only,
+                &self.samples.target_only,
+                &quoted[1],
+            ),
+        ] {
+            if stats.rows == 0 {
+                continue;
+            }
+            out.push_str(&format!(
+                "\n{title} rows: {}, {}",
+                plural(stats.distinct_rows, "distinct value", "distinct values"),
+                plural(stats.rows, "occurrence", "occurrences")
+            ));
+            if samples.len() < stats.distinct_rows as usize {
+                out.push_str(&format!(" (showing {})", samples.len()));
+            }
+            out.push('\n');
+            for s in samples {
+                out.push_str(&format!(
+                    "  source x{:<3} target x{:<3} {}\n",
+                    s.source_count,
+                    s.target_count,
+                    s.render(quoted)
+                ));
+            }
+        }
+        if !pe.examples.is_empty() {
+            out.push_str("\nvalues that failed to parse:\n");
+            for e in &pe.examples {
+                out.push_str(&format!("  {e}\n"));
+            }
+        }
+        out
+    }
+}
