@@ -72,7 +72,12 @@ fn modules_only_use_lower_layers() {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for file in &files {
         let rel = file.strip_prefix(&src).unwrap();
-        let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
         let module = first.trim_end_matches(".rs").to_string();
         if module == "lib" || module == "main" {
             continue;
@@ -112,7 +117,13 @@ fn modules_only_use_lower_layers() {
 
 #[test]
 fn the_checker_sees_an_upward_use() {
-    assert_eq!(uses("use crate::engine::spill;\n// crate::modes"), ["engine"]);
-    assert_eq!(uses("let x = crate::plan::Prep::new(); /// crate::x"), ["plan"]);
+    assert_eq!(
+        uses("use crate::engine::spill;\n// crate::modes"),
+        ["engine"]
+    );
+    assert_eq!(
+        uses("let x = crate::plan::Prep::new(); /// crate::x"),
+        ["plan"]
+    );
     assert_eq!(uses("use crate::{engine, plan};"), ["{"]);
 }

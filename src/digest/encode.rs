@@ -42,8 +42,20 @@
 //! 1.50 in DECIMAL(10,2) and 1.500000 in DECIMAL(38,6) both encode as
 //! mantissa 15, scale 1.
 //!
-//! The row digest is XXH3-128 (seed 0) of the concatenated encodings of the
-//! compared columns, in the order of the comparison plan.
+//! # Digests (encoding version 2)
+//!
+//! Each value's encoding `e` gets a 128-bit **value digest** `V(e)`: when `e`
+//! is at most 16 bytes (every fixed-width value, and strings of up to 14
+//! bytes), `V(e) = P(e zero-padded to 16 bytes, read little-endian)`, where
+//! `P` is a fixed bijection of 128-bit integers, so distinct short values
+//! never share a digest; longer encodings use `V(e) = XXH3-128(e)`. The
+//! **row digest** combines the compared columns `c = 0, 1, …` (plan order):
+//! `D = Q(Σ_c (V_c ⊕ A_c) · B_c mod 2^128)`, with column constants `A_c` and
+//! odd `B_c`, and `Q` another bijection with a nonlinear mix, so a sum of row
+//! digests does not reduce to per-column multisets. Value digests are
+//! computed column at a time in tight loops and are the per-column digests
+//! keyed mode and fingerprints use. See docs/encoding.md for the constants,
+//! test vectors and the collision argument.
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, FixedSizeBinaryArray, GenericByteArray,
@@ -56,8 +68,141 @@ use arrow::buffer::NullBuffer;
 use arrow::datatypes::*;
 use xxhash_rust::xxh3::xxh3_128;
 
-/// Version of the canonical encoding. Bumped on any change to the bytes.
-pub const ENCODING_VERSION: u32 = 1;
+/// Version of the canonical encoding and digests. Bumped on any change to
+/// the bytes or to how digests are computed from them. Version 1 hashed the
+/// concatenated row encoding with XXH3-128; version 2 combines value digests.
+pub const ENCODING_VERSION: u32 = 2;
+
+/// Constants of the digest construction (docs/encoding.md lists them).
+pub mod constants {
+    /// `P`: the value permutation, a three-round Feistel network on the
+    /// 64-bit halves whose round function is a folded 64×64→128 multiply.
+    pub const P_XOR: u128 = 0x243f_6a88_85a3_08d3_1319_8a2e_0370_7344;
+    pub const P_KEYS: [u64; 3] = [
+        0x9e37_79b9_7f4a_7c15,
+        0xf39c_c060_5ced_c835,
+        0xbf58_476d_1ce4_e5b9,
+    ];
+    pub const P_MULS: [u64; 3] = [
+        0x94d0_49bb_1331_11eb,
+        0xd6e8_feb8_6659_fd93,
+        0xa076_1d64_78bd_642f,
+    ];
+    /// `Q`: the final row mix.
+    pub const Q_XOR: u128 = 0xa409_3822_299f_31d0_082e_fa98_ec4e_6c89;
+    pub const Q_MUL1: u128 = 0xff51_afd7_ed55_8ccd_c4ce_b9fe_1a85_ec53;
+    pub const Q_MUL2: u128 = 0xd6e8_feb8_6659_fd93_a076_1d64_78bd_642f;
+    /// Seeds of the column constants `A_c`, `B_c` (splitmix64 streams; both
+    /// 64-bit halves of `B_c` are odd).
+    pub const A_SEED: u64 = 0x6a09_e667_f3bc_c908;
+    pub const B_SEED: u64 = 0xbb67_ae85_84ca_a73b;
+}
+
+/// `Q`'s 128-bit bijection: xor a constant, then two rounds of "fold the high
+/// half into the low half, multiply by an odd constant", then a last fold.
+/// Every step is invertible, so distinct inputs give distinct outputs.
+#[inline(always)]
+fn permute(mut x: u128, xor: u128, m1: u128, m2: u128) -> u128 {
+    x ^= xor;
+    x ^= x >> 64;
+    x = x.wrapping_mul(m1);
+    x ^= x >> 64;
+    x = x.wrapping_mul(m2);
+    x ^ (x >> 64)
+}
+
+/// The 128-bit product of two 64-bit words, folded to 64 bits (high ⊕ low).
+#[inline(always)]
+fn folded_mul(a: u64, b: u64) -> u64 {
+    let r = (a as u128) * (b as u128);
+    (r as u64) ^ ((r >> 64) as u64)
+}
+
+/// `P`: the digest of a value whose encoding fits 16 bytes. After xoring a
+/// constant, three Feistel rounds on the halves `(l, r)`: `l ^= f1(r)`,
+/// `r ^= f2(l)`, `l ^= f3(r)` with `f_i(x) = folded_mul(x ⊕ KEY_i, MUL_i)`.
+/// Each round is undone by repeating it, so `P` is a bijection: distinct
+/// short values never share a digest. One 64-bit multiply per round.
+#[inline(always)]
+fn p(x: u128) -> u128 {
+    use constants::*;
+    let x = x ^ P_XOR;
+    let (mut l, mut r) = (x as u64, (x >> 64) as u64);
+    l ^= folded_mul(r ^ P_KEYS[0], P_MULS[0]);
+    r ^= folded_mul(l ^ P_KEYS[1], P_MULS[1]);
+    l ^= folded_mul(r ^ P_KEYS[2], P_MULS[2]);
+    ((r as u128) << 64) | l as u128
+}
+
+/// `Q`: the final mix of a row's combined column digests.
+#[inline(always)]
+pub fn q(x: u128) -> u128 {
+    use constants::*;
+    permute(x, Q_XOR, Q_MUL1, Q_MUL2)
+}
+
+/// The value digest `V(e)` of one value's canonical encoding.
+#[inline]
+pub fn value_digest(encoded: &[u8]) -> u128 {
+    if encoded.len() <= 16 {
+        let mut b = [0u8; 16];
+        b[..encoded.len()].copy_from_slice(encoded);
+        p(u128::from_le_bytes(b))
+    } else {
+        xxh3_128(encoded)
+    }
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The constants `(A_c, B_c)` of column position `c` (B_c is odd).
+pub fn column_constants(c: usize) -> (u128, u128) {
+    let word = |seed: u64, k: u64| {
+        let mut s = seed ^ k.wrapping_mul(0xd134_2543_de82_ef95);
+        let hi = splitmix64(&mut s) as u128;
+        let lo = splitmix64(&mut s) as u128;
+        (hi << 64) | lo
+    };
+    (
+        word(constants::A_SEED, c as u64),
+        word(constants::B_SEED, c as u64) | 1 | (1 << 64),
+    )
+}
+
+/// One column's term of the row sum: `(V ⊕ A_c) · B_c`, computed in two
+/// independent 64-bit lanes (low and high halves, each multiplied mod 2^64
+/// by its odd half of `B_c`). Each lane is a bijection, so the term is one
+/// too, and two 64-bit multiplies cost less than one 128-bit multiply.
+#[inline(always)]
+fn term(v: u128, a: u128, b: u128) -> u128 {
+    let x = v ^ a;
+    let lo = (x as u64).wrapping_mul(b as u64);
+    let hi = ((x >> 64) as u64).wrapping_mul((b >> 64) as u64);
+    ((hi as u128) << 64) | lo as u128
+}
+
+/// Adds two row sums lane by lane (each 64-bit half mod 2^64).
+#[inline(always)]
+fn lane_add(acc: u128, t: u128) -> u128 {
+    let lo = (acc as u64).wrapping_add(t as u64);
+    let hi = ((acc >> 64) as u64).wrapping_add((t >> 64) as u64);
+    ((hi as u128) << 64) | lo as u128
+}
+
+/// The row digest of already computed value digests, one per compared column.
+pub fn combine(values: &[u128]) -> u128 {
+    let acc = values.iter().enumerate().fold(0u128, |acc, (c, &v)| {
+        let (a, b) = column_constants(c);
+        lane_add(acc, term(v, a, b))
+    });
+    q(acc)
+}
 
 /// Value tags; see the module documentation.
 pub mod tag {
@@ -437,6 +582,17 @@ fn encode_list(values: &ArrayRef, out: &mut Vec<u8>) -> Result<(), String> {
 trait ColumnWriter {
     /// Appends one row's encoding.
     fn append(&self, row: usize, out: &mut Vec<u8>);
+
+    /// Appends the value digest of rows `0..rows`. The default encodes each
+    /// value into `scratch`; the fixed-width and byte writers compute the
+    /// padded encoding directly, in a loop without a call per value.
+    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
+        for row in 0..rows {
+            scratch.clear();
+            self.append(row, scratch);
+            out.push(value_digest(scratch));
+        }
+    }
 }
 
 struct FixedWriter<'a, F, const N: usize> {
@@ -457,6 +613,43 @@ impl<F: Fn(usize) -> [u8; N], const N: usize> ColumnWriter for FixedWriter<'_, F
             out.push(tag::NULL);
         }
     }
+
+    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
+        if N >= 16 {
+            // Tag + payload exceed 16 bytes: the hashed path.
+            for row in 0..rows {
+                scratch.clear();
+                self.append(row, scratch);
+                out.push(value_digest(scratch));
+            }
+            return;
+        }
+        let null = p(tag::NULL as u128);
+        out.reserve(rows);
+        match self.nulls {
+            None => {
+                for row in 0..rows {
+                    let mut rec = [0u8; 16];
+                    rec[0] = self.tag;
+                    rec[1..1 + N].copy_from_slice(&(self.value)(row));
+                    out.push(p(u128::from_le_bytes(rec)));
+                }
+            }
+            Some(n) => {
+                for row in 0..rows {
+                    let v = if n.is_valid(row) {
+                        let mut rec = [0u8; 16];
+                        rec[0] = self.tag;
+                        rec[1..1 + N].copy_from_slice(&(self.value)(row));
+                        p(u128::from_le_bytes(rec))
+                    } else {
+                        null
+                    };
+                    out.push(v);
+                }
+            }
+        }
+    }
 }
 
 struct BytesWriter<'a, F> {
@@ -474,6 +667,29 @@ impl<'a, F: Fn(usize) -> &'a [u8]> ColumnWriter for BytesWriter<'a, F> {
             out.push(tag::NULL);
         }
     }
+
+    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
+        out.reserve(rows);
+        for row in 0..rows {
+            if !self.nulls.is_none_or(|n| n.is_valid(row)) {
+                out.push(p(tag::NULL as u128));
+                continue;
+            }
+            let bytes = (self.value)(row);
+            // Tag, one varint byte and up to 14 bytes fit the permuted path.
+            if bytes.len() <= 14 {
+                let mut rec = [0u8; 16];
+                rec[0] = self.tag;
+                rec[1] = bytes.len() as u8;
+                rec[2..2 + bytes.len()].copy_from_slice(bytes);
+                out.push(p(u128::from_le_bytes(rec)));
+            } else {
+                scratch.clear();
+                push_bytes(scratch, self.tag, bytes);
+                out.push(xxh3_128(scratch));
+            }
+        }
+    }
 }
 
 /// Values encoded up front with the reference encoder; rows then pick a slice.
@@ -485,11 +701,13 @@ struct PreEncodedWriter {
     keys: Option<Vec<Option<usize>>>,
 }
 
-/// The canonical encodings of every value of an array, back to back.
+/// The canonical encodings of every value of an array, back to back, and
+/// their value digests.
 struct PreEncoded {
     data: Vec<u8>,
     /// `offsets[k]..offsets[k + 1]` is the encoding of value `k`.
     offsets: Vec<usize>,
+    digests: Vec<u128>,
 }
 
 impl PreEncodedWriter {
@@ -497,11 +715,18 @@ impl PreEncodedWriter {
         let mut data = Vec::new();
         let mut offsets = Vec::with_capacity(array.len() + 1);
         offsets.push(0);
+        let mut digests = Vec::with_capacity(array.len());
         for row in 0..array.len() {
+            let start = data.len();
             encode_value(array, row, &mut data)?;
+            digests.push(value_digest(&data[start..]));
             offsets.push(data.len());
         }
-        Ok(Arc::new(PreEncoded { data, offsets }))
+        Ok(Arc::new(PreEncoded {
+            data,
+            offsets,
+            digests,
+        }))
     }
 
     fn slice(&self, row: usize) -> &[u8] {
@@ -520,6 +745,17 @@ impl PreEncodedWriter {
 impl ColumnWriter for PreEncodedWriter {
     fn append(&self, row: usize, out: &mut Vec<u8>) {
         out.extend_from_slice(self.slice(row));
+    }
+
+    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, _: &mut Vec<u8>) {
+        let d = &self.values.digests;
+        match &self.keys {
+            None => out.extend_from_slice(&d[..rows]),
+            Some(keys) => {
+                let null = p(tag::NULL as u128);
+                out.extend(keys[..rows].iter().map(|k| k.map_or(null, |k| d[k])));
+            }
+        }
     }
 }
 
@@ -571,11 +807,74 @@ fn bytes_writer<'a, T: ByteArrayType>(
     array: &'a GenericByteArray<T>,
     tag: u8,
 ) -> Box<dyn ColumnWriter + 'a> {
-    Box::new(BytesWriter {
+    Box::new(OffsetBytesWriter {
         nulls: (array as &dyn Array).logical_nulls_ref(),
         tag,
-        value: move |i| -> &'a [u8] { array.value(i).as_ref() },
+        offsets: array.value_offsets(),
+        values: array.values().as_slice(),
     })
+}
+
+/// Strings and binaries stored as offsets into one values buffer. Short
+/// values (up to 14 bytes, so tag + length + bytes fit 16) are read as one
+/// 16-byte load from the buffer and masked, instead of a copy per value.
+struct OffsetBytesWriter<'a, O> {
+    nulls: Option<&'a NullBuffer>,
+    tag: u8,
+    offsets: &'a [O],
+    values: &'a [u8],
+}
+
+impl<O: arrow::array::OffsetSizeTrait> OffsetBytesWriter<'_, O> {
+    #[inline]
+    fn range(&self, row: usize) -> (usize, usize) {
+        (
+            self.offsets[row].as_usize(),
+            self.offsets[row + 1].as_usize(),
+        )
+    }
+}
+
+impl<O: arrow::array::OffsetSizeTrait> ColumnWriter for OffsetBytesWriter<'_, O> {
+    fn append(&self, row: usize, out: &mut Vec<u8>) {
+        if self.nulls.is_none_or(|n| n.is_valid(row)) {
+            let (start, end) = self.range(row);
+            push_bytes(out, self.tag, &self.values[start..end]);
+        } else {
+            out.push(tag::NULL);
+        }
+    }
+
+    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
+        out.reserve(rows);
+        let null = p(tag::NULL as u128);
+        let head = self.tag as u128;
+        for row in 0..rows {
+            if !self.nulls.is_none_or(|n| n.is_valid(row)) {
+                out.push(null);
+                continue;
+            }
+            let (start, end) = self.range(row);
+            let len = end - start;
+            if len <= 14 {
+                // The padded encoding: tag, the one-byte varint length, the bytes, zeros.
+                let bytes = if start + 16 <= self.values.len() {
+                    let mut w = [0u8; 16];
+                    w.copy_from_slice(&self.values[start..start + 16]);
+                    u128::from_le_bytes(w) & ((1u128 << (8 * len)) - 1)
+                } else {
+                    let mut w = [0u8; 16];
+                    w[..len].copy_from_slice(&self.values[start..end]);
+                    u128::from_le_bytes(w)
+                };
+                out.push(p(head | ((len as u128) << 8) | (bytes << 16)));
+            } else {
+                scratch.clear();
+                push_bytes(scratch, self.tag, &self.values[start..end]);
+                out.push(xxh3_128(scratch));
+            }
+        }
+    }
 }
 
 fn view_writer<'a, T: ByteViewType + ?Sized>(
@@ -739,12 +1038,17 @@ fn dictionary_writer<'a>(
     }))
 }
 
-/// Computes canonical row encodings and digests for record batches. Reuses its
-/// buffers across batches, so the per-row loop does not allocate.
+/// Computes row digests (and, when asked, per-column value digests) for
+/// record batches. Reuses its buffers across batches, so the per-row loops
+/// do not allocate.
 #[derive(Default)]
 pub struct RowEncoder {
-    /// One row's encoding; small enough to stay in L1 for typical rows.
+    /// One value's encoding, for values that take the hashed path.
     scratch: Vec<u8>,
+    /// One column's value digests for the batch.
+    column: Vec<u128>,
+    /// Per row: the running sum of the columns' seeded value digests.
+    acc: Vec<u128>,
     /// Per column: the last dictionary seen and its encoded values.
     dictionaries: Vec<DictCache>,
 }
@@ -755,34 +1059,56 @@ impl RowEncoder {
     }
 
     /// Appends the 128-bit digest of every row of `columns` to `out`.
-    ///
-    /// Each column gets a typed encoder once per batch (downcasts and type
-    /// dispatch happen here, not per value); then each row is encoded into a
-    /// scratch buffer and hashed at once, while it is hot in L1. This measured
-    /// about 30% cheaper than encoding the whole batch column by column into a
-    /// row-major buffer first (two passes, and a buffer the size of the batch).
     pub fn digests(&mut self, columns: &[ArrayRef], out: &mut Vec<u128>) -> Result<(), String> {
+        self.digests_with_columns(columns, out, None)
+    }
+
+    /// Appends every row's digest to `out` and, with `per_column`, each
+    /// column's value digests to `per_column[c]` (the digests keyed mode and
+    /// fingerprints compare per column), from one pass over the values.
+    ///
+    /// Column at a time: each column gets a typed writer once per batch
+    /// (downcasts and type dispatch happen here, not per value), which fills
+    /// the batch's value digests in one loop; the row sums then take one
+    /// multiply-add per value.
+    pub fn digests_with_columns(
+        &mut self,
+        columns: &[ArrayRef],
+        out: &mut Vec<u128>,
+        mut per_column: Option<&mut Vec<Vec<u128>>>,
+    ) -> Result<(), String> {
         let rows = columns.first().map_or(0, |c| c.len());
         if self.dictionaries.len() < columns.len() {
             self.dictionaries.resize_with(columns.len(), || None);
         }
-        let writers = columns
-            .iter()
-            .zip(self.dictionaries.iter_mut())
-            .map(|(c, cache)| match c.data_type() {
-                DataType::Dictionary(..) => dictionary_writer(c.as_ref(), Some(cache)),
-                _ => column_writer(c.as_ref()),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        out.reserve(rows);
-        let scratch = &mut self.scratch;
-        for row in 0..rows {
-            scratch.clear();
-            for w in &writers {
-                w.append(row, scratch);
-            }
-            out.push(xxh3_128(scratch));
+        if let Some(pc) = per_column.as_deref_mut() {
+            pc.resize_with(columns.len(), Vec::new);
         }
+        self.acc.clear();
+        self.acc.resize(rows, 0);
+        for (c, (array, cache)) in columns.iter().zip(self.dictionaries.iter_mut()).enumerate() {
+            let writer = match array.data_type() {
+                DataType::Dictionary(..) => dictionary_writer(array.as_ref(), Some(cache))?,
+                _ => column_writer(array.as_ref())?,
+            };
+            self.column.clear();
+            writer.value_digests(rows, &mut self.column, &mut self.scratch);
+            if self.column.len() != rows {
+                return Err(format!(
+                    "column {c}: {} value digests for {rows} rows",
+                    self.column.len()
+                ));
+            }
+            let (a, b) = column_constants(c);
+            for (acc, &v) in self.acc.iter_mut().zip(&self.column) {
+                *acc = lane_add(*acc, term(v, a, b));
+            }
+            if let Some(pc) = per_column.as_deref_mut() {
+                pc[c].extend_from_slice(&self.column);
+            }
+        }
+        out.reserve(rows);
+        out.extend(self.acc.iter().map(|&x| q(x)));
         Ok(())
     }
 
@@ -815,9 +1141,18 @@ pub fn value_hashes(array: &ArrayRef, out: &mut Vec<u64>) -> Result<(), String> 
     Ok(())
 }
 
-/// Digest of one already-encoded row.
-pub fn digest_bytes(encoded: &[u8]) -> u128 {
-    xxh3_128(encoded)
+/// The reference row digest of row `row` of `columns`, straight from the
+/// specification: each value encoded by the reference encoder, its value
+/// digest, then [`combine`]. The fast path must agree (property-tested).
+pub fn reference_digest(columns: &[ArrayRef], row: usize) -> Result<u128, String> {
+    let mut values = Vec::with_capacity(columns.len());
+    let mut e = Vec::new();
+    for c in columns {
+        e.clear();
+        encode_value(c.as_ref(), row, &mut e)?;
+        values.push(value_digest(&e));
+    }
+    Ok(combine(&values))
 }
 
 /// Convenience for tests and tools: the encoding of one row of `columns`.
@@ -1009,7 +1344,7 @@ mod tests {
                 hex(&reference),
                 "row {row}"
             );
-            assert_eq!(*digest, digest_bytes(&reference));
+            assert_eq!(*digest, reference_digest(&cols, row).unwrap());
         }
         // Sliced arrays (non-zero offsets) encode the same as their unsliced rows.
         let sliced: Vec<ArrayRef> = cols.iter().map(|c| c.slice(1, 3)).collect();
@@ -1053,16 +1388,58 @@ mod tests {
         assert_eq!(hex(&one(ts)), "09ffffffffffffffffc0878b3b");
         let big: ArrayRef = Arc::new(UInt64Array::from(vec![u64::MAX]));
         assert_eq!(hex(&one(big)), "0effffffffffffffff0000000000000000");
-        // The demo's first row, ('north', 100): its digest is stable across
-        // runs, platforms and versions of encoding 1.
+    }
+
+    /// Digest test vectors of encoding version 2, documented in
+    /// docs/encoding.md and recomputed there by an independent Python
+    /// implementation of the spec (scripts/digest_vectors.py).
+    #[test]
+    fn digest_vectors_from_the_spec() {
+        let v = |e: &[u8]| format!("{:032x}", value_digest(e));
+        assert_eq!(v(&[tag::NULL]), VECTORS[0]);
+        assert_eq!(v(&hex_bytes("02feffffffffffffff")), VECTORS[1]);
+        assert_eq!(v(&hex_bytes("06026162")), VECTORS[2]);
+        let (a0, b0) = column_constants(0);
+        let (a1, b1) = column_constants(1);
+        assert_eq!(format!("{a0:032x}"), VECTORS[3]);
+        assert_eq!(format!("{b0:032x}"), VECTORS[4]);
+        assert_eq!(format!("{a1:032x}"), VECTORS[5]);
+        assert_eq!(format!("{b1:032x}"), VECTORS[6]);
+        // The demo's first row, ('north', 100): stable across runs,
+        // platforms, batch sizes and thread counts.
         let row = digest_of(vec![
             Arc::new(StringArray::from(vec!["north"])),
             Arc::new(Int64Array::from(vec![100])),
         ]);
-        assert_eq!(format!("{:032x}", row[0]), DEMO_ROW_DIGEST);
+        assert_eq!(format!("{:032x}", row[0]), VECTORS[7]);
+        // A string longer than 14 bytes takes the XXH3-128 path.
+        let long = encode_row(
+            &[Arc::new(StringArray::from(vec!["a longer string value"]))],
+            0,
+        )
+        .unwrap();
+        assert_eq!(v(&long), format!("{:032x}", xxh3_128(&long)));
+        assert_eq!(v(&long), VECTORS[8]);
     }
 
-    const DEMO_ROW_DIGEST: &str = "f0f2951f90d7541905e22a73bd048745";
+    fn hex_bytes(h: &str) -> Vec<u8> {
+        (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    const VECTORS: [&str; 9] = [
+        "736a9cf56a518b388a7ad6c9814ac603",
+        "ebc98e8e0919846f44561c4b3139db34",
+        "716f5109266eb11169b57f30167ebd37",
+        "1ac046dda8e86e2abe2c3b00b1d348c8",
+        "0d35b78b9930a2bd80f4d5a8ca972ced",
+        "c092b9d3981ecda1b8f05fb9bdfb1c82",
+        "4a8035856681dfef3c7581a7ed64c935",
+        "4782c54d603d81007ce99b7748fa9eee",
+        "6bb100ac22d5938588a8d6192c8c0ce8",
+    ];
 
     #[test]
     fn physical_variants_of_a_value_encode_alike() {
@@ -1178,7 +1555,7 @@ mod tests {
         let cols: Vec<ArrayRef> = vec![Arc::new(d)];
         let mut out = Vec::new();
         RowEncoder::new().digests(&cols, &mut out).unwrap();
-        assert_eq!(out[0], digest_bytes(&[tag::NULL]));
+        assert_eq!(out[0], combine(&[value_digest(&[tag::NULL])]));
         assert_eq!(encode_row(&cols, 1).unwrap(), vec![tag::NULL]);
     }
 

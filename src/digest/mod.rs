@@ -6,6 +6,7 @@ pub mod encode;
 pub mod multiset;
 
 pub use encode::{
-    check_supported, digest_bytes, encode_row, value_hashes, RowEncoder, ENCODING_VERSION,
+    check_supported, combine, encode_row, reference_digest, value_digest, value_hashes, RowEncoder,
+    ENCODING_VERSION,
 };
 pub use multiset::{fp_bucket_of, Fingerprint, FP_BITS, FP_BUCKETS};

@@ -189,8 +189,12 @@ fn render(column: &arrow::array::ArrayRef, fmt: &ArrayFormatter<'_>, row: usize)
         DataType::Timestamp(unit, _) => {
             let v = match unit {
                 TimeUnit::Second => column.as_primitive::<TimestampSecondType>().value(row),
-                TimeUnit::Millisecond => column.as_primitive::<TimestampMillisecondType>().value(row),
-                TimeUnit::Microsecond => column.as_primitive::<TimestampMicrosecondType>().value(row),
+                TimeUnit::Millisecond => {
+                    column.as_primitive::<TimestampMillisecondType>().value(row)
+                }
+                TimeUnit::Microsecond => {
+                    column.as_primitive::<TimestampMicrosecondType>().value(row)
+                }
                 TimeUnit::Nanosecond => column.as_primitive::<TimestampNanosecondType>().value(row),
             };
             Some((v, crate::units::symbol(*unit)))
