@@ -934,3 +934,51 @@ fn evidence_from_compressed_text_spans_many_ranges() {
         "every fetched row is a changed one"
     );
 }
+
+#[test]
+fn delta_and_iceberg_table_folders_are_refused_not_read_as_plain_files() {
+    // A Delta table folder holds the files of older versions too: reading
+    // them all would count dead rows. Refused, with the reason, for the
+    // table root and for a partition folder inside it.
+    let tmp = TempDir::new().unwrap();
+    let delta = tmp.path().join("orders");
+    let part = delta.join("business_date=2024-01-01");
+    fs::create_dir_all(delta.join("_delta_log")).unwrap();
+    fs::create_dir_all(&part).unwrap();
+    let rows = orders(4);
+    write_parquet(&part.join("part-0.parquet"), &batch(&rows, false), 10);
+    write_parquet(&part.join("part-1-dead.parquet"), &batch(&rows, false), 10);
+    for dir in [&delta, &part] {
+        recon()
+            .arg("diff")
+            .arg(dir)
+            .arg(dir)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("this is a Delta table"))
+            .stderr(predicate::str::contains("older versions"));
+    }
+    // Naming the live files explicitly still works.
+    let live = part.join("part-0.parquet");
+    recon().arg("diff").arg(&live).arg(&live).assert().code(0);
+
+    // Iceberg: metadata/*.metadata.json beside data/.
+    let ice = tmp.path().join("lake");
+    fs::create_dir_all(ice.join("metadata")).unwrap();
+    fs::create_dir_all(ice.join("data")).unwrap();
+    fs::write(ice.join("metadata").join("00001-abc.metadata.json"), "{}").unwrap();
+    write_parquet(
+        &ice.join("data").join("f.parquet"),
+        &batch(&rows, false),
+        10,
+    );
+    for dir in [ice.clone(), ice.join("data")] {
+        recon()
+            .arg("diff")
+            .arg(&dir)
+            .arg(&dir)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("this is an Iceberg table"));
+    }
+}

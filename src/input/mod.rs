@@ -243,6 +243,47 @@ fn has_glob_chars(s: &str) -> bool {
 }
 
 /// Lists the files of `path` (a file, a directory, or a glob pattern).
+/// What a folder of a lakehouse table format holds besides live data.
+const TABLE_FOLDER_WHY: &str = "its folder also holds the files of older versions (until VACUUM or expiry removes them) and files whose rows later deletes remove, so reading every Parquet file in it would count dead and deleted rows";
+
+/// Refuses a directory that is (or lies inside) a Delta Lake or Iceberg
+/// table: `_delta_log/` in it or an ancestor, or Iceberg's
+/// `metadata/*.metadata.json` beside it or in an ancestor. recon reads
+/// plain folders of files; reading a table folder as one would silently
+/// count rows the table no longer holds.
+fn refuse_table_folder(dir: &Path) -> Result<()> {
+    let absolute = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for level in absolute.ancestors() {
+        if level.join("_delta_log").is_dir() {
+            return Err(ReconError::input(
+                dir,
+                format!(
+                    "this is a Delta table ({} has _delta_log/): {TABLE_FOLDER_WHY}. recon does not read Delta logs yet: compare an export of the version you mean, or name its live files with a glob",
+                    level.display()
+                ),
+            ));
+        }
+        let metadata = level.join("metadata");
+        let iceberg = std::fs::read_dir(&metadata).ok().is_some_and(|entries| {
+            entries.flatten().any(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.ends_with(".metadata.json"))
+            })
+        });
+        if iceberg {
+            return Err(ReconError::input(
+                dir,
+                format!(
+                    "this is an Iceberg table ({} holds *.metadata.json): {TABLE_FOLDER_WHY}. recon does not read Iceberg metadata yet: compare an export of the snapshot you mean, or name its live files with a glob",
+                    metadata.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn discover(path: &Path) -> Result<Vec<Found>> {
     let text = path.to_string_lossy();
     match std::fs::metadata(path) {
@@ -253,6 +294,7 @@ fn discover(path: &Path) -> Result<Vec<Found>> {
             }])
         }
         Ok(_) => {
+            refuse_table_folder(path)?;
             let mut files = Vec::new();
             collect_files(path, path, &mut files)?;
             if files.is_empty() {
