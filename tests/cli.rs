@@ -733,3 +733,74 @@ fn two_passes_spill_nothing_on_a_match_and_only_differing_buckets_on_drift() {
         one["spilled_bytes"]
     );
 }
+
+#[test]
+fn a_targeted_second_pass_reads_only_the_row_groups_that_differ_and_gives_the_one_pass_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let n = 100_000i64;
+    let rows = |changed: &[(usize, i64)], extra: &[i64]| -> Vec<(Option<String>, Option<i64>)> {
+        let mut v: Vec<(Option<String>, Option<i64>)> = (0..n)
+            .map(|i| (Some(format!("k{}", i % 30_000)), Some(i)))
+            .collect();
+        for &(at, value) in changed {
+            v[at].1 = Some(value);
+        }
+        for &e in extra {
+            v.push((Some("dup".into()), Some(e)));
+        }
+        v
+    };
+    let write = |name: &str, r: &[(Option<String>, Option<i64>)]| {
+        let p = tmp.path().join(name);
+        let refs: Vec<(Option<&str>, Option<i64>)> =
+            r.iter().map(|(k, n)| (k.as_deref(), *n)).collect();
+        common::write_parquet(&p, &common::kv_batch(&refs), 5_000);
+        p
+    };
+    let s = write("s.parquet", &rows(&[], &[7]));
+    // Three changed values and a moved duplicate: each differing bucket
+    // holds one differing digest, which its two fingerprints give away, so
+    // only the row groups holding them are read again.
+    let t = write(
+        "t.parquet",
+        &rows(&[(10, -1), (50_000, -2), (99_999, -3)], &[8]),
+    );
+    let (c1, one) = diff_json(&s, &t, &["--passes", "1"]);
+    let (c2, two) = diff_json(&s, &t, &["--passes", "2"]);
+    assert_eq!((c1, c2), (1, 1));
+    assert_eq!(
+        without_run_fields(one.clone()),
+        without_run_fields(two.clone())
+    );
+    let pass = &two["settings"]["second_pass"];
+    assert_eq!(pass["strategy"], "targeted", "{pass}");
+    assert_eq!(pass["units_total"], 42);
+    let read = pass["units_read"].as_u64().unwrap();
+    assert!((2..=10).contains(&read), "read {read} of 42 row groups");
+    assert_eq!(pass["decoded_digests"], 8);
+    // Two extra copies of one row do not decode from the fingerprints (an
+    // even count difference has no inverse mod 2^128): the second pass reads
+    // everything, with the same answer.
+    let t3 = write("t3.parquet", &rows(&[], &[7, 7, 7]));
+    let (c1, one) = diff_json(&s, &t3, &["--passes", "1"]);
+    let (c2, two) = diff_json(&s, &t3, &["--passes", "2"]);
+    assert_eq!((c1, c2), (1, 1));
+    assert_eq!(
+        without_run_fields(one.clone()),
+        without_run_fields(two.clone())
+    );
+    assert_eq!(two["target_only_rows"], 2);
+    assert_eq!(two["settings"]["second_pass"]["strategy"], "full");
+    // Three extra copies (an odd difference) decode: targeted again.
+    let t4 = write("t4.parquet", &rows(&[], &[7, 7, 7, 7]));
+    let (c1, one) = diff_json(&s, &t4, &["--passes", "1"]);
+    let (c2, two) = diff_json(&s, &t4, &["--passes", "2"]);
+    assert_eq!((c1, c2), (1, 1));
+    assert_eq!(without_run_fields(one), without_run_fields(two.clone()));
+    assert_eq!(two["target_only_rows"], 3);
+    assert_eq!(two["settings"]["second_pass"]["strategy"], "targeted");
+    // A match needs no second pass at all.
+    let (c, same) = diff_json(&s, &s, &["--passes", "2"]);
+    assert_eq!(c, 0);
+    assert!(same["settings"]["second_pass"].is_null());
+}

@@ -2,16 +2,21 @@
 //! bucket (pass 1 of two, nothing written), or partition records into
 //! on-disk buckets by their key's top bits (staged per worker, memory first).
 
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::record::Keyless;
 use super::scan::RowSink;
 use super::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
-use crate::digest::{fp_bucket_of, Fingerprint, FP_BUCKETS};
+use crate::digest::{fp_bucket_of, Fingerprint, UnitFilter, FP_BUCKETS};
 use crate::error::Result;
-use crate::input::Locators;
+use crate::input::{Locators, Unit};
 use crate::side::Side;
+
+/// A unit of one side: (side, file, block).
+pub type UnitKey = (Side, usize, usize);
 
 /// Which first-level bucket a key belongs to.
 #[inline]
@@ -23,51 +28,129 @@ pub fn bucket_of(key: u128, bits: u32) -> usize {
     }
 }
 
-/// Per side, one [`Fingerprint`] per fingerprint bucket (the digest's top
-/// [`crate::digest::FP_BITS`] bits).
+/// Pass 1 of two: per side, one [`Fingerprint`] per fingerprint bucket (the
+/// digest's top [`crate::digest::FP_BITS`] bits) and, when memory allows, a
+/// [`UnitFilter`] per row group, so that a targeted second pass can read
+/// only the row groups holding the differing digests.
 pub struct FingerprintSink {
     pub fingerprints: [Vec<Fingerprint>; 2],
+    /// Bits per row of each unit filter; 0: no filters.
+    filter_bits: u32,
+    current: Option<(UnitKey, UnitFilter)>,
+    pub filters: Vec<(UnitKey, UnitFilter)>,
+    /// A unit was read that has no filter (an IPC stream, text).
+    pub unfiltered: bool,
 }
 
 impl Default for FingerprintSink {
     fn default() -> Self {
+        FingerprintSink::new(0)
+    }
+}
+
+/// What the workers' fingerprint sinks add up to.
+pub struct Fingerprinted {
+    pub fingerprints: [Vec<Fingerprint>; 2],
+    /// Unit filters, when every unit read has one.
+    pub filters: Option<HashMap<UnitKey, UnitFilter>>,
+}
+
+impl FingerprintSink {
+    /// A sink with unit filters of `filter_bits` bits per row (0: none).
+    pub fn new(filter_bits: u32) -> FingerprintSink {
         FingerprintSink {
             fingerprints: [
                 vec![Fingerprint::default(); FP_BUCKETS],
                 vec![Fingerprint::default(); FP_BUCKETS],
             ],
+            filter_bits,
+            current: None,
+            filters: Vec::new(),
+            unfiltered: false,
         }
     }
-}
 
-impl FingerprintSink {
-    /// Merges the workers' fingerprints into one per bucket and side.
-    pub fn merge(sinks: Vec<FingerprintSink>) -> [Vec<Fingerprint>; 2] {
-        let mut out = FingerprintSink::default().fingerprints;
+    /// Merges the workers' fingerprints, tables and filters.
+    pub fn merge(sinks: Vec<FingerprintSink>) -> Fingerprinted {
+        let mut fingerprints = FingerprintSink::new(0).fingerprints;
+        let mut filters = HashMap::new();
+        let mut complete = true;
         for s in sinks {
-            for (into, from) in out.iter_mut().zip(&s.fingerprints) {
+            for (into, from) in fingerprints.iter_mut().zip(&s.fingerprints) {
                 for (a, b) in into.iter_mut().zip(from) {
                     a.merge(b);
                 }
             }
+            complete &= !s.unfiltered && s.filter_bits > 0;
+            filters.extend(s.filters);
         }
-        out
+        Fingerprinted {
+            fingerprints,
+            filters: complete.then_some(filters),
+        }
+    }
+
+    fn close_unit(&mut self) {
+        if let Some(done) = self.current.take() {
+            self.filters.push(done);
+        }
     }
 }
 
 impl RowSink for FingerprintSink {
+    fn start_unit(&mut self, side: Side, unit: &Unit) -> Result<()> {
+        self.close_unit();
+        match unit {
+            Unit::Block {
+                file, block, rows, ..
+            } if self.filter_bits > 0 => {
+                self.current = Some((
+                    (side, *file, *block),
+                    UnitFilter::new(*rows, self.filter_bits),
+                ));
+            }
+            _ => self.unfiltered = true,
+        }
+        Ok(())
+    }
+
     fn rows(&mut self, side: Side, digests: &[u128], _: Locators<'_>) -> Result<()> {
         let fps = &mut self.fingerprints[side.index()];
         for &d in digests {
             fps[fp_bucket_of(d)].add(d);
         }
+        if let Some((_, f)) = self.current.as_mut() {
+            f.insert_all(digests);
+        }
         Ok(())
     }
 
     fn finish(&mut self) -> Result<()> {
+        self.close_unit();
         Ok(())
     }
 }
+
+/// Digests are uniform bits: hash a set of them by their low 64 bits.
+#[derive(Default)]
+pub struct LowBits(u64);
+
+impl Hasher for LowBits {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64;
+    }
+}
+
+/// A set of digests.
+pub type DigestSet = HashSet<u128, BuildHasherDefault<LowBits>>;
 
 /// How records are partitioned.
 #[derive(Clone)]
@@ -79,6 +162,8 @@ pub struct PartitionConfig {
     pub budget: Arc<SpillBudget>,
     /// Only rows whose fingerprint bucket is marked (those that differ).
     pub filter: Option<Arc<Vec<bool>>>,
+    /// Only rows with these digests (a targeted second pass).
+    pub digests: Option<Arc<DigestSet>>,
 }
 
 /// Writes each row's keyless record into the spill bucket of its digest.
@@ -88,6 +173,8 @@ pub struct PartitionSink {
     writer: SpillWriter,
     staging: Partitioner,
     staging_side: Option<Side>,
+    /// Records written per side.
+    pub written: [u64; 2],
 }
 
 impl PartitionSink {
@@ -96,16 +183,22 @@ impl PartitionSink {
             writer: SpillWriter::new(cfg.dir.clone(), cfg.budget.clone()),
             staging: Partitioner::new(0, cfg.chunk_bytes, 0),
             staging_side: None,
+            written: [0, 0],
             cfg,
         }
     }
 
-    /// The spilled buckets of every worker, keyed `side * buckets + bucket`.
-    pub fn merge(sinks: Vec<PartitionSink>, bucket_bits: u32) -> Result<SpillIndex> {
-        SpillIndex::merge(
-            sinks.into_iter().map(|s| s.writer).collect(),
-            2 << bucket_bits,
-        )
+    /// The spilled buckets of every worker, keyed `side * buckets + bucket`,
+    /// and the records written per side.
+    pub fn merge(sinks: Vec<PartitionSink>, bucket_bits: u32) -> Result<(SpillIndex, [u64; 2])> {
+        let mut written = [0u64; 2];
+        let mut writers = Vec::with_capacity(sinks.len());
+        for s in sinks {
+            written[0] += s.written[0];
+            written[1] += s.written[1];
+            writers.push(s.writer);
+        }
+        Ok((SpillIndex::merge(writers, 2 << bucket_bits)?, written))
     }
 }
 
@@ -124,10 +217,15 @@ impl RowSink for PartitionSink {
             self.staging_side = Some(side);
         }
         let filter = self.cfg.filter.as_deref();
+        let wanted = self.cfg.digests.as_deref();
         for (i, &d) in digests.iter().enumerate() {
             if filter.is_some_and(|f| !f[fp_bucket_of(d)]) {
                 continue;
             }
+            if wanted.is_some_and(|w| !w.contains(&d)) {
+                continue;
+            }
+            self.written[side.index()] += 1;
             let record = Keyless::encode(d, locators.get(i));
             self.staging.push(
                 bucket_of(d, self.cfg.bucket_bits),
@@ -167,6 +265,7 @@ mod tests {
             dir: dir.path().to_path_buf(),
             budget: SpillBudget::new(1 << 20),
             filter: None,
+            digests: None,
         };
         let mut sink = PartitionSink::new(cfg);
         let top = |b: u128, low: u128| (b << 126) | low;
@@ -176,7 +275,8 @@ mod tests {
         sink.rows(Side::Target, &[top(2, 5)], Locators::List(&[99]))
             .unwrap();
         sink.finish().unwrap();
-        let index = PartitionSink::merge(vec![sink], 2).unwrap();
+        let (index, written) = PartitionSink::merge(vec![sink], 2).unwrap();
+        assert_eq!(written, [4, 1]);
         assert_eq!(read(&index, 0), vec![(top(0, 1), 10)]);
         assert_eq!(read(&index, 3), vec![(top(3, 2), 11), (top(3, 3), 12)]);
         assert_eq!(read(&index, 1), vec![(top(1, 4), 13)]);
@@ -196,6 +296,7 @@ mod tests {
             dir: dir.path().to_path_buf(),
             budget: SpillBudget::new(1 << 20),
             filter: Some(Arc::new(marked)),
+            digests: None,
         };
         let mut sink = PartitionSink::new(cfg);
         sink.rows(
@@ -205,7 +306,7 @@ mod tests {
         )
         .unwrap();
         sink.finish().unwrap();
-        let index = PartitionSink::merge(vec![sink], 0).unwrap();
+        let (index, _) = PartitionSink::merge(vec![sink], 0).unwrap();
         assert_eq!(read(&index, 0), vec![(u128::MAX, 0), (u128::MAX - 1, 2)]);
     }
 
@@ -218,8 +319,8 @@ mod tests {
         one.rows(Side::Source, &[7, 6, 5], Locators::Run(0))
             .unwrap();
         assert_eq!(
-            FingerprintSink::merge(vec![a, b]),
-            FingerprintSink::merge(vec![one])
+            FingerprintSink::merge(vec![a, b]).fingerprints,
+            FingerprintSink::merge(vec![one]).fingerprints
         );
     }
 }

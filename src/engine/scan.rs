@@ -31,10 +31,16 @@ pub struct ScanSide<'a> {
     pub columns: Vec<usize>,
     /// Per compared column: conversion and normalization before hashing.
     pub prep: Vec<Prep>,
+    /// Read only these (file, block) units (a targeted second pass).
+    pub only_units: Option<std::collections::HashSet<(usize, usize)>>,
 }
 
 /// What a worker does with the digests of each batch it scans.
 pub trait RowSink: Send {
+    /// The worker starts reading `unit` of `side`; its batches follow.
+    fn start_unit(&mut self, _side: Side, _unit: &Unit) -> Result<()> {
+        Ok(())
+    }
     /// One batch of `side`: a digest per row and the rows' locators.
     fn rows(&mut self, side: Side, digests: &[u128], locators: Locators<'_>) -> Result<()>;
     /// The worker has scanned its last unit.
@@ -70,6 +76,7 @@ impl<S: RowSink> Worker<'_, S> {
         let scan = &self.sides[side.index()];
         let table = scan.table;
         let path = table.file_path(unit.file()).to_path_buf();
+        self.sink.start_unit(side, unit)?;
         let (sink, encoder, digests) = (&mut self.sink, &mut self.encoder, &mut self.digests);
         let mut hashed = 0u64;
         let read = table.read_unit(unit, &scan.columns, cfg.batch_size, &mut |cols, locs| {
@@ -195,10 +202,16 @@ where
     let units: Vec<(Side, Unit)> = Side::BOTH
         .into_iter()
         .flat_map(|side| {
+            let only = sides[side.index()].only_units.as_ref();
             sides[side.index()]
                 .table
                 .block_units()
                 .into_iter()
+                .filter(move |u| match (only, u) {
+                    (None, _) => true,
+                    (Some(set), Unit::Block { file, block, .. }) => set.contains(&(*file, *block)),
+                    (Some(_), _) => true,
+                })
                 .map(move |u| (side, u))
         })
         .collect();

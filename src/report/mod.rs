@@ -134,6 +134,20 @@ pub struct Settings {
     pub passes: u8,
     /// Of the 16384 fingerprint buckets, how many differed (two passes only).
     pub fingerprint_buckets_differing: Option<usize>,
+    /// How the second read went, when one was needed.
+    pub second_pass: Option<SecondPass>,
+}
+
+/// The second read of a two-pass run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SecondPass {
+    /// "targeted": only the row groups holding the decoded digests;
+    /// "full": every row group, keeping the differing buckets' rows.
+    pub strategy: &'static str,
+    pub units_read: usize,
+    pub units_total: usize,
+    /// Differing digests decoded from the fingerprint pass's sketch (targeted only).
+    pub decoded_digests: Option<usize>,
 }
 
 /// Output files written, if any.

@@ -23,9 +23,11 @@ use std::time::Instant;
 use matcher::{EvidenceSlots, MultisetMatcher, Reconciled};
 
 use crate::config::{AlignOptions, InputOptions, Passes, RunSettings};
-use crate::digest::Fingerprint;
+use crate::digest::{fp_bucket_of, single_difference, Difference, Fingerprint, FP_BUCKETS};
 use crate::engine::memory::{self, Sizing};
-use crate::engine::partition::{FingerprintSink, PartitionConfig, PartitionSink};
+use crate::engine::partition::{
+    DigestSet, FingerprintSink, Fingerprinted, PartitionConfig, PartitionSink,
+};
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::record::Keyless;
 use crate::engine::scan::{scan, ScanConfig, ScanSide};
@@ -138,6 +140,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         rows,
         passes,
         differing_buckets,
+        second_pass,
         ..
     } = scanned;
 
@@ -165,6 +168,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             buckets: 1 << first_level_bits,
             passes,
             fingerprint_buckets_differing: differing_buckets,
+            second_pass,
         },
         elapsed_seconds: started.elapsed().as_secs_f64(),
         phase_seconds: PhaseSeconds {
@@ -251,11 +255,13 @@ pub fn scan_sides<'a>(src: &'a Table, tgt: &'a Table, plan: &ComparePlan) -> [Sc
             table: src,
             columns: plan.indices(Side::Source),
             prep: plan.preps(Side::Source),
+            only_units: None,
         },
         ScanSide {
             table: tgt,
             columns: plan.indices(Side::Target),
             prep: plan.preps(Side::Target),
+            only_units: None,
         },
     ]
 }
@@ -271,14 +277,43 @@ pub struct ScanResult {
     pub passes: u8,
     /// With two passes: how many fingerprint buckets differed.
     pub differing_buckets: Option<usize>,
-    /// Records the index holds per side (all rows, or only differing buckets').
+    /// With two passes and differing buckets: how the second read went.
+    pub second_pass: Option<SecondPass>,
+    /// Records the index holds per side.
     pub partitioned: [u64; 2],
+    /// With a targeted second pass: the decoded differences (digest,
+    /// source − target), which reconciliation must reproduce.
+    pub decoded: Option<Vec<Difference>>,
 }
 
-/// Stage 3: reads the tables once (partitioning every record) or twice
-/// (fingerprinting every bucket without spilling, then partitioning only
-/// the records of the buckets whose fingerprints differ). When the tables
-/// match, two passes read each table once and spill nothing.
+/// Bits per row of the unit filters that a targeted second pass needs:
+/// 12 when they fit a quarter of the memory limit (the share spill chunks
+/// get, unused in the fingerprint pass), fewer when not, none below 6 (too
+/// many false positives to save a read).
+fn filter_bits(ctx: &RunContext, rows: u64) -> u32 {
+    let budget_bits = (ctx.sizing.in_memory_spill as u64).saturating_mul(8);
+    let per_row = budget_bits / rows.max(1);
+    if per_row >= 12 {
+        12
+    } else if per_row >= 6 {
+        per_row as u32
+    } else {
+        0
+    }
+}
+
+/// Stage 3: reads the tables once (partitioning every record) or twice.
+///
+/// Two passes: the first fingerprints every bucket and fills a Bloom filter
+/// per row group, without spilling. When the tables match, that is all.
+/// Otherwise each differing bucket is decoded from its two fingerprints into
+/// the one digest whose count differs (the usual case for rare drift: two
+/// differing digests seldom share one of 16384 buckets); if every bucket
+/// decodes, the second pass reads only the row groups whose filters may hold
+/// those digests, and partitions only their rows. If any bucket holds more
+/// than one difference, or the filters did not fit, the second pass reads
+/// everything and partitions the differing buckets' rows, as before. Both
+/// give the same answer; the report says which ran.
 pub fn scan_stage(
     ctx: &RunContext,
     sides: &[ScanSide<'_>; 2],
@@ -299,34 +334,45 @@ pub fn scan_stage(
         cancel: &ctx.cancel,
         progress: &ctx.progress,
     };
-    let partition = |filter: Option<Arc<Vec<bool>>>| {
+    let partition = |sides: &[ScanSide<'_>; 2],
+                     filter: Option<Arc<Vec<bool>>>,
+                     digests: Option<Arc<DigestSet>>| {
         let pc = PartitionConfig {
             bucket_bits,
             chunk_bytes: ctx.sizing.chunk_bytes,
             dir: ctx.dir().to_path_buf(),
             budget: ctx.budget.clone(),
             filter,
+            digests,
         };
         let scanned = scan(sides, &cfg, || PartitionSink::new(pc.clone()))?;
-        let index = PartitionSink::merge(scanned.sinks, bucket_bits)?;
-        Ok::<_, ReconError>((index, scanned.rows))
+        let (index, written) = PartitionSink::merge(scanned.sinks, bucket_bits)?;
+        Ok::<_, ReconError>((index, scanned.rows, written))
     };
     let buckets = 1usize << bucket_bits;
     if !two_pass {
         ctx.progress.start_pass(1, 1, Phase::Partition);
-        let (index, rows) = partition(None)?;
+        let (index, rows, written) = partition(sides, None, None)?;
         return Ok(ScanResult {
             index,
             buckets,
             rows,
             passes: 1,
             differing_buckets: None,
-            partitioned: rows,
+            second_pass: None,
+            partitioned: written,
+            decoded: None,
         });
     }
     ctx.progress.start_pass(1, 2, Phase::Fingerprint);
-    let first = scan(sides, &cfg, FingerprintSink::default)?;
-    let [a, b] = FingerprintSink::merge(first.sinks);
+    let total_rows = sides[0].table.rows.unwrap_or(0) + sides[1].table.rows.unwrap_or(0);
+    let bits = filter_bits(ctx, total_rows);
+    let first = scan(sides, &cfg, || FingerprintSink::new(bits))?;
+    let rows = first.rows;
+    let Fingerprinted {
+        fingerprints: [a, b],
+        filters,
+    } = FingerprintSink::merge(first.sinks);
     let differ: Vec<bool> = a.iter().zip(&b).map(|(x, y)| x != y).collect();
     let in_differing = |fps: &[Fingerprint]| -> u64 {
         fps.iter()
@@ -341,28 +387,91 @@ pub fn scan_stage(
         return Ok(ScanResult {
             index: SpillIndex::merge(Vec::new(), 2 * buckets)?,
             buckets,
-            rows: first.rows,
+            rows,
             passes: 2,
             differing_buckets: Some(0),
+            second_pass: None,
             partitioned: seen,
+            decoded: None,
         });
+    }
+    // Values refused under --max-parse-errors were counted in pass 1; a
+    // targeted pass would count those of the row groups it reads again, so
+    // it only runs when there were none.
+    let refusals = sides
+        .iter()
+        .any(|s| s.table.parse_errors.count.load(Ordering::Relaxed) > 0);
+    // Decode every differing bucket; one that holds more than a single
+    // differing digest means a full second pass.
+    let decoded: Option<Vec<Difference>> = (0..FP_BUCKETS)
+        .filter(|&k| differ[k])
+        .map(|k| single_difference(&a[k], &b[k]).filter(|d| fp_bucket_of(d.0) == k))
+        .collect();
+    let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
+    if let (Some(diffs), Some(filters), false) = (decoded, filters, refusals) {
+        let wanted: DigestSet = diffs.iter().map(|d| d.0).collect();
+        let mut only: [std::collections::HashSet<(usize, usize)>; 2] = Default::default();
+        for ((side, file, block), f) in &filters {
+            if wanted.iter().any(|d| f.may_contain(*d)) {
+                only[side.index()].insert((*file, *block));
+            }
+        }
+        drop(filters);
+        let units_read = only[0].len() + only[1].len();
+        let [only_s, only_t] = only;
+        let targeted = [
+            ScanSide {
+                table: sides[0].table,
+                columns: sides[0].columns.clone(),
+                prep: sides[0].prep.clone(),
+                only_units: Some(only_s),
+            },
+            ScanSide {
+                table: sides[1].table,
+                columns: sides[1].columns.clone(),
+                prep: sides[1].prep.clone(),
+                only_units: Some(only_t),
+            },
+        ];
+        ctx.progress.start_pass(2, 2, Phase::Partition);
+        let (index, _, written) = partition(&targeted, None, Some(Arc::new(wanted)))?;
+        return Ok(ScanResult {
+            index,
+            buckets,
+            rows,
+            passes: 2,
+            differing_buckets: Some(differing),
+            second_pass: Some(SecondPass {
+                strategy: "targeted",
+                units_read,
+                units_total,
+                decoded_digests: Some(diffs.len()),
+            }),
+            partitioned: written,
+            decoded: Some(diffs),
+        });
+    }
+    for s in sides {
+        s.table.parse_errors.reset();
     }
     // Only the differing buckets' records spill in the second pass.
     let spill = (seen[0] + seen[1]).saturating_mul(Keyless::LAYOUT.bytes() as u64);
     ctx.budget
         .set_expected(spill.saturating_sub(ctx.sizing.in_memory_spill as u64));
-    for s in sides {
-        s.table.parse_errors.reset();
-    }
     ctx.progress.start_pass(2, 2, Phase::Partition);
-    let (index, rows) = partition(Some(Arc::new(differ)))?;
-    if rows != first.rows {
+    let (index, second_rows, written) = partition(sides, Some(Arc::new(differ)), None)?;
+    if second_rows != rows {
         return Err(ReconError::Input {
             path: sides[0].table.path.clone(),
             message: format!(
-                "the inputs changed while recon read them: {:?} rows in the first pass, {rows:?} in the second",
-                first.rows
+                "the inputs changed while recon read them: {rows:?} rows in the first pass, {second_rows:?} in the second"
             ),
+        });
+    }
+    if written != seen {
+        return Err(ReconError::Input {
+            path: sides[0].table.path.clone(),
+            message: "the inputs changed while recon read them: the second pass found other rows in the differing buckets".into(),
         });
     }
     Ok(ScanResult {
@@ -371,7 +480,14 @@ pub fn scan_stage(
         rows,
         passes: 2,
         differing_buckets: Some(differing),
-        partitioned: seen,
+        second_pass: Some(SecondPass {
+            strategy: "full",
+            units_read: units_total,
+            units_total,
+            decoded_digests: None,
+        }),
+        partitioned: written,
+        decoded: None,
     })
 }
 
@@ -438,6 +554,23 @@ pub fn reconcile_stage(
         || Ok(MultisetMatcher::new(slots.clone())),
     )?;
     let found = MultisetMatcher::merge(driven.matchers, sample, ranges)?;
+    // A targeted second pass recounted the decoded digests from the rows:
+    // the counts must agree with what the IBLT decoded.
+    if let Some(decoded) = &scanned.decoded {
+        let net: i64 = decoded.iter().map(|d| d.1).sum();
+        let [so, to] = found.stats;
+        if so.rows as i64 - to.rows as i64 != net
+            || (so.distinct_rows + to.distinct_rows) as usize != decoded.len()
+        {
+            return Err(ReconError::Internal(format!(
+                "the targeted second pass found {} source-only and {} target-only rows ({} distinct), but the sketch decoded {} digests with a net difference of {net}",
+                so.rows,
+                to.rows,
+                so.distinct_rows + to.distinct_rows,
+                decoded.len()
+            )));
+        }
+    }
     if found.rows_seen != scanned.partitioned {
         return Err(ReconError::Internal(format!(
             "reconciled {:?} rows, expected {:?}",

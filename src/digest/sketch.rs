@@ -1,0 +1,127 @@
+//! Per-unit digest filters for the targeted second pass.
+//!
+//! When a bucket's fingerprints differ by a single digest (see
+//! [`super::multiset::single_difference`]), that digest is known after the
+//! fingerprint pass, but not where its rows are: a locator cannot be
+//! recovered from sums (a row's locator differs per side, so matched rows
+//! never cancel). A [`UnitFilter`] per row group (a blocked Bloom filter of
+//! its digests) tells which row groups may hold it; the second pass reads
+//! only those. A filter has no false negatives, so every row group holding
+//! a decoded digest is read, and the second pass recounts the digests from
+//! the rows themselves.
+
+/// Bits per 64-byte block of a [`UnitFilter`], and bits set per digest.
+const BLOCK_WORDS: usize = 8;
+const PROBES: usize = 6;
+
+/// A blocked Bloom filter of one unit's digests: each digest sets
+/// [`PROBES`] bits inside one 64-byte block, so an insert touches one cache
+/// line.
+#[derive(Debug, Clone)]
+pub struct UnitFilter {
+    words: Vec<u64>,
+}
+
+impl UnitFilter {
+    /// A filter for `rows` digests at `bits_per_row` bits each.
+    pub fn new(rows: u64, bits_per_row: u32) -> UnitFilter {
+        let blocks = ((rows.max(1) * bits_per_row as u64).div_ceil(512)).max(1) as usize;
+        UnitFilter {
+            words: vec![0; blocks * BLOCK_WORDS],
+        }
+    }
+
+    /// Bytes the filter holds.
+    pub fn bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    #[inline]
+    fn probes(&self, d: u128) -> (usize, [u32; PROBES]) {
+        let blocks = self.words.len() / BLOCK_WORDS;
+        // Bits 64..128 below the bucket bits pick the block; the low half
+        // (also used by the IBLT cells, at other positions) the bits.
+        let block = ((d >> 64) as u64 % blocks as u64) as usize;
+        let low = (d as u64).rotate_left(29);
+        (
+            block,
+            std::array::from_fn(|i| ((low >> (9 * i)) & 511) as u32),
+        )
+    }
+
+    #[inline]
+    pub fn insert(&mut self, d: u128) {
+        let (block, bits) = self.probes(d);
+        let w = &mut self.words[block * BLOCK_WORDS..(block + 1) * BLOCK_WORDS];
+        for b in bits {
+            w[(b / 64) as usize] |= 1 << (b % 64);
+        }
+    }
+
+    /// Inserts a batch of digests, prefetching the block of the digest a few
+    /// places ahead: the filter is larger than the L2 cache, and each insert
+    /// touches one random cache line.
+    pub fn insert_all(&mut self, digests: &[u128]) {
+        const AHEAD: usize = 8;
+        let blocks = (self.words.len() / BLOCK_WORDS) as u64;
+        for (i, &d) in digests.iter().enumerate() {
+            if let Some(&next) = digests.get(i + AHEAD) {
+                let block = ((next >> 64) as u64 % blocks) as usize;
+                prefetch(&self.words[block * BLOCK_WORDS]);
+            }
+            self.insert(d);
+        }
+    }
+
+    /// Whether `d` may be in the unit (never false for a digest inserted).
+    pub fn may_contain(&self, d: u128) -> bool {
+        let (block, bits) = self.probes(d);
+        let w = &self.words[block * BLOCK_WORDS..(block + 1) * BLOCK_WORDS];
+        bits.iter()
+            .all(|b| w[(b / 64) as usize] & (1 << (b % 64)) != 0)
+    }
+}
+
+/// Asks the CPU to start loading the cache line holding `word`.
+#[inline(always)]
+fn prefetch(word: &u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint with no architectural effect; the
+    // pointer comes from a live reference, and SSE is part of x86_64.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((word as *const u64).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = word;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest(i: u64) -> u128 {
+        let mut s = i;
+        let mut next = || {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        ((next() as u128) << 64) | next() as u128
+    }
+
+    #[test]
+    fn unit_filters_have_no_false_negatives_and_few_false_positives() {
+        let mut f = UnitFilter::new(10_000, 12);
+        for i in 0..10_000 {
+            f.insert(digest(i));
+        }
+        assert!((0..10_000).all(|i| f.may_contain(digest(i))));
+        let false_hits = (10_000..110_000)
+            .filter(|&i| f.may_contain(digest(i)))
+            .count();
+        assert!(false_hits < 1_000, "{false_hits} false positives in 100000");
+    }
+}
