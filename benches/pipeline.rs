@@ -92,6 +92,7 @@ fn bench_stages(c: &mut Criterion) {
                 dir: tmp.path().to_path_buf(),
                 budget: budget.clone(),
                 sample: 20,
+                record_differences: false,
             });
             let cfg = DriverConfig {
                 threads: 2,

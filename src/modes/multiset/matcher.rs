@@ -86,6 +86,9 @@ pub struct EvidenceSlots {
     pub budget: Arc<SpillBudget>,
     /// Distinct unmatched rows kept for display per direction.
     pub sample: usize,
+    /// Keep every (digest, source − target) found, to check a targeted
+    /// second pass against the differences it was targeted at.
+    pub record_differences: bool,
 }
 
 /// One worker's EXCEPT ALL state.
@@ -97,6 +100,7 @@ pub struct MultisetMatcher {
     stats: [DirectionStats; 2],
     samples: [BinaryHeap<SampleRef>; 2],
     rows_seen: [u64; 2],
+    differences: Vec<(u128, i64)>,
 }
 
 /// What reconciliation found.
@@ -107,6 +111,9 @@ pub struct Reconciled {
     pub evidence: SpillIndex,
     pub ranges: usize,
     pub rows_seen: [u64; 2],
+    /// With `record_differences`: every differing digest and its count
+    /// difference (source − target), sorted.
+    pub differences: Vec<(u128, i64)>,
 }
 
 impl MultisetMatcher {
@@ -118,6 +125,7 @@ impl MultisetMatcher {
             stats: Default::default(),
             samples: Default::default(),
             rows_seen: [0, 0],
+            differences: Vec::new(),
             slots,
         }
     }
@@ -132,7 +140,9 @@ impl MultisetMatcher {
         let mut stats = [DirectionStats::default(); 2];
         let mut heaps: [Vec<SampleRef>; 2] = Default::default();
         let mut rows_seen = [0u64; 2];
+        let mut differences = Vec::new();
         for m in matchers {
+            differences.extend(m.differences);
             writers.push(m.evidence_writer);
             for side in 0..2 {
                 stats[side].add(&m.stats[side]);
@@ -146,12 +156,14 @@ impl MultisetMatcher {
             h.sort_unstable();
             h.truncate(sample);
         }
+        differences.sort_unstable();
         Ok(Reconciled {
             stats,
             samples: heaps,
             evidence: SpillIndex::merge(writers, 2 * ranges)?,
             ranges,
             rows_seen,
+            differences,
         })
     }
 
@@ -199,6 +211,10 @@ impl MultisetMatcher {
             } else {
                 (Side::Target, c.target - c.source, c.target_loc, c.source)
             };
+            if self.slots.record_differences {
+                self.differences
+                    .push((digest, c.source as i64 - c.target as i64));
+            }
             let st = &mut self.stats[side.index()];
             st.rows += excess;
             st.distinct_rows += 1;

@@ -536,6 +536,7 @@ pub fn reconcile_stage(
         dir: ctx.dir().to_path_buf(),
         budget: ctx.budget.clone(),
         sample,
+        record_differences: scanned.decoded.is_some(),
     });
     let driven = reconcile(
         &scanned.index,
@@ -554,20 +555,19 @@ pub fn reconcile_stage(
         || Ok(MultisetMatcher::new(slots.clone())),
     )?;
     let found = MultisetMatcher::merge(driven.matchers, sample, ranges)?;
-    // A targeted second pass recounted the decoded digests from the rows:
-    // the counts must agree with what the IBLT decoded.
+    // A targeted second pass recounted the decoded digests from the rows
+    // of every row group that may hold them: each must differ by exactly
+    // what its bucket's fingerprints said. A bucket whose difference was not
+    // really one digest decodes to a digest no row has (or, with the nonlinear
+    // mix, fails to decode at all), which this refuses rather than answer.
     if let Some(decoded) = &scanned.decoded {
-        let net: i64 = decoded.iter().map(|d| d.1).sum();
-        let [so, to] = found.stats;
-        if so.rows as i64 - to.rows as i64 != net
-            || (so.distinct_rows + to.distinct_rows) as usize != decoded.len()
-        {
+        let mut want = decoded.clone();
+        want.sort_unstable();
+        if found.differences != want {
             return Err(ReconError::Internal(format!(
-                "the targeted second pass found {} source-only and {} target-only rows ({} distinct), but the sketch decoded {} digests with a net difference of {net}",
-                so.rows,
-                to.rows,
-                so.distinct_rows + to.distinct_rows,
-                decoded.len()
+                "the targeted second pass found {} differing digests where the fingerprints decoded {}; rerun with --passes 1",
+                found.differences.len(),
+                want.len()
             )));
         }
     }
