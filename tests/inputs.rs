@@ -982,3 +982,31 @@ fn delta_and_iceberg_table_folders_are_refused_not_read_as_plain_files() {
             .stderr(predicate::str::contains("this is an Iceberg table"));
     }
 }
+
+#[test]
+fn a_semicolon_header_read_as_csv_names_the_delimiter_and_the_hint_works() {
+    let tmp = TempDir::new().unwrap();
+    let (s, t) = (tmp.path().join("extract.csv"), tmp.path().join("twin.csv"));
+    fs::write(&s, "id;name\n1;x\n2;y\n").unwrap();
+    fs::write(&t, "id;name\n2;y\n1;x\n").unwrap();
+    let p = tmp.path().join("twin.parquet");
+    let rows = orders(2);
+    write_parquet(&p, &batch(&rows, false), 10);
+    // Against a typed table: one message, with the fix.
+    recon()
+        .arg("diff")
+        .arg(&s)
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("share no column names"))
+        .stderr(predicate::str::contains("pass --delimiter ';'"));
+    // Following the hint for two extracts of the same kind works.
+    recon()
+        .arg("diff")
+        .arg(&s)
+        .arg(&t)
+        .args(["--delimiter", ";"])
+        .assert()
+        .code(0);
+}

@@ -269,7 +269,35 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
         }
     }
 
-    // 3. Columns on one side only.
+    // 3. Columns on one side only. When no column pairs at all, one short
+    // message beats a hint per column: it is probably the wrong table, the
+    // wrong delimiter, or a header-less file.
+    let nothing_paired = !opts.by_position
+        && !src_used.iter().any(|&u| u)
+        && !sf.is_empty()
+        && !tf.is_empty()
+        && !opts.ignore_extra_columns
+        // Names that differ only in case get the per-column hint instead.
+        && !sf
+            .iter()
+            .any(|a| tf.iter().any(|b| eq_name(a.name(), b.name(), true)));
+    if nothing_paired {
+        let first = |fields: &arrow::datatypes::Fields| {
+            let names: Vec<String> = fields
+                .iter()
+                .take(4)
+                .map(|f| format!("'{}'", f.name()))
+                .collect();
+            let more = if fields.len() > 4 { ", …" } else { "" };
+            format!("{}{more}", names.join(", "))
+        };
+        problems.push(format!(
+            "these tables share no column names (source: {}; target: {}): is this the right table? Pair the columns by position with --by-position, or by name with --map{}",
+            first(sf),
+            first(tf),
+            delimiter_hint(sf, tf)
+        ));
+    }
     let sides = [
         (sf, &src_used, Side::Source, tf, &tgt_used),
         (tf, &tgt_used, Side::Target, sf, &src_used),
@@ -290,6 +318,8 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
                 "not in --columns"
             } else if opts.ignore_extra_columns {
                 "only in this side (--ignore-extra-columns)"
+            } else if nothing_paired {
+                "only in this side"
             } else {
                 // A twin differing only in case is the usual cause: say so.
                 let twin = other
@@ -303,9 +333,10 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
                         f.name()
                     ),
                     None => format!(
-                        "column '{}' is only in the {side}; exclude it with --exclude {}, pair it with --map, or pass --ignore-extra-columns",
+                        "column '{}' is only in the {side}; exclude it with --exclude {}, pair it with --map, or pass --ignore-extra-columns{}",
                         f.name(),
-                        f.name()
+                        f.name(),
+                        delimiter_hint(fields, other)
                     ),
                 });
                 "only in this side"
@@ -392,6 +423,26 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
         skipped,
         problems,
     }
+}
+
+/// When one side's only column name holds a `;`, `|` or tab, the file was
+/// probably read with the wrong delimiter: say which to pass.
+fn delimiter_hint(a: &arrow::datatypes::Fields, b: &arrow::datatypes::Fields) -> String {
+    for fields in [a, b] {
+        if fields.len() != 1 {
+            continue;
+        }
+        let name = fields[0].name();
+        for (c, flag) in [(';', "';'"), ('|', "'|'"), ('\t', "tab")] {
+            if name.contains(c) {
+                return format!(
+                    " (the header '{name}' looks {}-delimited: pass --delimiter {flag})",
+                    if c == '\t' { "tab" } else { flag }
+                );
+            }
+        }
+    }
+    String::new()
 }
 
 /// Decides how one pair's types meet: directly, through a cast the user
