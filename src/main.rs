@@ -216,6 +216,10 @@ struct InputArgs {
         help_heading = "Input"
     )]
     int96_unit: Int96Unit,
+    /// Every CSV line ends with a delimiter (legacy exports, TPC-H .tbl); its empty last field
+    /// is not a column [default: detected from the first lines].
+    #[arg(long, help_heading = "Input")]
+    trailing_delimiter: bool,
 }
 
 impl InputArgs {
@@ -232,6 +236,7 @@ impl InputArgs {
             infer_types: self.infer_types,
             max_parse_errors: self.max_parse_errors,
             int96_unit: Some(self.int96_unit),
+            trailing_delimiter: self.trailing_delimiter,
         }
         .build()
     }

@@ -1010,3 +1010,88 @@ fn a_semicolon_header_read_as_csv_names_the_delimiter_and_the_hint_works() {
         .assert()
         .code(0);
 }
+
+#[test]
+fn a_tbl_extract_with_trailing_delimiters_against_its_parquet_twin_needs_the_one_flag_its_error_names(
+) {
+    let tmp = TempDir::new().unwrap();
+    let tbl = tmp.path().join("orders.tbl");
+    fs::write(&tbl, "a|1|\nb|2|\nc||\n").unwrap();
+    let pq = tmp.path().join("orders.parquet");
+    common::write_parquet(
+        &pq,
+        &common::kv_batch(&[
+            (Some("c"), None),
+            (Some("a"), Some(1)),
+            (Some("b"), Some(2)),
+        ]),
+        10,
+    );
+    // '|'-delimited, no header, the empty last field dropped: two columns
+    // that share no name with the Parquet side, and the error says how.
+    recon()
+        .arg("diff")
+        .arg(&tbl)
+        .arg(&pq)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("share no column names"))
+        .stderr(predicate::str::contains("--by-position"));
+    recon()
+        .arg("diff")
+        .arg(&tbl)
+        .arg(&pq)
+        .arg("--by-position")
+        .assert()
+        .code(0);
+    // A changed value is drift.
+    fs::write(&tbl, "a|1|\nb|3|\nc||\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&tbl)
+        .arg(&pq)
+        .arg("--by-position")
+        .assert()
+        .code(1);
+    // A line without the trailing delimiter: not detected (the lines
+    // disagree), so the column counts differ; with --trailing-delimiter the
+    // error names the line.
+    fs::write(&tbl, "a|1|\nb|2\nc||\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&tbl)
+        .arg(&pq)
+        .arg("--by-position")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("same column count"));
+    recon()
+        .arg("diff")
+        .arg(&tbl)
+        .arg(&pq)
+        .args(["--by-position", "--trailing-delimiter"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 2"));
+}
+
+#[test]
+fn a_trailing_delimiter_is_detected_in_csv_but_a_sometimes_null_last_column_is_not_one() {
+    let tmp = TempDir::new().unwrap();
+    let (a, b) = (tmp.path().join("a.csv"), tmp.path().join("b.csv"));
+    // Legacy export: header and every line end with ','.
+    fs::write(&a, "id,name,\n1,x,\n2,y,\n").unwrap();
+    fs::write(&b, "id,name\n2,y\n1,x\n").unwrap();
+    recon().arg("diff").arg(&a).arg(&b).assert().code(0);
+    // A real last column that is sometimes NULL stays a column.
+    fs::write(&a, "id,name,note\n1,x,\n2,y,hello\n").unwrap();
+    fs::write(&b, "id,name,note\n2,y,hello\n1,x,\n").unwrap();
+    recon().arg("diff").arg(&a).arg(&b).assert().code(0);
+    recon()
+        .arg("schema")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("note"));
+}

@@ -77,6 +77,9 @@ pub struct TextOptions {
     /// Values that fail to parse and are counted as drift instead of
     /// stopping the run.
     pub max_parse_errors: u64,
+    /// Every record ends with a delimiter (legacy exports, TPC-H `.tbl`),
+    /// whose empty last field is not a column. None: detected per table.
+    pub trailing_delimiter: Option<bool>,
 }
 
 impl Default for TextOptions {
@@ -89,6 +92,7 @@ impl Default for TextOptions {
             null_values: Vec::new(),
             encoding: Encoding::Utf8,
             max_parse_errors: 0,
+            trailing_delimiter: None,
         }
     }
 }
@@ -211,6 +215,10 @@ pub struct InputConfig {
     #[serde(default)]
     pub max_parse_errors: u64,
     pub int96_unit: Option<Int96Unit>,
+    /// Every record ends with a delimiter whose empty last field is not a
+    /// column; detected from the first records when not set.
+    #[serde(default)]
+    pub trailing_delimiter: bool,
 }
 
 fn one_byte(flag: &str, v: &str) -> Result<u8> {
@@ -233,6 +241,7 @@ impl InputConfig {
             header: !self.no_header,
             null_values: self.null_values.clone(),
             max_parse_errors: self.max_parse_errors,
+            trailing_delimiter: self.trailing_delimiter.then_some(true),
             ..Default::default()
         };
         if let Some(d) = &self.delimiter {

@@ -73,6 +73,8 @@ fn classify(name: &str) -> (Option<Format>, Compression) {
         "arrow" | "feather" | "ipc" | "arrows" => Some(Format::Ipc),
         "csv" => Some(Format::Csv),
         "tsv" | "tab" => Some(Format::Tsv),
+        // TPC-H's dbgen and other legacy exports: pipe-delimited, no header.
+        "tbl" => Some(Format::Csv),
         "jsonl" | "ndjson" => Some(Format::Ndjson),
         _ => None,
     };
@@ -496,6 +498,17 @@ impl Table {
         if format == Format::Tsv && text.delimiter.is_none() {
             text.delimiter = Some(b'\t');
         }
+        // `.tbl` files (TPC-H dbgen) are '|'-delimited without a header.
+        let tbl = files.iter().all(|f| {
+            let name = f.path.to_string_lossy().to_ascii_lowercase();
+            [".tbl", ".tbl.gz", ".tbl.zst"]
+                .iter()
+                .any(|e| name.ends_with(e))
+        });
+        if format == Format::Csv && tbl && opts.format.is_none() {
+            text.delimiter.get_or_insert(b'|');
+            text.header = false;
+        }
         let mut bytes_on_disk = 0u64;
         let mut schema: Option<SchemaRef> = None;
         let mut rows: Option<u64> = Some(0);
@@ -538,7 +551,24 @@ impl Table {
                     tf.block = Some(b);
                 }
                 Format::Csv | Format::Tsv | Format::Ndjson => {
-                    let s = text::header_schema(&tf.path, tf.compression, format, &text)?;
+                    let (s, trailing) =
+                        text::header_schema(&tf.path, tf.compression, format, &text)?;
+                    // The files of one table agree on the dialect.
+                    match text.trailing_delimiter {
+                        None => text.trailing_delimiter = Some(trailing),
+                        Some(t) if t != trailing => {
+                            return Err(ReconError::input(
+                                &tf.path,
+                                format!(
+                                    "{} a trailing delimiter on every line but other files of {} {}: one table holds one dialect (pass --trailing-delimiter if it is right)",
+                                    if trailing { "has" } else { "does not have" },
+                                    path.display(),
+                                    if t { "do" } else { "do not" }
+                                ),
+                            ))
+                        }
+                        Some(_) => {}
+                    }
                     merge_schema(path, &tf.path, &mut schema, s)?;
                     rows = None;
                 }

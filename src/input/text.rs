@@ -151,7 +151,7 @@ pub fn header_schema(
     compression: Compression,
     format: Format,
     opts: &TextOptions,
-) -> Result<SchemaRef> {
+) -> Result<(SchemaRef, bool)> {
     let mut r = open_reader(path, compression)?;
     let mut buf = Vec::new();
     let mut want = 1 << 16;
@@ -226,7 +226,7 @@ pub fn header_schema(
                 _ => Field::new(f.name(), DataType::Utf8, true),
             })
             .collect();
-        return Ok(Arc::new(Schema::new(fields)));
+        return Ok((Arc::new(Schema::new(fields)), false));
     }
     if body.is_empty() {
         return Err(ReconError::input(
@@ -242,8 +242,24 @@ pub fn header_schema(
     let mut rec = RecordBuf::default();
     lex.next_record(&mut rec)
         .map_err(|e| ReconError::input(path, format!("line 1: {}", e.message)))?;
-    let mut fields = Vec::with_capacity(rec.len());
-    for i in 0..rec.len() {
+    let trailing = match opts.trailing_delimiter {
+        Some(t) => t,
+        None => detect_trailing(body, d),
+    };
+    let ncols = if trailing {
+        let last = rec.len().saturating_sub(1);
+        if rec.len() < 2 || rec.field(last).is_none_or(|(b, q)| !b.is_empty() || q) {
+            return Err(ReconError::input(
+                path,
+                "line 1: --trailing-delimiter, but the line does not end with a delimiter",
+            ));
+        }
+        last
+    } else {
+        rec.len()
+    };
+    let mut fields = Vec::with_capacity(ncols);
+    for i in 0..ncols {
         let name = if opts.header {
             let (bytes, _) = rec.field(i).unwrap_or((&[], false));
             decode_text(bytes, opts.encoding)
@@ -253,7 +269,39 @@ pub fn header_schema(
         };
         fields.push(Field::new(name, DataType::Utf8, true));
     }
-    Ok(Arc::new(Schema::new(fields)))
+    Ok((Arc::new(Schema::new(fields)), trailing))
+}
+
+/// Whether every complete record at the start of `body` (up to 100) ends
+/// with an empty unquoted field after a delimiter: a trailing delimiter, as
+/// legacy exports and TPC-H `.tbl` files write. A file whose real last
+/// column is sometimes NULL has some non-empty last fields among 100
+/// records; one whose last column is always NULL in the sample would be
+/// misread as trailing, which a typed partner or the row's field count
+/// then refuses (fewer columns), never a silent match.
+fn detect_trailing(body: &[u8], d: Dialect) -> bool {
+    let mut lex = Lexer::new(body, d);
+    let mut rec = RecordBuf::default();
+    let mut seen = 0;
+    let end = last_record_end(body, &d).unwrap_or(body.len());
+    while seen < 100 {
+        match lex.next_record(&mut rec) {
+            Ok(Some(start)) if start < end => {
+                if rec.is_blank_line() {
+                    continue;
+                }
+                let last = rec.len().saturating_sub(1);
+                let empty_last =
+                    rec.len() >= 2 && rec.field(last).is_some_and(|(b, q)| b.is_empty() && !q);
+                if !empty_last {
+                    return false;
+                }
+                seen += 1;
+            }
+            _ => break,
+        }
+    }
+    seen >= 2
 }
 
 /// Where a record boundary-cut may go: after the last complete record.
@@ -611,14 +659,31 @@ fn parse_records(
         if rec.is_blank_line() && ncols != 1 {
             continue;
         }
-        if rec.len() != ncols {
+        // With a trailing delimiter every record has one more, empty, field.
+        let trailing = table.text.trailing_delimiter == Some(true);
+        let want = ncols + usize::from(trailing);
+        if rec.len() != want
+            || (trailing && rec.field(ncols).is_none_or(|(b, q)| !b.is_empty() || q))
+        {
             return Err(ReconError::input(
                 path,
-                format!(
-                    "line {}: expected {ncols} fields, found {}",
-                    b.line_of(start),
-                    rec.len()
-                ),
+                if rec.len() != want {
+                    format!(
+                        "line {}: expected {want} fields{}, found {}",
+                        b.line_of(start),
+                        if trailing {
+                            " (the last one empty: a trailing delimiter)"
+                        } else {
+                            ""
+                        },
+                        rec.len()
+                    )
+                } else {
+                    format!(
+                        "line {}: the other lines end with a delimiter, this one with a value",
+                        b.line_of(start)
+                    )
+                },
             ));
         }
         for (k, &c) in columns.iter().enumerate() {
