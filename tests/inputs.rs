@@ -1095,3 +1095,90 @@ fn a_trailing_delimiter_is_detected_in_csv_but_a_sometimes_null_last_column_is_n
         .code(0)
         .stdout(predicate::str::contains("note"));
 }
+
+#[test]
+fn blank_and_repeated_header_names_pair_by_position_and_are_refused_by_name() {
+    let tmp = TempDir::new().unwrap();
+    let (a, b) = (tmp.path().join("a.csv"), tmp.path().join("b.csv"));
+    fs::write(&a, "id,id,,x\n1,2,3,4\n").unwrap();
+    fs::write(&b, "id,id,,x\n1,2,3,4\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "'id_2' has a repeated header name",
+        ))
+        .stderr(predicate::str::contains(
+            "'column_3' has a blank header name",
+        ))
+        .stderr(predicate::str::contains("pass --by-position"));
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .arg("--by-position")
+        .assert()
+        .code(0);
+    fs::write(&b, "id,id,,x\n1,2,9,4\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .arg("--by-position")
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn errors_name_the_fix_for_pipes_quotes_and_header_less_files() {
+    let tmp = TempDir::new().unwrap();
+    // A FIFO (what <(sed …) gives) is refused with what to do.
+    let fifo = tmp.path().join("pipe.csv");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let ok = tmp.path().join("ok.csv");
+    fs::write(&ok, "a\n1\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&fifo)
+        .arg(&ok)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a pipe or FIFO"))
+        .stderr(predicate::str::contains("write it to a file first"));
+    // A quote error mentions --quote none, which then reads the file.
+    let q = tmp.path().join("q.csv");
+    fs::write(&q, "a,b\n1,2\"inch\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&q)
+        .arg(&q)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pass --quote none"));
+    recon()
+        .arg("diff")
+        .arg(&q)
+        .arg(&q)
+        .args(["--quote", "none"])
+        .assert()
+        .code(0);
+    // A header that looks like data mentions --no-header.
+    let data = tmp.path().join("data.csv");
+    fs::write(&data, "1,2\n3,4\n").unwrap();
+    let named = tmp.path().join("named.csv");
+    fs::write(&named, "a,b\n1,2\n3,4\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&data)
+        .arg(&named)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pass --no-header"));
+}

@@ -29,7 +29,7 @@ use crate::error::{guard, ReconError, Result};
 
 pub use crate::config::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
 pub use block::{int96_exact, BlockMeta};
-pub use text::{sample, ParseErrors};
+pub use text::{sample, ParseErrors, RENAMED_HEADER};
 
 /// Bits of a locator that hold the position within a file.
 pub const POS_BITS: u32 = 44;
@@ -294,6 +294,20 @@ fn discover(path: &Path) -> Result<Vec<Found>> {
                 path: path.to_path_buf(),
                 partitions: Vec::new(),
             }])
+        }
+        Ok(meta) if !meta.is_dir() => {
+            use std::os::unix::fs::FileTypeExt;
+            let what = if meta.file_type().is_fifo() {
+                "is a pipe or FIFO (such as <(…) in a shell)"
+            } else {
+                "is not a regular file or directory"
+            };
+            return Err(ReconError::input(
+                path,
+                format!(
+                    "{what}: recon reads its inputs more than once, so write it to a file first"
+                ),
+            ));
         }
         Ok(_) => {
             refuse_table_folder(path)?;

@@ -84,10 +84,25 @@ fn read_more(
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Field metadata key marking a column whose header name was blank or
+/// repeated and was renamed (`column_7`, `name_2`).
+pub const RENAMED_HEADER: &str = "recon.renamed_header";
 /// Longest first record recon searches for a header.
 const MAX_HEADER: usize = 64 << 20;
 /// Longest record (or NDJSON line) recon buffers whole.
 const MAX_RECORD: usize = 256 << 20;
+
+/// A tokenizer error, with the way out when quotes may be plain data.
+fn lex_message(e: &super::csv_lex::LexError, d: Dialect) -> String {
+    match d.quote {
+        Some(q) if e.message.contains("quote") => format!(
+            "{} (if {:?} is plain data in this file, pass --quote none)",
+            e.message, q as char
+        ),
+        _ => e.message.clone(),
+    }
+}
 
 /// The message for a value that is not UTF-8, with the way out.
 fn utf8_error(e: std::str::Utf8Error) -> String {
@@ -241,7 +256,7 @@ pub fn header_schema(
     let mut lex = Lexer::new(body, d);
     let mut rec = RecordBuf::default();
     lex.next_record(&mut rec)
-        .map_err(|e| ReconError::input(path, format!("line 1: {}", e.message)))?;
+        .map_err(|e| ReconError::input(path, format!("line 1: {}", lex_message(&e, d))))?;
     let trailing = match opts.trailing_delimiter {
         Some(t) => t,
         None => detect_trailing(body, d),
@@ -258,7 +273,7 @@ pub fn header_schema(
     } else {
         rec.len()
     };
-    let mut fields = Vec::with_capacity(ncols);
+    let mut fields: Vec<Field> = Vec::with_capacity(ncols);
     for i in 0..ncols {
         let name = if opts.header {
             let (bytes, _) = rec.field(i).unwrap_or((&[], false));
@@ -267,7 +282,31 @@ pub fn header_schema(
         } else {
             format!("column_{}", i + 1)
         };
-        fields.push(Field::new(name, DataType::Utf8, true));
+        // Blank or repeated header names get a name of their own (usable
+        // with --by-position); the field remembers why, so pairing by name
+        // can refuse them with that reason.
+        let (name, renamed) = if name.trim().is_empty() {
+            (format!("column_{}", i + 1), Some("blank"))
+        } else if fields.iter().any(|f| f.name() == &name) {
+            let mut k = 2;
+            while fields.iter().any(|f| f.name() == &format!("{name}_{k}")) {
+                k += 1;
+            }
+            (format!("{name}_{k}"), Some("repeated"))
+        } else {
+            (name, None)
+        };
+        let mut field = Field::new(&name, DataType::Utf8, true);
+        if let Some(why) = renamed {
+            let meta: std::collections::HashMap<String, String> = [(
+                RENAMED_HEADER.to_string(),
+                format!("{why} header name in {}", path.display()),
+            )]
+            .into_iter()
+            .collect();
+            field = field.with_metadata(meta);
+        }
+        fields.push(field);
     }
     Ok((Arc::new(Schema::new(fields)), trailing))
 }
@@ -377,7 +416,7 @@ impl<'t> ChunkReader<'t> {
                             let mut lex = Lexer::new(buf, d);
                             let mut rec = RecordBuf::default();
                             lex.next_record(&mut rec).map_err(|e| {
-                                ReconError::input(path, format!("line 1: {}", e.message))
+                                ReconError::input(path, format!("line 1: {}", lex_message(&e, d)))
                             })?;
                             lex.position()
                         }
@@ -651,7 +690,11 @@ fn parse_records(
             Err(e) => {
                 return Err(ReconError::input(
                     path,
-                    format!("line {}: {}", b.line_of(e.offset), e.message),
+                    format!(
+                        "line {}: {}",
+                        b.line_of(e.offset),
+                        lex_message(&e, table.text.dialect())
+                    ),
                 ));
             }
         };

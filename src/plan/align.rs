@@ -136,6 +136,16 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
     let sf = source.fields();
     let tf = target.fields();
     for (schema, side) in [(source, "source"), (target, "target")] {
+        if !opts.by_position {
+            for f in schema.fields() {
+                if let Some(why) = f.metadata().get(crate::input::RENAMED_HEADER) {
+                    problems.push(format!(
+                        "{side} column '{}' has a {why}: columns cannot be paired by name; pass --by-position",
+                        f.name()
+                    ));
+                }
+            }
+        }
         let mut seen = HashSet::new();
         for f in schema.fields() {
             let key = if opts.ignore_case_names {
@@ -292,10 +302,11 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             format!("{}{more}", names.join(", "))
         };
         problems.push(format!(
-            "these tables share no column names (source: {}; target: {}): is this the right table? Pair the columns by position with --by-position, or by name with --map{}",
+            "these tables share no column names (source: {}; target: {}): is this the right table? Pair the columns by position with --by-position, or by name with --map{}{}",
             first(sf),
             first(tf),
-            delimiter_hint(sf, tf)
+            delimiter_hint(sf, tf),
+            header_hint(sf, tf)
         ));
     }
     let sides = [
@@ -423,6 +434,26 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
         skipped,
         problems,
     }
+}
+
+/// When every column name of a side looks like a value (a number, a date),
+/// its first line is probably data, not a header.
+fn header_hint(a: &arrow::datatypes::Fields, b: &arrow::datatypes::Fields) -> String {
+    let looks_like_data = |name: &str| {
+        let n = name.trim();
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | ':' | ' ' | 'T'))
+            && n.chars().any(|c| c.is_ascii_digit())
+    };
+    for (fields, side) in [(a, "source"), (b, "target")] {
+        if !fields.is_empty() && fields.iter().all(|f| looks_like_data(f.name())) {
+            return format!(
+                " (the {side}'s header looks like data: if its files have no header line, pass --no-header)"
+            );
+        }
+    }
+    String::new()
 }
 
 /// When one side's only column name holds a `;`, `|` or tab, the file was
