@@ -2,7 +2,7 @@
 //! do nothing else (or, with `--hash`, recon's row digest), to see what recon
 //! adds on top of decoding. Used when profiling; not part of the product.
 //!
-//! cargo run --release --example read_floor -- SOURCE TARGET THREADS [--hash]
+//! cargo run --release --example read_floor -- SOURCE TARGET THREADS [--hash] [--batch N]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -19,6 +19,11 @@ fn main() {
     ];
     let threads: usize = args[3].parse().unwrap();
     let hash = args.iter().any(|a| a == "--hash");
+    let batch: usize = args
+        .iter()
+        .position(|a| a == "--batch")
+        .and_then(|i| args.get(i + 1))
+        .map_or(8192, |b| b.parse().unwrap());
     let units: Vec<(usize, recon::input::Unit)> = (0..2)
         .flat_map(|s| tables[s].block_units().into_iter().map(move |u| (s, u)))
         .collect();
@@ -33,7 +38,7 @@ fn main() {
                 while let Some((s, u)) = units.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let all: Vec<usize> = (0..tables[*s].schema.fields().len()).collect();
                     tables[*s]
-                        .read_unit(u, &all, 8192, &mut |cols, _| {
+                        .read_unit(u, &all, batch, &mut |cols, _| {
                             rows.fetch_add(cols[0].len(), Ordering::Relaxed);
                             if hash {
                                 out.clear();
