@@ -10,7 +10,10 @@ pub use encode::{
     check_supported, combine, encode_row, reference_digest, value_digest, value_hashes, RowEncoder,
     ENCODING_VERSION,
 };
-pub use multiset::{fp_bucket_of, mix, single_difference, Fingerprint, FP_BITS, FP_BUCKETS};
+pub use multiset::{
+    fp_bucket_of, mix, single_difference, DigestBuildHasher, DigestHasher, Fingerprint, FP_BITS,
+    FP_BUCKETS,
+};
 pub use sketch::UnitFilter;
 
 /// A digest whose count differs between the sides: (digest, source − target).

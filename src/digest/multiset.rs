@@ -36,6 +36,30 @@ impl Fingerprint {
     }
 }
 
+/// A hasher for maps and sets keyed by digests: they are already uniform
+/// random bits, so it takes their low 64 bits (buckets are chosen by the
+/// high bits, so these are independent of the bucket). A general-purpose
+/// hasher, ahash included, would only add work per row.
+#[derive(Default)]
+pub struct DigestHasher(u64);
+
+impl std::hash::Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64;
+    }
+}
+
+/// Builds [`DigestHasher`]s.
+pub type DigestBuildHasher = std::hash::BuildHasherDefault<DigestHasher>;
+
 /// MurmurHash3's finalizer over both halves of a digest: a 64-bit value
 /// with no linear relation to the digest itself.
 #[inline]

@@ -3,14 +3,13 @@
 //! on-disk buckets by their key's top bits (staged per worker, memory first).
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::record::Keyless;
 use super::scan::RowSink;
 use super::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
-use crate::digest::{fp_bucket_of, Fingerprint, UnitFilter, FP_BUCKETS};
+use crate::digest::{fp_bucket_of, DigestBuildHasher, Fingerprint, UnitFilter, FP_BUCKETS};
 use crate::error::Result;
 use crate::input::{Locators, Unit};
 use crate::side::Side;
@@ -131,26 +130,8 @@ impl RowSink for FingerprintSink {
     }
 }
 
-/// Digests are uniform bits: hash a set of them by their low 64 bits.
-#[derive(Default)]
-pub struct LowBits(u64);
-
-impl Hasher for LowBits {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ b as u64;
-        }
-    }
-    fn write_u128(&mut self, v: u128) {
-        self.0 = v as u64;
-    }
-}
-
 /// A set of digests.
-pub type DigestSet = HashSet<u128, BuildHasherDefault<LowBits>>;
+pub type DigestSet = HashSet<u128, DigestBuildHasher>;
 
 /// How records are partitioned.
 #[derive(Clone)]

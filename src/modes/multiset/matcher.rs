@@ -9,10 +9,10 @@
 //! heavy duplication never forces a split.
 
 use std::collections::{BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::digest::DigestBuildHasher;
 use crate::engine::reconcile::Matcher;
 use crate::engine::record::{Evidence, Keyless};
 use crate::engine::spill::{ChunkRef, Partitioner, SpillBudget, SpillIndex, SpillWriter};
@@ -22,28 +22,8 @@ use crate::side::Side;
 
 const NO_LOCATOR: u64 = u64::MAX;
 
-/// Digests are already uniform random bits, so the map hashes them by taking
-/// their low 64 bits (the bucket is chosen by the high bits, so these are
-/// independent of it). A general-purpose hasher (ahash included) would only
-/// add cost.
-#[derive(Default)]
-pub struct DigestHasher(u64);
-
-impl Hasher for DigestHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ b as u64;
-        }
-    }
-    fn write_u128(&mut self, v: u128) {
-        self.0 = v as u64;
-    }
-}
-
-type DigestMap = HashMap<u128, Counts, BuildHasherDefault<DigestHasher>>;
+/// Keyed by digest, hashed by its low bits ([`DigestHasher`](crate::digest::DigestHasher)).
+type DigestMap = HashMap<u128, Counts, DigestBuildHasher>;
 
 #[derive(Clone, Copy)]
 struct Counts {
