@@ -1182,3 +1182,33 @@ fn errors_name_the_fix_for_pipes_quotes_and_header_less_files() {
         .code(2)
         .stderr(predicate::str::contains("pass --no-header"));
 }
+
+#[test]
+fn by_position_applies_after_exclude_so_the_extra_column_hint_leads_somewhere() {
+    let tmp = TempDir::new().unwrap();
+    let tbl = tmp.path().join("x.tbl");
+    // Three columns (the last a load timestamp the target does not have).
+    fs::write(&tbl, "a|1|2024-01-01|\nb|2|2024-01-01|\n").unwrap();
+    let pq = tmp.path().join("x.parquet");
+    common::write_parquet(
+        &pq,
+        &common::kv_batch(&[(Some("b"), Some(2)), (Some("a"), Some(1))]),
+        10,
+    );
+    recon()
+        .arg("diff")
+        .arg(&tbl)
+        .arg(&pq)
+        .arg("--by-position")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--exclude column_3"));
+    // Following the hint: exclude the 3rd column, pair the rest by position.
+    recon()
+        .arg("diff")
+        .arg(&tbl)
+        .arg(&pq)
+        .args(["--by-position", "--exclude", "column_3"])
+        .assert()
+        .code(0);
+}

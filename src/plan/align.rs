@@ -173,22 +173,40 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
         }
     }
 
+    let named = |list: &[String], s: &str, t: &str| {
+        list.iter()
+            .any(|n| eq_name(n, s, opts.ignore_case_names) || eq_name(n, t, opts.ignore_case_names))
+    };
+
     // 1. Pair columns.
     let mut pairs: Vec<(usize, usize, String)> = Vec::new();
     let mut src_used = vec![false; sf.len()];
     let mut tgt_used = vec![false; tf.len()];
     if opts.by_position {
-        if sf.len() != tf.len() {
+        // Excluded columns leave first, so "exclude the 17th column, pair
+        // the rest by position" works; they are reported as excluded below.
+        let kept = |fields: &arrow::datatypes::Fields| -> Vec<usize> {
+            (0..fields.len())
+                .filter(|&i| !named(&opts.exclude, fields[i].name(), fields[i].name()))
+                .collect()
+        };
+        let (ks, kt) = (kept(sf), kept(tf));
+        if ks.len() != kt.len() {
+            let after = if opts.exclude.is_empty() {
+                String::new()
+            } else {
+                " after --exclude".to_string()
+            };
             problems.push(format!(
-                "--by-position needs the same column count: source has {}, target has {}",
-                sf.len(),
-                tf.len()
+                "--by-position needs the same column count{after}: source has {}, target has {}",
+                ks.len(),
+                kt.len()
             ));
         }
-        for i in 0..sf.len().min(tf.len()) {
-            pairs.push((i, i, "position".into()));
-            src_used[i] = true;
-            tgt_used[i] = true;
+        for (&si, &ti) in ks.iter().zip(&kt) {
+            pairs.push((si, ti, "position".into()));
+            src_used[si] = true;
+            tgt_used[ti] = true;
         }
     } else {
         for (s, t) in &opts.maps {
@@ -237,10 +255,6 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
     }
 
     // 2. Exclusions and subsets, by source or target name.
-    let named = |list: &[String], s: &str, t: &str| {
-        list.iter()
-            .any(|n| eq_name(n, s, opts.ignore_case_names) || eq_name(n, t, opts.ignore_case_names))
-    };
     for n in opts.exclude.iter().chain(opts.columns.iter().flatten()) {
         let known = sf
             .iter()
