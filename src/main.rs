@@ -220,6 +220,10 @@ struct InputArgs {
     /// is not a column [default: detected from the first lines].
     #[arg(long, help_heading = "Input")]
     trailing_delimiter: bool,
+    /// A quoted empty CSV field "" is NULL too (exports that quote every field and write
+    /// NULL as ""); the same as --null-value '""'.
+    #[arg(long, help_heading = "Input")]
+    quoted_empty_as_null: bool,
 }
 
 impl InputArgs {
@@ -237,6 +241,7 @@ impl InputArgs {
             max_parse_errors: self.max_parse_errors,
             int96_unit: Some(self.int96_unit),
             trailing_delimiter: self.trailing_delimiter,
+            quoted_empty_as_null: self.quoted_empty_as_null,
         }
         .build()
     }

@@ -1212,3 +1212,52 @@ fn by_position_applies_after_exclude_so_the_extra_column_hint_leads_somewhere() 
         .assert()
         .code(0);
 }
+
+#[test]
+fn a_fully_quoted_export_with_quoted_empty_nulls_compares_against_its_typed_twin() {
+    let tmp = TempDir::new().unwrap();
+    let csv = tmp.path().join("export.csv");
+    // Every field quoted, NULL written as "" (also in the numeric column).
+    fs::write(&csv, "\"k\";\"n\"\n\"a\";\"1\"\n\"b\";\"\"\n").unwrap();
+    let pq = tmp.path().join("twin.parquet");
+    common::write_parquet(
+        &pq,
+        &common::kv_batch(&[(Some("b"), None), (Some("a"), Some(1))]),
+        10,
+    );
+    // Without the option "" is the empty string, which is not an integer.
+    recon()
+        .arg("diff")
+        .arg(&csv)
+        .arg(&pq)
+        .args(["--delimiter", ";"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 3"));
+    for flag in [vec!["--quoted-empty-as-null"], vec!["--null-value", "\"\""]] {
+        recon()
+            .arg("diff")
+            .arg(&csv)
+            .arg(&pq)
+            .args(["--delimiter", ";"])
+            .args(&flag)
+            .assert()
+            .code(0);
+    }
+    // The NULL policy otherwise holds: "" stays '' without the option.
+    let other = tmp.path().join("other.csv");
+    fs::write(&other, "\"k\";\"n\"\n\"a\";\"1\"\n\"\";\"2\"\n").unwrap();
+    let twin = tmp.path().join("other.parquet");
+    common::write_parquet(
+        &twin,
+        &common::kv_batch(&[(Some(""), Some(2)), (Some("a"), Some(1))]),
+        10,
+    );
+    recon()
+        .arg("diff")
+        .arg(&other)
+        .arg(&twin)
+        .args(["--delimiter", ";"])
+        .assert()
+        .code(0);
+}

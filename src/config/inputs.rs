@@ -80,6 +80,9 @@ pub struct TextOptions {
     /// Every record ends with a delimiter (legacy exports, TPC-H `.tbl`),
     /// whose empty last field is not a column. None: detected per table.
     pub trailing_delimiter: Option<bool>,
+    /// A quoted empty field `""` is NULL too (fully quoted exports that
+    /// write NULL as `""`); otherwise it is the empty string.
+    pub quoted_empty_as_null: bool,
 }
 
 impl Default for TextOptions {
@@ -93,6 +96,7 @@ impl Default for TextOptions {
             encoding: Encoding::Utf8,
             max_parse_errors: 0,
             trailing_delimiter: None,
+            quoted_empty_as_null: false,
         }
     }
 }
@@ -219,6 +223,9 @@ pub struct InputConfig {
     /// column; detected from the first records when not set.
     #[serde(default)]
     pub trailing_delimiter: bool,
+    /// `""` is NULL (also spelled `null_values = ['""']`).
+    #[serde(default)]
+    pub quoted_empty_as_null: bool,
 }
 
 fn one_byte(flag: &str, v: &str) -> Result<u8> {
@@ -237,9 +244,17 @@ fn one_byte(flag: &str, v: &str) -> Result<u8> {
 impl InputConfig {
     /// Checks every setting and builds the options of both sides.
     pub fn build(&self) -> Result<[InputOptions; 2]> {
+        // `--null-value '""'` names the quoted empty field, not two quote characters.
+        let quoted_empty = self.null_values.iter().any(|v| v == "\"\"");
         let mut text = TextOptions {
             header: !self.no_header,
-            null_values: self.null_values.clone(),
+            null_values: self
+                .null_values
+                .iter()
+                .filter(|v| *v != "\"\"")
+                .cloned()
+                .collect(),
+            quoted_empty_as_null: self.quoted_empty_as_null || quoted_empty,
             max_parse_errors: self.max_parse_errors,
             trailing_delimiter: self.trailing_delimiter.then_some(true),
             ..Default::default()

@@ -732,7 +732,12 @@ fn parse_records(
         for (k, &c) in columns.iter().enumerate() {
             let (raw, quoted) = rec.field(c).unwrap_or((&[], false));
             let t = &mut b.texts[k];
-            if !quoted && (raw.is_empty() || nulls.contains(&raw)) {
+            let null = if quoted {
+                raw.is_empty() && table.text.quoted_empty_as_null
+            } else {
+                raw.is_empty() || nulls.contains(&raw)
+            };
+            if null {
                 t.ends.push(None);
                 continue;
             }
