@@ -1261,3 +1261,22 @@ fn a_fully_quoted_export_with_quoted_empty_nulls_compares_against_its_typed_twin
         .assert()
         .code(0);
 }
+
+#[test]
+fn a_utf16_file_is_named_as_utf16_not_sent_to_latin_1() {
+    let tmp = TempDir::new().unwrap();
+    let f = tmp.path().join("export.csv");
+    let mut bytes = vec![0xff, 0xfe];
+    for c in "a,b\n1,2\n".encode_utf16() {
+        bytes.extend_from_slice(&c.to_le_bytes());
+    }
+    fs::write(&f, bytes).unwrap();
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("UTF-16 little-endian"))
+        .stderr(predicate::str::contains("iconv"));
+}

@@ -142,6 +142,20 @@ fn leading_blank_lines(buf: &[u8], eof: bool) -> Option<usize> {
     }
 }
 
+/// Refuses a UTF-16 file by its byte-order mark, naming it: read as UTF-8
+/// it fails on the first byte, and the Latin-1 way out would misread it.
+fn refuse_utf16(head: &[u8], path: &Path) -> Result<()> {
+    let which = match head {
+        [0xff, 0xfe, ..] => "UTF-16 little-endian (byte-order mark FF FE)",
+        [0xfe, 0xff, ..] => "UTF-16 big-endian (byte-order mark FE FF)",
+        _ => return Ok(()),
+    };
+    Err(ReconError::input(
+        path,
+        format!("is {which}, which recon does not read yet: convert it first, e.g. iconv -f UTF-16 -t UTF-8 IN > OUT"),
+    ))
+}
+
 /// Refuses a file whose lines end with a bare CR (classic Mac OS exports,
 /// some mainframe transfers): read as LF-terminated text it would be one
 /// huge header line and no rows, so a pair of them would "match" as empty.
@@ -174,6 +188,7 @@ pub fn header_schema(
     loop {
         let eof = read_more(r.as_mut(), &mut buf, want, path, compression)?;
         let body = buf.strip_prefix(BOM).unwrap_or(&buf);
+        refuse_utf16(&buf, path)?;
         refuse_cr_line_ends(body, path)?;
         let blank = if format != Format::Ndjson && opts.header {
             leading_blank_lines(body, eof)
