@@ -208,8 +208,12 @@ impl BlockMeta {
                 },
                 Unit::Block { block, .. },
             ) => {
-                for leaf in int96.iter().filter(|l| projected.contains(&l.root)) {
-                    check_int96(path, meta, *block, first, leaf)?;
+                let leaves: Vec<&Int96Leaf> = int96
+                    .iter()
+                    .filter(|l| projected.contains(&l.root))
+                    .collect();
+                if !leaves.is_empty() {
+                    check_int96(path, meta, *block, first, &leaves)?;
                 }
                 let meta = scan_meta.as_ref().unwrap_or(meta);
                 let mask = ProjectionMask::roots(
@@ -501,15 +505,35 @@ fn check_int96(
     meta: &ArrowReaderMetadata,
     block: usize,
     first_row: u64,
+    leaves: &[&Int96Leaf],
+) -> Result<()> {
+    use parquet::file::properties::ReaderProperties;
+    use parquet::file::serialized_reader::SerializedRowGroupReader;
+    // The footer is already parsed: read the row group from its metadata.
+    let pq = meta.metadata();
+    let group = SerializedRowGroupReader::new(
+        Arc::new(open(path)?),
+        pq.row_group(block),
+        pq.page_index_for_row_group(block),
+        Arc::new(ReaderProperties::builder().build()),
+    )
+    .map_err(|e| ReconError::parquet(path, e))?;
+    for leaf in leaves {
+        check_int96_leaf(path, meta, &group, block, first_row, leaf)?;
+    }
+    Ok(())
+}
+
+fn check_int96_leaf(
+    path: &Path,
+    meta: &ArrowReaderMetadata,
+    group: &dyn parquet::file::reader::RowGroupReader,
+    block: usize,
+    first_row: u64,
     leaf: &Int96Leaf,
 ) -> Result<()> {
     use parquet::column::reader::ColumnReader;
-    use parquet::file::reader::FileReader as _;
-
-    use parquet::file::serialized_reader::SerializedFileReader;
     let pq = |e| ReconError::parquet(path, e);
-    let reader = SerializedFileReader::new(open(path)?).map_err(pq)?;
-    let group = reader.get_row_group(block).map_err(pq)?;
     let ColumnReader::Int96ColumnReader(mut column) =
         group.get_column_reader(leaf.leaf).map_err(pq)?
     else {
