@@ -148,6 +148,16 @@ pub fn one_line(message: &str) -> String {
     out
 }
 
+/// A value from data, for a message: its first 80 characters ("…" marks a
+/// cut), quoted and escaped so a trailing space or a newline shows.
+pub fn quoted_value(value: &str) -> String {
+    let mut v: String = value.chars().take(80).collect();
+    if v.len() < value.len() {
+        v.push('…');
+    }
+    format!("{v:?}")
+}
+
 impl ReconError {
     /// The error as one printable line (see [`one_line`]).
     pub fn one_line(&self) -> String {

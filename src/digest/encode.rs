@@ -587,11 +587,22 @@ trait ColumnWriter {
     /// value into `scratch`; the fixed-width and byte writers compute the
     /// padded encoding directly, in a loop without a call per value.
     fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
-        for row in 0..rows {
-            scratch.clear();
-            self.append(row, scratch);
-            out.push(value_digest(scratch));
-        }
+        hashed_digests(self, rows, out, scratch);
+    }
+}
+
+/// Value digests through the encoding: each value encoded into `scratch`
+/// and digested (the path for values that do not fit 16 bytes).
+fn hashed_digests<W: ColumnWriter + ?Sized>(
+    writer: &W,
+    rows: usize,
+    out: &mut Vec<u128>,
+    scratch: &mut Vec<u8>,
+) {
+    for row in 0..rows {
+        scratch.clear();
+        writer.append(row, scratch);
+        out.push(value_digest(scratch));
     }
 }
 
@@ -617,12 +628,7 @@ impl<F: Fn(usize) -> [u8; N], const N: usize> ColumnWriter for FixedWriter<'_, F
     fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
         if N >= 16 {
             // Tag + payload exceed 16 bytes: the hashed path.
-            for row in 0..rows {
-                scratch.clear();
-                self.append(row, scratch);
-                out.push(value_digest(scratch));
-            }
-            return;
+            return hashed_digests(self, rows, out, scratch);
         }
         let null = p(tag::NULL as u128);
         out.reserve(rows);

@@ -35,6 +35,18 @@ pub struct ScanSide<'a> {
     pub only_units: Option<std::collections::HashSet<(usize, usize)>>,
 }
 
+impl<'a> ScanSide<'a> {
+    /// The same side, reading only these (file, block) units.
+    pub fn only(&self, units: std::collections::HashSet<(usize, usize)>) -> ScanSide<'a> {
+        ScanSide {
+            table: self.table,
+            columns: self.columns.clone(),
+            prep: self.prep.clone(),
+            only_units: Some(units),
+        }
+    }
+}
+
 /// What a worker does with the digests of each batch it scans.
 pub trait RowSink: Send {
     /// The worker starts reading `unit` of `side`; its batches follow.
@@ -160,18 +172,13 @@ fn count_refusals(
         }
         keep[row] = false;
         let message = format!("{}: {msg}", table.position(locs.get(row)));
-        let seen = table.parse_errors.count.fetch_add(1, Ordering::Relaxed) + 1;
-        if seen > allowed {
-            let hint = if allowed == 0 {
-                " (or --max-parse-errors N to count such values as drift)"
-            } else {
-                " (more than --max-parse-errors)"
-            };
-            return Err(ReconError::input(path, format!("{message}{hint}")));
-        }
-        table
-            .parse_errors
-            .record(locs.get(row), format!("{}: {message}", path.display()));
+        table.parse_errors.count(
+            allowed,
+            path,
+            locs.get(row),
+            message,
+            " (or --max-parse-errors N to count such values as drift)",
+        )?;
     }
     Ok(keep)
 }

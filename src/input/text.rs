@@ -21,7 +21,7 @@ use super::csv_lex::{count_newlines, last_record_end, Dialect, Lexer, RecordBuf}
 use super::values::{parse_lenient, BadValue};
 use super::{pack, Compression, Format, Locators, Table, Unit, POS_BITS};
 use crate::config::{Encoding, TextOptions};
-use crate::error::{ReconError, Result};
+use crate::error::{quoted_value, ReconError, Result};
 
 /// Whole records of one text file.
 pub struct TextChunk {
@@ -185,7 +185,8 @@ pub fn header_schema(
     let mut buf = Vec::new();
     let mut want = 1 << 16;
     let d = opts.dialect();
-    loop {
+    // Bytes of blank lines before the header, once the head is complete.
+    let skip = loop {
         let eof = read_more(r.as_mut(), &mut buf, want, path, compression)?;
         let body = buf.strip_prefix(BOM).unwrap_or(&buf);
         refuse_utf16(&buf, path)?;
@@ -206,7 +207,7 @@ pub fn header_schema(
                 _ => eof || last_record_end(body, &d).is_some(),
             };
         if complete {
-            break;
+            break blank.unwrap_or(0);
         }
         if want >= MAX_HEADER {
             return Err(ReconError::input(
@@ -215,13 +216,8 @@ pub fn header_schema(
             ));
         }
         want *= 2;
-    }
-    let body = buf.strip_prefix(BOM).unwrap_or(&buf);
-    let body = if format != Format::Ndjson && opts.header {
-        &body[leading_blank_lines(body, true).unwrap_or(0)..]
-    } else {
-        body
     };
+    let body = &buf.strip_prefix(BOM).unwrap_or(&buf)[skip..];
     if format == Format::Ndjson {
         // Only whole lines: the buffer may end inside one.
         let whole = match memchr::memrchr(b'\n', body) {
@@ -600,33 +596,20 @@ impl Batcher<'_> {
             let arr = parse_lenient(field.data_type(), &values, &mut bad, keep);
             for (row, msg) in bad {
                 let (loc, start) = self.rows.get(row).copied().unwrap_or((0, 0));
-                let mut value = values.get(row).copied().flatten().unwrap_or("").to_string();
-                if value.chars().count() > 80 {
-                    value = value.chars().take(80).collect::<String>() + "…";
-                }
+                let value = quoted_value(values.get(row).copied().flatten().unwrap_or(""));
                 let message = format!(
-                    "line {}, column '{}': cannot parse {value:?} as {}: {msg}",
+                    "line {}, column '{}': cannot parse {value} as {}: {msg}",
                     self.line_of(start),
                     field.name(),
                     field.data_type()
                 );
-                let seen = self
-                    .table
-                    .parse_errors
-                    .count
-                    .fetch_add(1, Ordering::Relaxed)
-                    + 1;
-                if seen > allowed {
-                    let hint = if allowed == 0 {
-                        " (use --cast, or --max-parse-errors N to count such values as drift)"
-                    } else {
-                        " (more than --max-parse-errors)"
-                    };
-                    return Err(ReconError::input(path, format!("{message}{hint}")));
-                }
-                self.table
-                    .parse_errors
-                    .record(loc, format!("{}: {message}", path.display()));
+                self.table.parse_errors.count(
+                    allowed,
+                    path,
+                    loc,
+                    message,
+                    " (use --cast, or --max-parse-errors N to count such values as drift)",
+                )?;
                 drop_rows.push(row);
             }
             arrays.push(arr);
@@ -696,6 +679,9 @@ fn parse_records(
         .map(|s| s.as_bytes())
         .collect();
     let enc = table.text.encoding;
+    // With a trailing delimiter every record has one more, empty, field.
+    let trailing = table.text.trailing_delimiter == Some(true);
+    let want = ncols + usize::from(trailing);
     let mut lex = Lexer::new(bytes, table.text.dialect());
     let mut rec = RecordBuf::default();
     loop {
@@ -717,9 +703,6 @@ fn parse_records(
         if rec.is_blank_line() && ncols != 1 {
             continue;
         }
-        // With a trailing delimiter every record has one more, empty, field.
-        let trailing = table.text.trailing_delimiter == Some(true);
-        let want = ncols + usize::from(trailing);
         if rec.len() != want
             || (trailing && rec.field(ncols).is_none_or(|(b, q)| !b.is_empty() || q))
         {
@@ -1106,7 +1089,31 @@ impl ParseErrors {
         }
     }
 
-    pub(crate) fn record(&self, locator: u64, message: String) {
+    /// Counts one value that failed to parse or convert: an error (`message`
+    /// plus a hint) once more than `allowed` have been counted, otherwise
+    /// kept as an example. `first_hint` is the way out when none are allowed.
+    pub(crate) fn count(
+        &self,
+        allowed: u64,
+        path: &Path,
+        locator: u64,
+        message: String,
+        first_hint: &str,
+    ) -> Result<()> {
+        let seen = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        if seen > allowed {
+            let hint = if allowed == 0 {
+                first_hint
+            } else {
+                " (more than --max-parse-errors)"
+            };
+            return Err(ReconError::input(path, format!("{message}{hint}")));
+        }
+        self.record(locator, format!("{}: {message}", path.display()));
+        Ok(())
+    }
+
+    fn record(&self, locator: u64, message: String) {
         if let Ok(mut ex) = self.examples.lock() {
             ex.push((locator, message));
             // Keep the first ones in file order, whatever the thread timing.

@@ -14,6 +14,7 @@ use arrow::datatypes::*;
 
 use super::align::Convert;
 use crate::config::Normalize;
+use crate::error::quoted_value;
 
 /// What to do to one column of one side before hashing.
 #[derive(Debug, Clone, Default)]
@@ -74,17 +75,12 @@ impl Prep {
 /// Values a conversion refused: (offset in the batch, message), ascending.
 pub type Refused = Vec<(usize, String)>;
 
-/// A value as text, for messages: quoted, at most 80 characters, control
-/// characters escaped so a message stays one line.
+/// A value as text, for messages (see [`quoted_value`]).
 fn shown(a: &dyn Array, row: usize) -> String {
     let text = arrow::util::display::ArrayFormatter::try_new(a, &Default::default())
         .map(|f| f.value(row).to_string())
         .unwrap_or_default();
-    let mut t: String = text.chars().take(80).collect();
-    if t.len() < text.len() {
-        t.push('…');
-    }
-    format!("{t:?}")
+    quoted_value(&text)
 }
 
 /// Converts `a` into the conversion's type, exactly or not at all.

@@ -419,20 +419,7 @@ pub fn scan_stage(
         drop(filters);
         let units_read = only[0].len() + only[1].len();
         let [only_s, only_t] = only;
-        let targeted = [
-            ScanSide {
-                table: sides[0].table,
-                columns: sides[0].columns.clone(),
-                prep: sides[0].prep.clone(),
-                only_units: Some(only_s),
-            },
-            ScanSide {
-                table: sides[1].table,
-                columns: sides[1].columns.clone(),
-                prep: sides[1].prep.clone(),
-                only_units: Some(only_t),
-            },
-        ];
+        let targeted = [sides[0].only(only_s), sides[1].only(only_t)];
         ctx.progress.start_pass(2, 2, Phase::Partition);
         let (index, _, written) = partition(&targeted, None, Some(Arc::new(wanted)))?;
         return Ok(ScanResult {
