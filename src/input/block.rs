@@ -380,7 +380,7 @@ fn int96_hints(
     meta: ArrowReaderMetadata,
     unit: Int96Unit,
 ) -> Result<(ArrowReaderMetadata, Vec<Int96Leaf>)> {
-    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::datatypes::DataType;
     use parquet::basic::Type as Physical;
     let descr = meta.metadata().file_metadata().schema_descr_ptr();
     let mut leaves = Vec::new();
@@ -400,38 +400,51 @@ fn int96_hints(
     if leaves.is_empty() {
         return Ok((meta, leaves));
     }
+    let hinted = with_field_hints(&meta, |i, f| {
+        let leaf = leaves.iter_mut().find(|l| l.top_level && l.root == i)?;
+        // The unit is recon's choice, whatever an embedded Arrow schema says
+        // (pyarrow records the unit it wrote from); the zone is kept.
+        let DataType::Timestamp(was, tz) = f.data_type() else {
+            return None;
+        };
+        leaf.unit = unit.time_unit();
+        (leaf.unit != *was).then(|| DataType::Timestamp(leaf.unit, tz.clone()))
+    })
+    .map_err(|e| ReconError::parquet(path, e))?;
+    Ok((hinted.unwrap_or(meta), leaves))
+}
+
+/// The metadata read with some top-level fields' types replaced: `hint`
+/// gives the new type of field `i`, or None to keep it. None when no field
+/// changes.
+fn with_field_hints(
+    meta: &ArrowReaderMetadata,
+    mut hint: impl FnMut(usize, &arrow::datatypes::Field) -> Option<arrow::datatypes::DataType>,
+) -> parquet::errors::Result<Option<ArrowReaderMetadata>> {
+    use arrow::datatypes::{Field, Schema};
     let schema = meta.schema();
     let mut changed = false;
     let fields: Vec<Field> = schema
         .fields()
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            let leaf = leaves.iter_mut().find(|l| l.top_level && l.root == i);
-            // The unit is recon's choice, whatever an embedded Arrow schema
-            // says (pyarrow records the unit it wrote from); the zone is kept.
-            match (leaf, f.data_type()) {
-                (Some(l), DataType::Timestamp(was, tz)) => {
-                    l.unit = unit.time_unit();
-                    changed |= l.unit != *was;
-                    f.as_ref()
-                        .clone()
-                        .with_data_type(DataType::Timestamp(l.unit, tz.clone()))
-                }
-                _ => f.as_ref().clone(),
+        .map(|(i, f)| match hint(i, f) {
+            Some(dt) => {
+                changed = true;
+                f.as_ref().clone().with_data_type(dt)
             }
+            None => f.as_ref().clone(),
         })
         .collect();
     if !changed {
-        return Ok((meta, leaves));
+        return Ok(None);
     }
     let hinted = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-    let meta = ArrowReaderMetadata::try_new(
+    ArrowReaderMetadata::try_new(
         meta.metadata().clone(),
         ArrowReaderOptions::new().with_schema(hinted),
     )
-    .map_err(|e| ReconError::parquet(path, e))?;
-    Ok((meta, leaves))
+    .map(Some)
 }
 
 /// The exact value of an INT96 timestamp in `unit`, or why it has none:
@@ -606,51 +619,35 @@ fn check_int96_leaf(
 /// dictionary-encoded on every data page of every row group (a column whose
 /// writer fell back to plain pages is read as plain strings).
 fn dictionary_hints(meta: &ArrowReaderMetadata) -> Option<ArrowReaderMetadata> {
-    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::datatypes::DataType;
     use parquet::basic::{Encoding, PageType};
     let pq = meta.metadata();
-    let schema = meta.schema();
+    let fields = meta.schema().fields().len();
     let columns = pq.file_metadata().schema_descr().columns();
-    let mut changed = false;
-    let fields: Vec<Field> = schema
-        .fields()
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let stringy = matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8);
-            // Top-level primitive columns only: leaf index equals field index then.
-            let leaf_matches =
-                columns.len() == schema.fields().len() && columns[i].path().parts().len() == 1;
-            let dictionary_only = stringy
-                && leaf_matches
-                && pq.num_row_groups() > 0
-                && pq.row_groups().iter().all(|rg| {
-                    rg.column(i).page_encoding_stats().is_some_and(|stats| {
-                        stats.iter().all(|s| {
-                            !matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2)
-                                || matches!(
-                                    s.encoding,
-                                    Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
-                                )
-                        })
+    with_field_hints(meta, |i, f| {
+        let stringy = matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8);
+        // Top-level primitive columns only: leaf index equals field index then.
+        let leaf_matches = columns.len() == fields && columns[i].path().parts().len() == 1;
+        let dictionary_only = stringy
+            && leaf_matches
+            && pq.num_row_groups() > 0
+            && pq.row_groups().iter().all(|rg| {
+                rg.column(i).page_encoding_stats().is_some_and(|stats| {
+                    stats.iter().all(|s| {
+                        !matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2)
+                            || matches!(
+                                s.encoding,
+                                Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
+                            )
                     })
-                });
-            if dictionary_only {
-                changed = true;
-                f.as_ref().clone().with_data_type(DataType::Dictionary(
-                    Box::new(DataType::Int32),
-                    Box::new(f.data_type().clone()),
-                ))
-            } else {
-                f.as_ref().clone()
-            }
+                })
+            });
+        dictionary_only.then(|| {
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()))
         })
-        .collect();
-    if !changed {
-        return None;
-    }
-    let hinted = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-    ArrowReaderMetadata::try_new(pq.clone(), ArrowReaderOptions::new().with_schema(hinted)).ok()
+    })
+    .ok()
+    .flatten()
 }
 
 /// Groups ascending positions by the block (given by `starts`) holding them,
