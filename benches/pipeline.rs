@@ -100,6 +100,7 @@ fn bench_stages(c: &mut Criterion) {
                 max_entries: 1 << 22,
                 chunk_bytes: 64 * 1024,
                 first_level_bits: 6,
+                key_base: 0,
                 dir: tmp.path(),
                 budget,
                 cancel: &cancel,

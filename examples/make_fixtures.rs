@@ -337,7 +337,83 @@ fn main() {
     std::fs::write("testdata/bad/zero.parquet", b"").unwrap();
 
     lake_and_extract();
+    keyed();
     println!("fixtures written under testdata/");
+}
+
+/// The keyed demo: an orders table keyed by (order_id, line_no), with every
+/// keyed category planted (see testdata/README.md). The target's key is
+/// int64 where the source's is int32, and its amounts are decimal(12,3).
+fn keyed() {
+    type Row<'a> = (Option<i64>, Option<i32>, i128, f64, &'a str);
+    let source: Vec<Row> = vec![
+        (Some(1), Some(1), 1000, 1.5, "NEW"),  // matched
+        (Some(1), Some(2), 2000, 2.5, "NEW"),  // amount changed
+        (Some(2), Some(1), 3000, 3.0, "PAID"), // amount and status changed
+        (Some(2), Some(2), 4000, 4.0, "PAID"), // amount +0.01: matches within 0.01
+        (Some(3), Some(1), 5000, 5.0, "NEW"),  // missing in target
+        (Some(5), Some(1), 6000, 6.0, "NEW"),  // twice here, once in the target
+        (Some(5), Some(1), 6000, 6.0, "NEW"),
+        (Some(6), Some(1), 7000, 7.0, "NEW"), // twice here, three times there
+        (Some(6), Some(1), 7000, 7.0, "NEW"),
+        (Some(7), None, 8000, 8.0, "NEW"), // NULL in one key column
+    ];
+    let target: Vec<Row> = vec![
+        (Some(6), Some(1), 70000, 7.0, "NEW"),
+        (Some(1), Some(1), 10000, 1.5, "NEW"),
+        (Some(2), Some(2), 40010, 4.0, "PAID"),
+        (Some(1), Some(2), 20500, 2.5, "NEW"),
+        (Some(4), Some(1), 90000, 9.0, "NEW"), // missing in source
+        (Some(2), Some(1), 31000, 3.0, "SHIPPED"),
+        (Some(5), Some(1), 60000, 6.0, "NEW"),
+        (Some(6), Some(1), 70000, 7.0, "NEW"),
+        (Some(6), Some(1), 70000, 7.0, "NEW"),
+        (Some(7), None, 80000, 8.0, "NEW"),
+        (None, Some(1), 1000, 1.0, "NEW"), // NULL key, target only
+    ];
+    let make = |rows: &[Row], wide: bool| {
+        let order: ArrayRef = if wide {
+            Arc::new(Int64Array::from(
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            ))
+        } else {
+            Arc::new(Int32Array::from(
+                rows.iter()
+                    .map(|r| r.0.map(|v| v as i32))
+                    .collect::<Vec<_>>(),
+            ))
+        };
+        let (p, s) = if wide { (12, 3) } else { (10, 2) };
+        let amount: ArrayRef = Arc::new(
+            Decimal128Array::from(rows.iter().map(|r| r.2).collect::<Vec<_>>())
+                .with_precision_and_scale(p, s)
+                .unwrap(),
+        );
+        batch(vec![
+            ("order_id", order),
+            (
+                "line_no",
+                Arc::new(Int32Array::from(
+                    rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+                )),
+            ),
+            ("amount", amount),
+            (
+                "price",
+                Arc::new(Float64Array::from(
+                    rows.iter().map(|r| r.3).collect::<Vec<_>>(),
+                )),
+            ),
+            (
+                "status",
+                Arc::new(StringArray::from(
+                    rows.iter().map(|r| r.4).collect::<Vec<_>>(),
+                )),
+            ),
+        ])
+    };
+    simple("keyed/orders_source.parquet", make(&source, false));
+    simple("keyed/orders_target.parquet", make(&target, true));
 }
 
 /// A Hive-partitioned lakehouse table and the gzip CSV extract of the same

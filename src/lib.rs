@@ -21,10 +21,10 @@
 //! | 5 | [`engine`] | run context, scan with sinks, records, spill, reconcile driver |
 //! | 6 | [`evidence`] | fetch rows by locator, atomic outputs |
 //! | 7 | [`report`] | the report model and its renderers |
-//! | 8 | [`modes`] | the multiset diff (keyed, fingerprint, batch to come) |
+//! | 8 | [`modes`] | the multiset and keyed diffs (fingerprint, batch to come) |
 //!
 //! The library never prints and never exits; the `recon` binary is a thin
-//! CLI over [`modes::multiset::diff`].
+//! CLI over [`modes::diff`].
 
 // Data-dependent failures must be typed errors, never panics: keep unwrap and
 // expect out of the library (tests may use them).
@@ -53,6 +53,6 @@ pub mod modes;
 
 pub use config::Passes;
 pub use error::{ReconError, Result};
-pub use modes::multiset::{diff, DiffOptions, DiffOutcome};
+pub use modes::{diff, DiffOptions, DiffOutcome};
 pub use report::Report;
 pub use side::Side;

@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use recon::config::{
-    AlignOptions, Format, InputConfig, InputOptions, Int96Unit, RulesFile, RunConfig,
+    AlignOptions, DiffColumns, Format, InputConfig, InputOptions, Int96Unit, RulesFile, RunConfig,
 };
 use recon::engine::memory::default_limit;
 use recon::engine::{Phase, Progress};
@@ -34,7 +34,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Compare two tables as multisets of rows; exit 0 on an exact match, 1 on drift, 2 on error.
+    /// Compare two tables as multisets of rows (or by key with --key); exit 0 on an exact match,
+    /// 1 on drift, 2 on error.
     Diff(DiffArgs),
     /// Show how the columns of two tables pair up and compare, reading metadata only;
     /// exit 0 when compatible, 1 when not, 2 on error.
@@ -123,7 +124,7 @@ fn split_pair<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str), Recon
 impl AlignArgs {
     /// The flags as a rules file would spell them, so both take one path
     /// into [`AlignOptions`] (flags first: they win where both set a value).
-    fn build(&self) -> Result<AlignOptions, ReconError> {
+    fn build(&self, keyed: &KeyArgs) -> Result<AlignOptions, ReconError> {
         let pairs = |flag: &str, list: &[String]| -> Result<BTreeMap<String, String>, ReconError> {
             list.iter()
                 .map(|p| split_pair(flag, p).map(|(a, b)| (a.to_string(), b.to_string())))
@@ -151,6 +152,8 @@ impl AlignArgs {
             trim: self.trim.clone(),
             case_insensitive: self.case_insensitive.clone(),
             empty_as_null: self.empty_as_null.clone(),
+            key: keyed.key.clone(),
+            tolerance: pairs("--tolerance", &keyed.tolerance)?,
         };
         let mut o = AlignOptions::default();
         flags
@@ -166,6 +169,32 @@ impl AlignArgs {
         }
         Ok(o)
     }
+}
+
+/// Keyed mode's flags (`diff` only).
+#[derive(clap::Args, Default)]
+struct KeyArgs {
+    /// Match rows by this business key: missing, extra and changed rows by key, and which
+    /// columns changed. Duplicated and NULL keys are diffed as multisets.
+    #[arg(
+        long,
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        help_heading = "Keyed"
+    )]
+    key: Option<Vec<String>>,
+    /// A numeric column matches within this bound: COL=0.01 (absolute) or COL=1e-9r
+    /// (relative); a difference equal to the bound matches (repeatable).
+    #[arg(long, value_name = "COL=TOL", help_heading = "Keyed")]
+    tolerance: Vec<String>,
+    /// Which value columns changed.parquet fills: the changed ones, or all.
+    #[arg(
+        long,
+        value_name = "changed|all",
+        default_value = "changed",
+        help_heading = "Keyed"
+    )]
+    diff_columns: DiffColumns,
 }
 
 /// How inputs are read: formats and the CSV dialect (shared by both sides).
@@ -253,7 +282,8 @@ struct DiffArgs {
     source: PathBuf,
     /// Target table: a file, a directory, or a glob.
     target: PathBuf,
-    /// Write source_only.parquet, target_only.parquet and report.json here.
+    /// Write source_only.parquet, target_only.parquet and report.json here (with --key:
+    /// changed.parquet, missing_in_target.parquet, missing_in_source.parquet, ...).
     #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
     /// Overwrite results already present in --output.
@@ -288,6 +318,8 @@ struct DiffArgs {
     #[arg(long, hide = true)]
     debug_single_bucket: bool,
     #[command(flatten)]
+    keyed: KeyArgs,
+    #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
     align: AlignArgs,
@@ -312,8 +344,9 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
         force: a.force,
         report_path: a.report.clone(),
         single_bucket: a.debug_single_bucket,
-        align: a.align.build()?,
+        align: a.align.build(&a.keyed)?,
         inputs: a.input.build()?,
+        diff_columns: a.keyed.diff_columns,
         ..DiffOptions::default()
     })
 }
@@ -402,7 +435,7 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
 }
 
 fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
-    let opts = a.align.build()?;
+    let opts = a.align.build(&KeyArgs::default())?;
     let inputs = a.input.build()?;
     let (src, tgt, plan) = preflight(&a.source, &a.target, &opts, &inputs)?;
     let text = if a.json {

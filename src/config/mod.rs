@@ -76,6 +76,92 @@ pub struct AlignOptions {
     /// (column, type): parse that column into the type on the side where it differs.
     pub casts: Vec<(String, DataType)>,
     pub rules: Vec<Rule>,
+    /// Keyed mode: the business key columns (source names), in order.
+    pub key: Option<Vec<String>>,
+    /// Keyed mode: (column, tolerance) for float and decimal columns.
+    pub tolerances: Vec<(String, Tolerance)>,
+}
+
+/// Which value columns of `changed.parquet` are filled (keyed mode).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum DiffColumns {
+    /// Only the columns that changed for that key (the others are NULL).
+    #[default]
+    Changed,
+    /// Every compared column, changed or not.
+    All,
+}
+
+/// How far apart two numbers may be and still match (keyed mode).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// The bound as an exact decimal: `mantissa × 10^-scale`.
+    pub mantissa: i128,
+    pub scale: i32,
+    /// Relative (`1e-9r`: |a − b| ≤ t · max(|a|, |b|)) or absolute (|a − b| ≤ t).
+    pub relative: bool,
+}
+
+impl Tolerance {
+    /// Parses `0.01` (absolute) or `1e-9r` (relative). The bound is kept as
+    /// the exact decimal written, so `0.1` is one tenth, not the nearest
+    /// float64.
+    pub fn parse(text: &str) -> Result<Tolerance, String> {
+        let t = text.trim();
+        let (num, relative) = match t.strip_suffix(['r', 'R']) {
+            Some(n) => (n, true),
+            None => (t, false),
+        };
+        let bad = || {
+            format!(
+                "invalid tolerance '{text}': use a non-negative number, e.g. 0.01 (absolute) or 1e-9r (relative)"
+            )
+        };
+        let (digits, exp) = match num.split_once(['e', 'E']) {
+            Some((d, e)) => (d, e.parse::<i32>().map_err(|_| bad())?),
+            None => (num, 0),
+        };
+        let digits = digits.strip_prefix('+').unwrap_or(digits);
+        let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+        if int.is_empty() && frac.is_empty()
+            || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+        {
+            return Err(bad());
+        }
+        let all = format!("{int}{frac}");
+        let mantissa: i128 = all.parse().map_err(|_| bad())?;
+        let scale = (frac.len() as i32).checked_sub(exp).ok_or_else(bad)?;
+        if !(-38..=76).contains(&scale) {
+            return Err(bad());
+        }
+        Ok(Tolerance {
+            mantissa,
+            scale,
+            relative,
+        })
+    }
+
+    /// The bound as a float64 (for float columns).
+    pub fn as_f64(&self) -> f64 {
+        self.mantissa as f64 / 10f64.powi(self.scale)
+    }
+
+    pub fn describe(&self) -> String {
+        let mut s = if self.scale > 0 {
+            let digits = self.mantissa.to_string();
+            let scale = self.scale as usize;
+            let padded = format!("{digits:0>width$}", width = scale + 1);
+            let (i, f) = padded.split_at(padded.len() - scale);
+            format!("{i}.{f}")
+        } else {
+            format!("{}{}", self.mantissa, "0".repeat((-self.scale) as usize))
+        };
+        if self.relative {
+            s.push_str(" (relative)");
+        }
+        s
+    }
 }
 
 /// Parses a type name for `--cast`: int64, float64, decimal(P,S), date,
@@ -147,6 +233,10 @@ pub fn parse_type(text: &str) -> Result<DataType, String> {
 /// trim = ["name"]
 /// case_insensitive = ["status"]
 /// empty_as_null = ["*"]
+/// key = ["order_id", "line_no"]
+/// [tolerance]
+/// amount = "0.01"
+/// rate = "1e-9r"
 /// ```
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -175,6 +265,10 @@ pub struct RulesFile {
     pub case_insensitive: Vec<String>,
     #[serde(default)]
     pub empty_as_null: Vec<String>,
+    /// Keyed mode's business key.
+    pub key: Option<Vec<String>>,
+    #[serde(default)]
+    pub tolerance: std::collections::BTreeMap<String, String>,
 }
 
 impl RulesFile {
@@ -202,6 +296,13 @@ impl RulesFile {
             opts.assume_tz = self.assume_tz;
         }
         opts.maps.extend(self.map);
+        if opts.key.is_none() {
+            opts.key = self.key;
+        }
+        for (c, t) in self.tolerance {
+            let tol = Tolerance::parse(&t).map_err(|e| format!("tolerance {c}={t}: {e}"))?;
+            opts.tolerances.push((c, tol));
+        }
         for (c, t) in self.cast {
             let ty = parse_type(&t).map_err(|e| format!("cast {c}={t}: {e}"))?;
             opts.casts.push((c, ty));
@@ -232,5 +333,29 @@ impl RulesFile {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerances_are_exact_decimals() {
+        let t = Tolerance::parse("0.01").unwrap();
+        assert_eq!((t.mantissa, t.scale, t.relative), (1, 2, false));
+        let r = Tolerance::parse("1e-9r").unwrap();
+        assert_eq!((r.mantissa, r.scale, r.relative), (1, 9, true));
+        let big = Tolerance::parse("2.5E3").unwrap();
+        assert_eq!((big.mantissa, big.scale), (25, -2));
+        assert_eq!(big.describe(), "2500");
+        assert_eq!(t.describe(), "0.01");
+        assert_eq!(
+            Tolerance::parse("0.5r").unwrap().describe(),
+            "0.5 (relative)"
+        );
+        for bad in ["", "-1", "abc", "1e", ".", "1.2.3", "r"] {
+            assert!(Tolerance::parse(bad).is_err(), "{bad}");
+        }
     }
 }

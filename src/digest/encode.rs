@@ -204,6 +204,41 @@ pub fn combine(values: &[u128]) -> u128 {
     q(acc)
 }
 
+/// The value digest of NULL (of any type): `V(0x00)`. No other value's
+/// digest equals it, since `P` is a bijection and every other encoding
+/// starts with a non-zero tag.
+pub fn null_digest() -> u128 {
+    p(tag::NULL as u128)
+}
+
+/// Combines value digests into a row digest with precomputed column
+/// constants: [`combine`] for many rows. Keyed mode digests its key columns
+/// with one (positions `0..k` in key order), so the key digest of a row is
+/// the row digest of its key columns alone.
+#[derive(Debug, Clone)]
+pub struct Combiner {
+    constants: Vec<(u128, u128)>,
+}
+
+impl Combiner {
+    /// A combiner for `columns` value digests per row.
+    pub fn new(columns: usize) -> Combiner {
+        Combiner {
+            constants: (0..columns).map(column_constants).collect(),
+        }
+    }
+
+    /// `combine` of the values, one per column, in column order.
+    #[inline]
+    pub fn digest(&self, values: impl IntoIterator<Item = u128>) -> u128 {
+        let acc = values
+            .into_iter()
+            .zip(&self.constants)
+            .fold(0u128, |acc, (v, &(a, b))| lane_add(acc, term(v, a, b)));
+        q(acc)
+    }
+}
+
 /// Value tags; see the module documentation.
 pub mod tag {
     pub const NULL: u8 = 0x00;

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::record::Keyless;
-use super::scan::RowSink;
+use super::scan::{Batch, RowSink};
 use super::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
 use crate::digest::{fp_bucket_of, DigestBuildHasher, Fingerprint, UnitFilter, FP_BUCKETS};
 use crate::error::Result;
-use crate::input::{Locators, Unit};
+use crate::input::Unit;
 use crate::side::Side;
 
 /// A unit of one side: (side, file, block).
@@ -113,7 +113,8 @@ impl RowSink for FingerprintSink {
         Ok(())
     }
 
-    fn rows(&mut self, side: Side, digests: &[u128], _: Locators<'_>) -> Result<()> {
+    fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
+        let digests = batch.digests;
         let fps = &mut self.fingerprints[side.index()];
         for &d in digests {
             fps[fp_bucket_of(d)].add(d);
@@ -184,7 +185,8 @@ impl PartitionSink {
 }
 
 impl RowSink for PartitionSink {
-    fn rows(&mut self, side: Side, digests: &[u128], locators: Locators<'_>) -> Result<()> {
+    fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
+        let (digests, locators) = (batch.digests, batch.locators);
         let buckets = 1usize << self.cfg.bucket_bits;
         // Units come source first, so a worker switches side at most once or
         // twice and one set of staging buffers per worker suffices.
@@ -226,6 +228,16 @@ impl RowSink for PartitionSink {
 mod tests {
     use super::*;
     use crate::engine::record::RecordLayout;
+    use crate::input::Locators;
+
+    fn batch<'b>(digests: &'b [u128], locators: Locators<'b>) -> Batch<'b> {
+        Batch {
+            digests,
+            columns: &[],
+            arrays: &[],
+            locators,
+        }
+    }
 
     fn read(index: &SpillIndex, key: u32) -> Vec<(u128, u64)> {
         let mut buf = Vec::new();
@@ -251,9 +263,9 @@ mod tests {
         let mut sink = PartitionSink::new(cfg);
         let top = |b: u128, low: u128| (b << 126) | low;
         let digests = [top(0, 1), top(3, 2), top(3, 3), top(1, 4)];
-        sink.rows(Side::Source, &digests, Locators::Run(10))
+        sink.rows(Side::Source, &batch(&digests, Locators::Run(10)))
             .unwrap();
-        sink.rows(Side::Target, &[top(2, 5)], Locators::List(&[99]))
+        sink.rows(Side::Target, &batch(&[top(2, 5)], Locators::List(&[99])))
             .unwrap();
         sink.finish().unwrap();
         let (index, written) = PartitionSink::merge(vec![sink], 2).unwrap();
@@ -282,8 +294,7 @@ mod tests {
         let mut sink = PartitionSink::new(cfg);
         sink.rows(
             Side::Source,
-            &[u128::MAX, 1, u128::MAX - 1],
-            Locators::Run(0),
+            &batch(&[u128::MAX, 1, u128::MAX - 1], Locators::Run(0)),
         )
         .unwrap();
         sink.finish().unwrap();
@@ -294,10 +305,12 @@ mod tests {
     #[test]
     fn fingerprints_merge_across_workers() {
         let (mut a, mut b) = (FingerprintSink::default(), FingerprintSink::default());
-        a.rows(Side::Source, &[5, 6], Locators::Run(0)).unwrap();
-        b.rows(Side::Source, &[7], Locators::Run(0)).unwrap();
+        a.rows(Side::Source, &batch(&[5, 6], Locators::Run(0)))
+            .unwrap();
+        b.rows(Side::Source, &batch(&[7], Locators::Run(0)))
+            .unwrap();
         let mut one = FingerprintSink::default();
-        one.rows(Side::Source, &[7, 6, 5], Locators::Run(0))
+        one.rows(Side::Source, &batch(&[7, 6, 5], Locators::Run(0)))
             .unwrap();
         assert_eq!(
             FingerprintSink::merge(vec![a, b]).fingerprints,

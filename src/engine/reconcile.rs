@@ -50,6 +50,9 @@ pub struct DriverConfig<'a> {
     pub chunk_bytes: usize,
     /// Key bits already fixed by the first-level buckets.
     pub first_level_bits: u32,
+    /// The index keys of the bucket pairs start here: bucket `b` is keys
+    /// `key_base + b` (source) and `key_base + buckets + b` (target).
+    pub key_base: u32,
     pub dir: &'a Path,
     pub budget: Arc<SpillBudget>,
     pub cancel: &'a CancelToken,
@@ -147,8 +150,9 @@ where
                         if b >= buckets {
                             break;
                         }
-                        let src: Vec<_> = index.chunks(b as u32).collect();
-                        let tgt: Vec<_> = index.chunks((buckets + b) as u32).collect();
+                        let src: Vec<_> = index.chunks(cfg.key_base + b as u32).collect();
+                        let tgt: Vec<_> =
+                            index.chunks(cfg.key_base + (buckets + b) as u32).collect();
                         if let Err(e) = w.bucket(src, tgt, cfg.first_level_bits) {
                             // Stop the other workers early.
                             next.store(usize::MAX / 2, Ordering::Relaxed);
@@ -254,6 +258,7 @@ mod tests {
             max_entries: 8,
             chunk_bytes: 48,
             first_level_bits: 0,
+            key_base: 0,
             dir: dir.path(),
             budget,
             cancel: &cancel,

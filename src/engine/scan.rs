@@ -47,14 +47,36 @@ impl<'a> ScanSide<'a> {
     }
 }
 
+/// One scanned batch of one side, as a sink sees it.
+pub struct Batch<'b> {
+    /// The row digest of every row.
+    pub digests: &'b [u128],
+    /// Per compared column (plan order), every row's value digest; empty
+    /// unless [`ScanConfig::per_column`] asked for them.
+    pub columns: &'b [Vec<u128>],
+    /// The compared columns after conversion and rules, in plan order.
+    pub arrays: &'b [ArrayRef],
+    pub locators: Locators<'b>,
+}
+
+impl Batch<'_> {
+    pub fn len(&self) -> usize {
+        self.digests.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.digests.is_empty()
+    }
+}
+
 /// What a worker does with the digests of each batch it scans.
 pub trait RowSink: Send {
     /// The worker starts reading `unit` of `side`; its batches follow.
     fn start_unit(&mut self, _side: Side, _unit: &Unit) -> Result<()> {
         Ok(())
     }
-    /// One batch of `side`: a digest per row and the rows' locators.
-    fn rows(&mut self, side: Side, digests: &[u128], locators: Locators<'_>) -> Result<()>;
+    /// One batch of `side`.
+    fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()>;
     /// The worker has scanned its last unit.
     fn finish(&mut self) -> Result<()>;
 }
@@ -63,6 +85,9 @@ pub trait RowSink: Send {
 pub struct ScanConfig<'a> {
     pub threads: usize,
     pub batch_size: usize,
+    /// Compute every value's digest for the sinks (keyed mode), not only
+    /// the row digests.
+    pub per_column: bool,
     pub cancel: &'a CancelToken,
     pub progress: &'a Progress,
 }
@@ -79,6 +104,7 @@ struct Worker<'a, S> {
     sink: S,
     encoder: RowEncoder,
     digests: Vec<u128>,
+    columns: Vec<Vec<u128>>,
     rows: [u64; 2],
 }
 
@@ -89,7 +115,12 @@ impl<S: RowSink> Worker<'_, S> {
         let table = scan.table;
         let path = table.file_path(unit.file()).to_path_buf();
         self.sink.start_unit(side, unit)?;
-        let (sink, encoder, digests) = (&mut self.sink, &mut self.encoder, &mut self.digests);
+        let (sink, encoder, digests, per_column) = (
+            &mut self.sink,
+            &mut self.encoder,
+            &mut self.digests,
+            &mut self.columns,
+        );
         let mut hashed = 0u64;
         let read = table.read_unit(unit, &scan.columns, cfg.batch_size, &mut |cols, locs| {
             if cfg.cancel.is_cancelled() {
@@ -123,14 +154,29 @@ impl<S: RowSink> Worker<'_, S> {
                 }
             };
             digests.clear();
+            for c in per_column.iter_mut() {
+                c.clear();
+            }
             encoder
-                .digests(&columns, digests)
+                .digests_with_columns(
+                    &columns,
+                    digests,
+                    cfg.per_column.then_some(&mut *per_column),
+                )
                 .map_err(|m| ReconError::input(&path, m))?;
             cfg.progress
                 .rows_scanned
                 .fetch_add(digests.len() as u64, Ordering::Relaxed);
             hashed += digests.len() as u64;
-            sink.rows(side, digests, locs)
+            sink.rows(
+                side,
+                &Batch {
+                    digests,
+                    columns: per_column,
+                    arrays: &columns,
+                    locators: locs,
+                },
+            )
         })?;
         if let Unit::Stream { file } = unit {
             table.files[*file].set_extent(read);
@@ -285,6 +331,7 @@ where
                         sink: make_sink(),
                         encoder: RowEncoder::new(),
                         digests: Vec::new(),
+                        columns: Vec::new(),
                         rows: [0, 0],
                     };
                     for (side, unit) in rx.iter() {

@@ -207,6 +207,16 @@ fn render(column: &arrow::array::ArrayRef, fmt: &ArrayFormatter<'_>, row: usize)
     }
 }
 
+/// Renders every value of `column` as text (None is NULL), as samples show them.
+pub fn render_column(column: &arrow::array::ArrayRef) -> Result<Vec<Option<String>>> {
+    let opts = FormatOptions::default().with_display_error(false);
+    let fmt = ArrayFormatter::try_new(column.as_ref(), &opts)
+        .map_err(|e| ReconError::Internal(format!("cannot display {}: {e}", column.data_type())))?;
+    Ok((0..column.len())
+        .map(|r| (!column.is_null(r)).then(|| render(column, &fmt, r)))
+        .collect())
+}
+
 /// Fetches the rows at `locators` (any order) and renders their values as
 /// text (None is NULL), in the order given.
 pub fn fetch_samples(table: &Table, locators: &[u64]) -> Result<Vec<Vec<Option<String>>>> {

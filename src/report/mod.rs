@@ -1,5 +1,6 @@
 //! The JSON report (versioned, for machines) and the text summary (for people).
 
+mod keyed;
 pub mod schema;
 mod text;
 
@@ -7,6 +8,10 @@ use serde::Serialize;
 
 use crate::plan::{ColumnPair, ComparePlan};
 
+pub use keyed::{
+    ChangedSample, ChangedValue, DupSample, KeyedDetail, KeyedOutputs, KeyedReport, SideCounts,
+    SideStats,
+};
 pub use text::{display_value, is_text};
 
 /// Unmatched-row counts for one direction (source-only or target-only).
@@ -194,6 +199,9 @@ pub struct Report {
     pub spilled_bytes: u64,
     pub bucket_splits: u64,
     pub peak_rss_bytes: u64,
+    /// Keyed mode's categories (`--key`), at the top level of the JSON.
+    #[serde(flatten)]
+    pub keyed: Option<KeyedReport>,
 }
 
 /// Values that failed to parse, per side, with the first messages.
@@ -302,6 +310,7 @@ impl Report {
             spilled_bytes: p.spilled_bytes,
             bucket_splits: p.bucket_splits,
             peak_rss_bytes: p.peak_rss_bytes,
+            keyed: None,
         }
     }
 }

@@ -27,7 +27,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 }
 
 impl SampleReport {
-    fn render(&self, quoted: &[bool]) -> String {
+    pub(super) fn render(&self, quoted: &[bool]) -> String {
         self.row
             .iter()
             .zip(quoted)
@@ -44,6 +44,9 @@ impl Report {
     /// The human summary, shaped like the SQL verdict query's result.
     /// `quoted[side][i]` says whether column `i` of that side's sample rows is text.
     pub fn render_text(&self, quoted: &[Vec<bool>; 2]) -> String {
+        if let Some(k) = &self.keyed {
+            return self.render_keyed(k, quoted);
+        }
         let mut out = String::new();
         let m = &self.multiplicity;
         let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<24}{v}\n"));

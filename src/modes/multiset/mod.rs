@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use matcher::{EvidenceSlots, MultisetMatcher, Reconciled};
 
-use crate::config::{AlignOptions, InputOptions, Passes, RunSettings};
+use crate::config::{AlignOptions, DiffColumns, InputOptions, Passes, RunSettings};
 use crate::digest::{fp_bucket_of, single_difference, Difference, Fingerprint, FP_BUCKETS};
 use crate::engine::memory::{self, Sizing};
 use crate::engine::partition::{
@@ -76,6 +76,8 @@ pub struct DiffOptions {
     pub progress: Arc<Progress>,
     /// Cancels this run (the interrupt handler cancels every run).
     pub cancel: CancelToken,
+    /// Keyed mode: which value columns changed.parquet fills.
+    pub diff_columns: DiffColumns,
 }
 
 impl Default for DiffOptions {
@@ -95,6 +97,7 @@ impl Default for DiffOptions {
             inputs: Default::default(),
             progress: Arc::new(Progress::default()),
             cancel: CancelToken::new(),
+            diff_columns: DiffColumns::Changed,
         }
     }
 }
@@ -224,15 +227,20 @@ pub fn plan_stage(
 /// Stage 2: the run context, with the memory limit divided for the rows
 /// the tables hold (from metadata, or estimated from their size).
 pub fn size_stage(src: &Table, tgt: &Table, opts: &DiffOptions) -> Result<RunContext> {
+    size_stage_for(src, tgt, opts, Keyless::LAYOUT.bytes())
+}
+
+/// [`size_stage`] for records of `record_bytes` bytes per row.
+pub fn size_stage_for(
+    src: &Table,
+    tgt: &Table,
+    opts: &DiffOptions,
+    record_bytes: usize,
+) -> Result<RunContext> {
     let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
     let guess = estimated_rows(src).saturating_add(estimated_rows(tgt));
     opts.progress.rows_total.store(guess, Ordering::Relaxed);
-    let sizing = Sizing::plan(
-        opts.memory_limit,
-        opts.threads,
-        guess,
-        Keyless::LAYOUT.bytes(),
-    );
+    let sizing = Sizing::plan(opts.memory_limit, opts.threads, guess, record_bytes);
     let ctx = RunContext::new(
         &base,
         opts.threads,
@@ -242,7 +250,7 @@ pub fn size_stage(src: &Table, tgt: &Table, opts: &DiffOptions) -> Result<RunCon
         opts.cancel.clone(),
     )?;
     // Every row spills one record, less what stays in memory.
-    let records = guess.saturating_mul(Keyless::LAYOUT.bytes() as u64);
+    let records = guess.saturating_mul(record_bytes as u64);
     ctx.budget
         .set_expected(records.saturating_sub(ctx.sizing.in_memory_spill as u64));
     Ok(ctx)
@@ -331,6 +339,7 @@ pub fn scan_stage(
     let cfg = ScanConfig {
         threads: ctx.threads,
         batch_size: ctx.batch_size,
+        per_column: false,
         cancel: &ctx.cancel,
         progress: &ctx.progress,
     };
@@ -495,6 +504,64 @@ pub fn check_row_counts(src: &Table, tgt: &Table, rows: [u64; 2]) -> Result<()> 
     Ok(())
 }
 
+/// Keyless records to reconcile: bucket `b` of a side is index key
+/// `key_base + side * buckets + b`.
+pub struct KeylessBuckets<'a> {
+    pub index: &'a SpillIndex,
+    pub key_base: u32,
+    pub buckets: usize,
+    /// Key bits the buckets already fixed.
+    pub first_level_bits: u32,
+}
+
+/// Matches keyless (row digest, locator) records with the EXCEPT ALL
+/// matcher: the multiset diff itself, and keyed mode's rows of duplicated
+/// and NULL keys.
+pub fn reconcile_keyless(
+    ctx: &RunContext,
+    tables: [&Table; 2],
+    records: KeylessBuckets<'_>,
+    sample: usize,
+    record_differences: bool,
+) -> Result<(Reconciled, u64)> {
+    // Evidence ranges follow each side's dense positions (rows, or bytes of text).
+    let extent = tables[0]
+        .total_extent()
+        .max(tables[1].total_extent())
+        .max(1);
+    let range_bits = ctx.sizing.range_bits;
+    let ranges = ((extent - 1) >> range_bits) as usize + 1;
+    let slots = Arc::new(EvidenceSlots {
+        bases: [tables[0].bases(), tables[1].bases()],
+        range_bits,
+        ranges,
+        chunk_bytes: ctx.sizing.chunk_bytes,
+        dir: ctx.dir().to_path_buf(),
+        budget: ctx.budget.clone(),
+        sample,
+        record_differences,
+    });
+    let driven = reconcile(
+        records.index,
+        records.buckets,
+        &DriverConfig {
+            threads: ctx.threads,
+            layout: Keyless::LAYOUT,
+            max_entries: ctx.sizing.map_max_entries,
+            chunk_bytes: ctx.sizing.chunk_bytes,
+            first_level_bits: records.first_level_bits,
+            key_base: records.key_base,
+            dir: ctx.dir(),
+            budget: ctx.budget.clone(),
+            cancel: &ctx.cancel,
+            progress: &ctx.progress,
+        },
+        || Ok(MultisetMatcher::new(slots.clone())),
+    )?;
+    let found = MultisetMatcher::merge(driven.matchers, sample, ranges)?;
+    Ok((found, driven.splits))
+}
+
 /// Stage 4: matches every bucket pair with the EXCEPT ALL matcher. Returns
 /// what it found and how many buckets had to be split.
 pub fn reconcile_stage(
@@ -504,44 +571,22 @@ pub fn reconcile_stage(
     sample: usize,
     first_level_bits: u32,
 ) -> Result<(Reconciled, u64)> {
-    // Evidence ranges follow each side's dense positions (rows, or bytes of text).
-    let extent = tables[0]
-        .total_extent()
-        .max(tables[1].total_extent())
-        .max(1);
-    let range_bits = ctx.sizing.range_bits;
-    let ranges = ((extent - 1) >> range_bits) as usize + 1;
     ctx.progress
         .buckets_total
         .store(scanned.buckets as u64, Ordering::Relaxed);
     ctx.progress.set_phase(Phase::Reconcile);
-    let slots = Arc::new(EvidenceSlots {
-        bases: [tables[0].bases(), tables[1].bases()],
-        range_bits,
-        ranges,
-        chunk_bytes: ctx.sizing.chunk_bytes,
-        dir: ctx.dir().to_path_buf(),
-        budget: ctx.budget.clone(),
-        sample,
-        record_differences: scanned.decoded.is_some(),
-    });
-    let driven = reconcile(
-        &scanned.index,
-        scanned.buckets,
-        &DriverConfig {
-            threads: ctx.threads,
-            layout: Keyless::LAYOUT,
-            max_entries: ctx.sizing.map_max_entries,
-            chunk_bytes: ctx.sizing.chunk_bytes,
+    let (found, splits) = reconcile_keyless(
+        ctx,
+        tables,
+        KeylessBuckets {
+            index: &scanned.index,
+            key_base: 0,
+            buckets: scanned.buckets,
             first_level_bits,
-            dir: ctx.dir(),
-            budget: ctx.budget.clone(),
-            cancel: &ctx.cancel,
-            progress: &ctx.progress,
         },
-        || Ok(MultisetMatcher::new(slots.clone())),
+        sample,
+        scanned.decoded.is_some(),
     )?;
-    let found = MultisetMatcher::merge(driven.matchers, sample, ranges)?;
     // A targeted second pass recounted the decoded digests from the rows
     // of every row group that may hold them: each must differ by exactly
     // what its bucket's fingerprints said. A bucket whose difference was not
@@ -564,7 +609,7 @@ pub fn reconcile_stage(
             found.rows_seen, scanned.partitioned
         )));
     }
-    Ok((found, driven.splits))
+    Ok((found, splits))
 }
 
 /// What the evidence stage produced.
@@ -648,7 +693,8 @@ pub fn write_reports(
     Ok(())
 }
 
-fn parse_errors_report(src: &Table, tgt: &Table) -> ParseErrorsReport {
+/// Values that failed to parse, for the report.
+pub fn parse_errors_report(src: &Table, tgt: &Table) -> ParseErrorsReport {
     ParseErrorsReport {
         source: src.parse_errors.count.load(Ordering::Relaxed),
         target: tgt.parse_errors.count.load(Ordering::Relaxed),
@@ -661,7 +707,8 @@ fn parse_errors_report(src: &Table, tgt: &Table) -> ParseErrorsReport {
     }
 }
 
-fn input_report(t: &Table, rows: u64) -> InputReport {
+/// One side's input, for the report.
+pub fn input_report(t: &Table, rows: u64) -> InputReport {
     InputReport {
         path: t.path.display().to_string(),
         format: t.format.name().into(),
@@ -713,12 +760,19 @@ impl Drop for CreatedDir {
 /// Refuses an output directory holding results (unless `force`), and
 /// creates it if missing.
 pub fn check_output_dir(dir: &Path, force: bool) -> Result<CreatedDir> {
+    check_output_dir_for(
+        dir,
+        force,
+        &[SOURCE_ONLY_FILE, TARGET_ONLY_FILE, REPORT_FILE],
+    )
+}
+
+/// [`check_output_dir`] for a mode that writes `files`.
+pub fn check_output_dir_for(dir: &Path, force: bool, files: &[&str]) -> Result<CreatedDir> {
     if dir.exists() && !dir.is_dir() {
         return Err(ReconError::input(dir, "--output must be a directory"));
     }
-    let has_results = [SOURCE_ONLY_FILE, TARGET_ONLY_FILE, REPORT_FILE]
-        .iter()
-        .any(|f| dir.join(f).exists());
+    let has_results = files.iter().any(|f| dir.join(f).exists());
     if has_results && !force {
         return Err(ReconError::OutputExists {
             path: dir.to_path_buf(),

@@ -1,0 +1,259 @@
+//! The keyed scan sink and its records.
+//!
+//! Every row with a complete key becomes one keyed record, partitioned by
+//! its key digest, so all rows of a key meet in one bucket:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 16 | key digest (the row digest of the key columns alone; partition key) |
+//! | 16 | row digest (every compared column) |
+//! | 8 | locator |
+//! | 8 per value column | low 64 bits of the column's value digest |
+//! | 24 per tolerance column | the value itself ([`Num`]) |
+//!
+//! A row with a NULL in any key column has no key: it becomes a keyless
+//! record (row digest, locator) in a second partition, and those rows are
+//! diffed as a multiset.
+
+use std::sync::Arc;
+
+use super::numbers::{numbers, Num, NUM_BYTES};
+use crate::config::Tolerance;
+use crate::digest::{null_digest, Combiner};
+use crate::engine::partition::bucket_of;
+use crate::engine::record::{Keyless, RecordLayout, KEY_BYTES};
+use crate::engine::scan::{Batch, RowSink};
+use crate::engine::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
+use crate::error::{ReconError, Result};
+use crate::side::Side;
+
+/// Which compared columns are the key, which are compared by value, and
+/// which carry a tolerance.
+#[derive(Debug, Clone)]
+pub struct KeyedShape {
+    /// Plan positions of the key columns, in key order.
+    pub key: Vec<usize>,
+    /// Plan positions of the other compared columns.
+    pub values: Vec<usize>,
+    /// (index into `values`, tolerance).
+    pub tolerances: Vec<(usize, Tolerance)>,
+}
+
+const ROW_AT: usize = KEY_BYTES;
+const LOC_AT: usize = ROW_AT + 16;
+const WORDS_AT: usize = LOC_AT + 8;
+
+impl KeyedShape {
+    pub fn layout(&self) -> RecordLayout {
+        RecordLayout::with_payload(
+            16 + 8 + 8 * self.values.len() + NUM_BYTES * self.tolerances.len(),
+        )
+    }
+
+    fn nums_at(&self) -> usize {
+        WORDS_AT + 8 * self.values.len()
+    }
+}
+
+/// A decoded view of one keyed record.
+pub struct KeyedRecord<'r> {
+    pub rec: &'r [u8],
+}
+
+impl<'r> KeyedRecord<'r> {
+    #[inline]
+    pub fn key(&self) -> u128 {
+        RecordLayout::key(self.rec)
+    }
+
+    #[inline]
+    pub fn row(&self) -> u128 {
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&self.rec[ROW_AT..LOC_AT]);
+        u128::from_le_bytes(b)
+    }
+
+    #[inline]
+    pub fn locator(&self) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.rec[LOC_AT..WORDS_AT]);
+        u64::from_le_bytes(b)
+    }
+
+    /// The column word of value column `v`.
+    #[inline]
+    pub fn word(&self, v: usize) -> u64 {
+        let at = WORDS_AT + 8 * v;
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.rec[at..at + 8]);
+        u64::from_le_bytes(b)
+    }
+
+    /// The value of tolerance column `t` (its index in `shape.tolerances`).
+    pub fn num(&self, shape: &KeyedShape, t: usize) -> Num {
+        let at = shape.nums_at() + NUM_BYTES * t;
+        Num::decode(&self.rec[at..at + NUM_BYTES])
+    }
+}
+
+/// How the keyed sink partitions.
+#[derive(Clone)]
+pub struct KeyedConfig {
+    pub shape: Arc<KeyedShape>,
+    pub bucket_bits: u32,
+    pub chunk_bytes: usize,
+    pub dir: std::path::PathBuf,
+    pub budget: Arc<SpillBudget>,
+}
+
+/// Staging for one partition space, switched per side.
+struct Staged {
+    writer: SpillWriter,
+    staging: Partitioner,
+    side: Option<Side>,
+}
+
+impl Staged {
+    fn new(cfg: &KeyedConfig) -> Staged {
+        Staged {
+            writer: SpillWriter::new(cfg.dir.clone(), cfg.budget.clone()),
+            staging: Partitioner::new(0, cfg.chunk_bytes, 0),
+            side: None,
+        }
+    }
+
+    fn push(&mut self, cfg: &KeyedConfig, side: Side, key: u128, rec: &[u8]) -> Result<()> {
+        let buckets = 1usize << cfg.bucket_bits;
+        if self.side != Some(side) {
+            // Units come source first, so a worker switches side at most
+            // once or twice and one set of staging buffers suffices.
+            self.staging.finish(&mut self.writer)?;
+            self.staging = Partitioner::new(
+                buckets,
+                cfg.chunk_bytes,
+                side.index() as u32 * buckets as u32,
+            );
+            self.side = Some(side);
+        }
+        self.staging
+            .push(bucket_of(key, cfg.bucket_bits), rec, &mut self.writer)
+    }
+}
+
+/// Writes each row's keyed record (or, for a NULL key, its keyless record)
+/// into the bucket of its key digest (row digest). Keys of both spaces are
+/// `side * buckets + bucket`.
+pub struct KeyedSink {
+    cfg: KeyedConfig,
+    combiner: Combiner,
+    null: u128,
+    keyed: Staged,
+    null_keys: Staged,
+    rec: Vec<u8>,
+    nums: Vec<Vec<Num>>,
+    /// Keyed records written per side.
+    pub written: [u64; 2],
+    /// Rows with a NULL in a key column, per side.
+    pub null_rows: [u64; 2],
+}
+
+/// What the workers' keyed sinks add up to.
+pub struct KeyedPartitions {
+    pub keyed: SpillIndex,
+    pub null_keys: SpillIndex,
+    pub written: [u64; 2],
+    pub null_rows: [u64; 2],
+}
+
+impl KeyedSink {
+    pub fn new(cfg: KeyedConfig) -> KeyedSink {
+        let layout = cfg.shape.layout();
+        KeyedSink {
+            combiner: Combiner::new(cfg.shape.key.len()),
+            null: null_digest(),
+            keyed: Staged::new(&cfg),
+            null_keys: Staged::new(&cfg),
+            rec: vec![0; layout.bytes()],
+            nums: vec![Vec::new(); cfg.shape.tolerances.len()],
+            written: [0, 0],
+            null_rows: [0, 0],
+            cfg,
+        }
+    }
+
+    pub fn merge(sinks: Vec<KeyedSink>, bucket_bits: u32) -> Result<KeyedPartitions> {
+        let mut written = [0u64; 2];
+        let mut null_rows = [0u64; 2];
+        let (mut keyed, mut nulls) = (Vec::new(), Vec::new());
+        for s in sinks {
+            for i in 0..2 {
+                written[i] += s.written[i];
+                null_rows[i] += s.null_rows[i];
+            }
+            keyed.push(s.keyed.writer);
+            nulls.push(s.null_keys.writer);
+        }
+        Ok(KeyedPartitions {
+            keyed: SpillIndex::merge(keyed, 2 << bucket_bits)?,
+            null_keys: SpillIndex::merge(nulls, 2 << bucket_bits)?,
+            written,
+            null_rows,
+        })
+    }
+}
+
+impl RowSink for KeyedSink {
+    fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
+        let shape = self.cfg.shape.clone();
+        if batch.columns.len() < shape.key.len() + shape.values.len() {
+            return Err(ReconError::Internal(
+                "the keyed sink needs per-column digests".into(),
+            ));
+        }
+        for (t, (v, _)) in shape.tolerances.iter().enumerate() {
+            let nums = &mut self.nums[t];
+            nums.clear();
+            let array = &batch.arrays[shape.values[*v]];
+            numbers(array, nums).map_err(|m| {
+                ReconError::Internal(format!("tolerance column {}: {m}", shape.values[*v]))
+            })?;
+        }
+        let nums_at = shape.nums_at();
+        for i in 0..batch.len() {
+            let mut null_key = false;
+            let key = self.combiner.digest(shape.key.iter().map(|&c| {
+                let v = batch.columns[c][i];
+                null_key |= v == self.null;
+                v
+            }));
+            let row = batch.digests[i];
+            let loc = batch.locators.get(i);
+            if null_key {
+                self.null_rows[side.index()] += 1;
+                self.null_keys
+                    .push(&self.cfg, side, row, &Keyless::encode(row, loc))?;
+                continue;
+            }
+            let rec = &mut self.rec;
+            rec[..KEY_BYTES].copy_from_slice(&key.to_le_bytes());
+            rec[ROW_AT..LOC_AT].copy_from_slice(&row.to_le_bytes());
+            rec[LOC_AT..WORDS_AT].copy_from_slice(&loc.to_le_bytes());
+            for (k, &c) in shape.values.iter().enumerate() {
+                let word = batch.columns[c][i] as u64;
+                rec[WORDS_AT + 8 * k..WORDS_AT + 8 * k + 8].copy_from_slice(&word.to_le_bytes());
+            }
+            for (t, nums) in self.nums.iter().enumerate() {
+                let at = nums_at + NUM_BYTES * t;
+                nums[i].encode(&mut rec[at..at + NUM_BYTES]);
+            }
+            self.written[side.index()] += 1;
+            self.keyed.push(&self.cfg, side, key, &self.rec)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.keyed.staging.finish(&mut self.keyed.writer)?;
+        self.null_keys.staging.finish(&mut self.null_keys.writer)
+    }
+}

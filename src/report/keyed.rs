@@ -1,0 +1,324 @@
+//! Keyed mode's part of the report: categories by key, per-column detail
+//! and the changed keys side by side.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::text::display_value;
+use super::{DirectionStats, Report};
+
+/// Keyed categories; flattened into the report's top level.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyedReport {
+    /// The key columns (source names), in key order.
+    pub key: Vec<String>,
+    /// Keys once on each side with equal rows (within tolerances).
+    pub matched_keys: u64,
+    /// Keys once on each side whose rows differ in at least one column.
+    pub value_mismatch: u64,
+    pub missing_in_target: u64,
+    pub missing_in_source: u64,
+    /// Keys more than once on either side (their rows are diffed as a multiset).
+    pub duplicate_keys: u64,
+    /// Rows with a NULL in any key column, both sides (diffed as a multiset).
+    pub null_keys: u64,
+    /// Per compared non-key column: the changed keys where it differs.
+    pub column_mismatches: BTreeMap<String, u64>,
+    /// Values that matched only thanks to a tolerance.
+    pub tolerance_matches: u64,
+    pub keyed: KeyedDetail,
+}
+
+/// The rest of keyed mode's findings, under `keyed` in the JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyedDetail {
+    /// Per column with a tolerance: the tolerance as given.
+    pub tolerances: BTreeMap<String, String>,
+    pub tolerance_matches_by_column: BTreeMap<String, u64>,
+    /// Keys whose rows differ only within tolerances (counted as matched).
+    pub keys_matched_within_tolerance: u64,
+    /// Per numeric column that changed: the largest absolute difference
+    /// over the changed keys, exact for integers and decimals.
+    pub max_abs_diff: BTreeMap<String, String>,
+    pub null_key_rows: SideCounts,
+    /// Unmatched rows of duplicated keys (EXCEPT ALL within those keys).
+    pub duplicate_key_rows: SideStats,
+    /// Unmatched rows with a NULL key (EXCEPT ALL among them).
+    pub null_key_unmatched: SideStats,
+    /// Changed keys whose column words could not name the column (a 64-bit
+    /// collision; the rows still differ). Expected 0.
+    pub unattributed_changes: u64,
+    /// Which value columns changed.parquet fills: "changed" or "all".
+    pub diff_columns: String,
+    pub changed_samples: Vec<ChangedSample>,
+    pub duplicate_key_samples: Vec<DupSample>,
+    pub outputs: Option<KeyedOutputs>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct SideCounts {
+    pub source: u64,
+    pub target: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct SideStats {
+    pub source_only: DirectionStats,
+    pub target_only: DirectionStats,
+}
+
+/// One changed key: its key values and, per changed column, old then new.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangedSample {
+    #[serde(skip)]
+    pub order: u128,
+    pub key: serde_json::Map<String, serde_json::Value>,
+    pub changed: Vec<ChangedValue>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangedValue {
+    pub column: String,
+    pub source: Option<String>,
+    pub target: Option<String>,
+}
+
+/// One duplicated key and its copies per side.
+#[derive(Debug, Clone, Serialize)]
+pub struct DupSample {
+    pub key: serde_json::Map<String, serde_json::Value>,
+    pub source_count: u64,
+    pub target_count: u64,
+}
+
+/// Files keyed mode wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyedOutputs {
+    pub changed: String,
+    pub missing_in_target: String,
+    pub missing_in_source: String,
+    pub duplicate_keys_source_only: String,
+    pub duplicate_keys_target_only: String,
+    pub null_keys_source_only: String,
+    pub null_keys_target_only: String,
+    pub changed_written: u64,
+}
+
+fn key_text(key: &serde_json::Map<String, serde_json::Value>) -> String {
+    key.iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={s}"),
+            _ => format!("{k}=NULL"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Report {
+    /// The keyed summary: categories, the per-column table, then the
+    /// changed keys side by side, missing rows and duplicated keys.
+    pub(super) fn render_keyed(&self, k: &KeyedReport, quoted: &[Vec<bool>; 2]) -> String {
+        let mut out = String::new();
+        let line =
+            |out: &mut String, name: &str, v: String| out.push_str(&format!("{name:<24}{v}\n"));
+        let d = &k.keyed;
+        line(&mut out, "source_row_count", self.source_rows.to_string());
+        line(&mut out, "target_row_count", self.target_rows.to_string());
+        line(&mut out, "key", k.key.join(", "));
+        let within = if d.keys_matched_within_tolerance > 0 {
+            format!("  ({} within tolerance)", d.keys_matched_within_tolerance)
+        } else {
+            String::new()
+        };
+        line(
+            &mut out,
+            "matched_keys",
+            format!("{}{within}", k.matched_keys),
+        );
+        line(&mut out, "value_mismatch", k.value_mismatch.to_string());
+        line(
+            &mut out,
+            "missing_in_target",
+            k.missing_in_target.to_string(),
+        );
+        line(
+            &mut out,
+            "missing_in_source",
+            k.missing_in_source.to_string(),
+        );
+        let dr = &d.duplicate_key_rows;
+        let dup_note = if dr.source_only.rows + dr.target_only.rows > 0 {
+            format!(
+                "  (unmatched rows: {} source-only, {} target-only)",
+                dr.source_only.rows, dr.target_only.rows
+            )
+        } else if k.duplicate_keys > 0 {
+            "  (their rows match)".into()
+        } else {
+            String::new()
+        };
+        line(
+            &mut out,
+            "duplicate_keys",
+            format!("{}{dup_note}", k.duplicate_keys),
+        );
+        let nr = &d.null_key_unmatched;
+        let null_note = if k.null_keys > 0 {
+            format!(
+                "  (source {}, target {}; unmatched: {} source-only, {} target-only)",
+                d.null_key_rows.source,
+                d.null_key_rows.target,
+                nr.source_only.rows,
+                nr.target_only.rows
+            )
+        } else {
+            String::new()
+        };
+        line(&mut out, "null_keys", format!("{}{null_note}", k.null_keys));
+        if k.tolerance_matches > 0 {
+            line(
+                &mut out,
+                "tolerance_matches",
+                format!(
+                    "{} {}",
+                    k.tolerance_matches,
+                    if k.tolerance_matches == 1 {
+                        "value"
+                    } else {
+                        "values"
+                    }
+                ),
+            );
+        }
+        line(
+            &mut out,
+            "unmatched_rows",
+            format!(
+                "source-only {}, target-only {} (EXCEPT ALL, after tolerances)",
+                self.source_only_rows, self.target_only_rows
+            ),
+        );
+        let pe = &self.parse_errors;
+        if pe.source + pe.target > 0 {
+            line(
+                &mut out,
+                "parse_errors",
+                format!(
+                    "{}  (source {}, target {}; those rows were not compared)",
+                    pe.source + pe.target,
+                    pe.source,
+                    pe.target
+                ),
+            );
+        }
+        line(&mut out, "exact_match", self.exact_match.to_string());
+
+        let changed: Vec<(&String, &u64)> = k
+            .column_mismatches
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .collect();
+        let tol: Vec<(&String, &u64)> = d
+            .tolerance_matches_by_column
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .collect();
+        if !changed.is_empty() || !tol.is_empty() {
+            let mut cols: Vec<&String> = changed.iter().map(|c| c.0).collect();
+            for (c, _) in &tol {
+                if !cols.contains(c) {
+                    cols.push(c);
+                }
+            }
+            cols.sort();
+            let width = cols.iter().map(|c| c.len()).max().unwrap_or(6).max(6);
+            out.push_str(&format!(
+                "\n{:<width$}  {:>12}  {:>14}  {:>16}\n",
+                "column", "changed_keys", "max_abs_diff", "within_tolerance"
+            ));
+            for c in cols {
+                let n = k.column_mismatches.get(c).copied().unwrap_or(0);
+                let m = d.max_abs_diff.get(c).cloned().unwrap_or_else(|| "-".into());
+                let t = d
+                    .tolerance_matches_by_column
+                    .get(c)
+                    .map_or("-".to_string(), |n| n.to_string());
+                out.push_str(&format!("{c:<width$}  {n:>12}  {m:>14}  {t:>16}\n"));
+            }
+        }
+        if k.value_mismatch > 0 {
+            out.push_str(&format!("\nchanged keys: {}", k.value_mismatch));
+            if (d.changed_samples.len() as u64) < k.value_mismatch {
+                out.push_str(&format!(" (showing {})", d.changed_samples.len()));
+            }
+            out.push('\n');
+            for s in &d.changed_samples {
+                out.push_str(&format!("  {}\n", key_text(&s.key)));
+                let width = s.changed.iter().map(|c| c.column.len()).max().unwrap_or(0);
+                for c in &s.changed {
+                    let q = self
+                        .columns
+                        .iter()
+                        .position(|col| col.name == c.column)
+                        .map(|i| self.columns[i].source_type.contains("Utf8"))
+                        .unwrap_or(false);
+                    out.push_str(&format!(
+                        "    {:<width$}  {} -> {}\n",
+                        c.column,
+                        display_value(&c.source, q),
+                        display_value(&c.target, q)
+                    ));
+                }
+            }
+        }
+        for (title, n, samples, quoted) in [
+            (
+                "missing in target (source rows)",
+                k.missing_in_target,
+                &self.samples.source_only,
+                &quoted[0],
+            ),
+            (
+                "missing in source (target rows)",
+                k.missing_in_source,
+                &self.samples.target_only,
+                &quoted[1],
+            ),
+        ] {
+            if n == 0 {
+                continue;
+            }
+            out.push_str(&format!("\n{title}: {n}"));
+            if (samples.len() as u64) < n {
+                out.push_str(&format!(" (showing {})", samples.len()));
+            }
+            out.push('\n');
+            for s in samples {
+                out.push_str(&format!("  {}\n", s.render(quoted)));
+            }
+        }
+        if k.duplicate_keys > 0 {
+            out.push_str(&format!("\nduplicate keys: {}", k.duplicate_keys));
+            if (d.duplicate_key_samples.len() as u64) < k.duplicate_keys {
+                out.push_str(&format!(" (showing {})", d.duplicate_key_samples.len()));
+            }
+            out.push('\n');
+            for s in &d.duplicate_key_samples {
+                out.push_str(&format!(
+                    "  source x{:<3} target x{:<3} {}\n",
+                    s.source_count,
+                    s.target_count,
+                    key_text(&s.key)
+                ));
+            }
+        }
+        if !pe.examples.is_empty() {
+            out.push_str("\nvalues that failed to parse:\n");
+            for e in &pe.examples {
+                out.push_str(&format!("  {e}\n"));
+            }
+        }
+        out
+    }
+}
