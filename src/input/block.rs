@@ -38,6 +38,10 @@ enum Kind {
         scan_meta: Option<ArrowReaderMetadata>,
         /// Position of each row group's first row, plus the end.
         starts: Vec<u64>,
+        /// For fetches by locator: `meta` with the offset index, loaded on
+        /// the first fetch, so a row selection reads only the pages that
+        /// hold the selected rows instead of whole column chunks.
+        fetch_meta: std::sync::OnceLock<ArrowReaderMetadata>,
     },
     IpcFile {
         /// Position of each record batch's first row, plus the end.
@@ -101,6 +105,24 @@ fn ipc_batch_rows(path: &Path) -> Result<Vec<i64>> {
     Ok(rows)
 }
 
+/// `meta` (with its schema hints) plus the file's offset index, when it has
+/// one: without it a selection still works, reading whole column chunks.
+fn with_offset_index(path: &Path, meta: &ArrowReaderMetadata) -> Result<ArrowReaderMetadata> {
+    use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
+    let file = open(path)?;
+    let pq = guard(path, || {
+        ParquetMetaDataReader::new()
+            .with_offset_index_policy(PageIndexPolicy::Optional)
+            .parse_and_finish(&file)
+            .map_err(|e| ReconError::parquet(path, e))
+    })?;
+    ArrowReaderMetadata::try_new(
+        Arc::new(pq),
+        ArrowReaderOptions::new().with_schema(meta.schema().clone()),
+    )
+    .map_err(|e| ReconError::parquet(path, e))
+}
+
 impl BlockMeta {
     pub fn parquet(path: &Path, int96_unit: Int96Unit) -> Result<BlockMeta> {
         let file = open(path)?;
@@ -121,6 +143,7 @@ impl BlockMeta {
                 int96,
                 scan_meta,
                 starts,
+                fetch_meta: std::sync::OnceLock::new(),
             },
         })
     }
@@ -280,7 +303,19 @@ impl BlockMeta {
         emit: &mut dyn FnMut(Vec<ArrayRef>) -> Result<()>,
     ) -> Result<()> {
         match &self.kind {
-            Kind::Parquet { meta, starts, .. } => {
+            Kind::Parquet {
+                meta,
+                starts,
+                fetch_meta,
+                ..
+            } => {
+                let meta = match fetch_meta.get() {
+                    Some(m) => m,
+                    None => {
+                        let loaded = with_offset_index(path, meta)?;
+                        fetch_meta.get_or_init(|| loaded)
+                    }
+                };
                 for (block, picks) in group(starts, positions) {
                     let total = (starts[block + 1] - starts[block]) as usize;
                     let sel = RowSelection::from_consecutive_ranges(

@@ -56,6 +56,11 @@ pub struct KeyedSlots {
     pub sample: usize,
     /// First-level buckets of the duplicated keys' keyless records.
     pub dup_bucket_bits: u32,
+    /// Collect the keys whose two rows differ (with their locators) instead
+    /// of judging them: the slim first pass of a two-pass keyed diff, whose
+    /// records carry no column words. At most this many per worker; past
+    /// it, `overflowed` is set and collecting stops.
+    pub collect: Option<usize>,
 }
 
 impl KeyedSlots {
@@ -157,6 +162,18 @@ impl KeyCounts {
         }
     }
 
+    /// Adds a second pass's judgement of the keys whose rows differ (the
+    /// first pass settled every other key and left those uncounted).
+    pub fn merge_judged(&mut self, o: &KeyCounts) {
+        // The slim first pass had no value columns to count.
+        let (v, t) = (o.column_mismatches.len(), o.tolerance_values.len());
+        self.column_mismatches
+            .resize(v.max(self.column_mismatches.len()), 0);
+        self.tolerance_values
+            .resize(t.max(self.tolerance_values.len()), 0);
+        self.add(o);
+    }
+
     fn add(&mut self, o: &KeyCounts) {
         self.matched += o.matched;
         self.value_mismatch += o.value_mismatch;
@@ -193,6 +210,8 @@ pub struct KeyedMatcher {
     pair_buf: Vec<u8>,
     /// Second look: the records of changed keys, per side.
     changed: HashMap<u128, [Vec<u8>; 2], DigestBuildHasher>,
+    candidates: Vec<(u128, u64, u64)>,
+    overflowed: bool,
 }
 
 /// What keyed reconciliation found.
@@ -207,6 +226,10 @@ pub struct KeyedFound {
     /// * dup_buckets + bucket`).
     pub index: SpillIndex,
     pub rows_seen: [u64; 2],
+    /// With `collect`: (key digest, source locator, target locator) of every
+    /// key whose rows differ, unless `overflowed`.
+    pub candidates: Vec<(u128, u64, u64)>,
+    pub overflowed: bool,
 }
 
 impl KeyedFound {
@@ -247,6 +270,8 @@ impl KeyedMatcher {
             rows_seen: [0, 0],
             pair_buf: Vec::new(),
             changed: HashMap::default(),
+            candidates: Vec::new(),
+            overflowed: false,
             slots,
         }
     }
@@ -262,7 +287,11 @@ impl KeyedMatcher {
         let mut missing: [Vec<(u128, u64)>; 2] = Default::default();
         let mut dups = Vec::new();
         let mut writers = Vec::new();
+        let mut candidates = Vec::new();
+        let mut overflowed = false;
         for m in matchers {
+            candidates.extend(m.candidates);
+            overflowed |= m.overflowed;
             counts.add(&m.counts);
             for s in 0..2 {
                 stats[s].add(&m.stats[s]);
@@ -294,6 +323,8 @@ impl KeyedMatcher {
             dup_samples: dups,
             index: SpillIndex::merge(writers, keys)?,
             rows_seen,
+            candidates,
+            overflowed,
         })
     }
 
@@ -459,9 +490,18 @@ impl Matcher for KeyedMatcher {
         for (&key, e) in &map {
             match e.count {
                 [1, 1] if e.row[0] == e.row[1] => self.counts.matched += 1,
-                [1, 1] => {
-                    self.changed.insert(key, Default::default());
-                }
+                [1, 1] => match self.slots.collect {
+                    Some(most) => {
+                        if self.candidates.len() < most {
+                            self.candidates.push((key, e.loc[0], e.loc[1]));
+                        } else {
+                            self.overflowed = true;
+                        }
+                    }
+                    None => {
+                        self.changed.insert(key, Default::default());
+                    }
+                },
                 [1, 0] | [0, 1] => {
                     let s = if e.count[0] == 1 { 0 } else { 1 };
                     let side = Side::BOTH[s];

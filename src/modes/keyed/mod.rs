@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use changed::{changed_stage, ChangedInputs};
 use matcher::{KeyedFound, KeyedMatcher, KeyedSlots, ENTRY_BYTES};
-use sink::{KeyedConfig, KeyedShape, KeyedSink};
+use sink::{KeyedConfig, KeyedShape, KeyedSink, LocatorSet};
 
 use super::multiset::matcher::Reconciled;
 use super::multiset::{
@@ -37,10 +37,11 @@ use super::multiset::{
     reconcile_keyless, scan_sides, size_stage_for, write_reports, DiffOptions, DiffOutcome,
     KeylessBuckets, REPORT_FILE,
 };
-use crate::config::{AlignOptions, RunSettings};
+use crate::config::{AlignOptions, Passes, RunSettings};
 use crate::engine::memory::{self, MAP_SLOT_BYTES};
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::scan::{scan, ScanConfig, ScanSide};
+use crate::engine::spill::SpillIndex;
 use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
 use crate::evidence::{fetch_samples, write_side};
@@ -173,46 +174,27 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     };
     let buckets = 1usize << bucket_bits;
 
-    // Scan: one pass, every row partitioned by its key digest.
-    ctx.progress.start_pass(1, 1, Phase::Partition);
-    let cfg = ScanConfig {
-        threads: ctx.threads,
-        batch_size: ctx.batch_size,
-        per_column: true,
-        cancel: &ctx.cancel,
-        progress: &ctx.progress,
-    };
-    let kc = KeyedConfig {
-        shape: shape.clone(),
-        bucket_bits,
-        chunk_bytes: ctx.sizing.chunk_bytes,
-        dir: ctx.dir().to_path_buf(),
-        budget: ctx.budget.clone(),
-    };
-    let scanned = scan(&sides, &cfg, || KeyedSink::new(kc.clone()))?;
-    let rows = scanned.rows;
-    let parts = KeyedSink::merge(scanned.sinks, bucket_bits)?;
-    check_row_counts(&src, &tgt, rows)?;
+    // Scan and judge the keys: one pass or two.
+    let KeyedRun {
+        rows,
+        found,
+        judged,
+        null_keys,
+        null_rows,
+        passes,
+        second_pass,
+        mut splits,
+    } = run_passes(&ctx, &sides, &shape, opts, bucket_bits)?;
     let scan_seconds = started.elapsed().as_secs_f64();
-
-    // Reconcile: keys, then the multiset remainders.
-    ctx.progress
-        .buckets_total
-        .store(buckets as u64, Ordering::Relaxed);
-    ctx.progress.set_phase(Phase::Reconcile);
-    let (found, mut splits) = reconcile_keys(
-        &ctx,
-        [&src, &tgt],
-        &shape,
-        &parts.keyed,
-        bucket_bits,
-        opts.sample,
-    )?;
-    if found.rows_seen != parts.written {
-        return Err(ReconError::Internal(format!(
-            "reconciled {:?} keyed rows, expected {:?}",
-            found.rows_seen, parts.written
-        )));
+    // Keys whose rows differ are judged in the second pass when there is one.
+    let judged_ref = judged.as_ref().unwrap_or(&found);
+    let mut counts = found.counts.clone();
+    let mut key_stats = found.stats;
+    if let Some(j) = &judged {
+        counts.merge_judged(&j.counts);
+        for (a, b) in key_stats.iter_mut().zip(&j.stats) {
+            a.add(b);
+        }
     }
     let (dups, s1) = reconcile_keyless(
         &ctx,
@@ -230,7 +212,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         &ctx,
         [&src, &tgt],
         KeylessBuckets {
-            index: &parts.null_keys,
+            index: &null_keys,
             key_base: 0,
             buckets,
             first_level_bits: bucket_bits,
@@ -239,10 +221,10 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         false,
     )?;
     splits += s1 + s2;
-    if nulls.rows_seen != parts.null_rows {
+    if nulls.rows_seen != null_rows {
         return Err(ReconError::Internal(format!(
             "reconciled {:?} NULL-key rows, expected {:?}",
-            nulls.rows_seen, parts.null_rows
+            nulls.rows_seen, null_rows
         )));
     }
     let reconcile_seconds = started.elapsed().as_secs_f64() - scan_seconds;
@@ -256,7 +238,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             sides: &sides,
             plan: &plan,
             shape: &shape,
-            found: &found,
+            found: judged_ref,
             ranges,
             sample: opts.sample,
             diff_columns: opts.diff_columns,
@@ -271,7 +253,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             side,
             &found.index,
             ranges,
-            found.counts.missing[side.index()],
+            counts.missing[side.index()],
             dest(name).as_deref(),
             s,
         )
@@ -304,7 +286,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
 
     // Report: the EXCEPT ALL totals are the keyed rows' plus the remainders'.
-    let mut stats = found.stats;
+    let mut stats = key_stats;
     for (i, st) in stats.iter_mut().enumerate() {
         st.add(&dups.stats[i]);
         st.add(&nulls.stats[i]);
@@ -314,7 +296,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         .iter()
         .map(|&v| plan.columns[v].source_name.clone())
         .collect();
-    let counts = &found.counts;
+    let counts = &counts;
     let differing: Vec<String> = value_names
         .iter()
         .zip(&counts.column_mismatches)
@@ -339,9 +321,9 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             memory_limit_bytes: (opts.memory_limit != u64::MAX).then_some(opts.memory_limit),
             temp_dir: ctx.temp_base.display().to_string(),
             buckets,
-            passes: 1,
+            passes,
             fingerprint_buckets_differing: None,
-            second_pass: None,
+            second_pass,
         },
         elapsed_seconds: started.elapsed().as_secs_f64(),
         phase_seconds: PhaseSeconds {
@@ -370,7 +352,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         missing_in_target: counts.missing[0],
         missing_in_source: counts.missing[1],
         duplicate_keys: counts.duplicate_keys,
-        null_keys: parts.null_rows[0] + parts.null_rows[1],
+        null_keys: null_rows[0] + null_rows[1],
         column_mismatches: value_names
             .iter()
             .cloned()
@@ -397,8 +379,8 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
                 .filter_map(|(v, m)| m.map(|m| (name_of(v), m.render())))
                 .collect::<BTreeMap<_, _>>(),
             null_key_rows: SideCounts {
-                source: parts.null_rows[0],
-                target: parts.null_rows[1],
+                source: null_rows[0],
+                target: null_rows[1],
             },
             duplicate_key_rows: side_stats(&dups),
             null_key_unmatched: side_stats(&nulls),
@@ -422,6 +404,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         },
     });
     drop(found);
+    drop(judged);
     drop(ctx);
     opts.progress.set_phase(Phase::Done);
     write_reports(
@@ -466,13 +449,352 @@ fn chunk_pairs(limit: u64, src: &Table, tgt: &Table) -> usize {
     (limit.min(1 << 40) / 4 / pair).clamp(1024, 1 << 20) as usize
 }
 
+/// What the keyed scan and key judging produced.
+struct KeyedRun {
+    rows: [u64; 2],
+    /// Every key's category; missing rows and duplicated keys' rows in its
+    /// index. Without a second pass it also judged the keys whose rows
+    /// differ (their changed-key records are in its index).
+    found: KeyedFound,
+    /// With a second pass: the judged keys whose rows differ.
+    judged: Option<KeyedFound>,
+    null_keys: SpillIndex,
+    null_rows: [u64; 2],
+    passes: u8,
+    second_pass: Option<SecondPass>,
+    splits: u64,
+}
+
+/// Reads the tables once or twice and judges every key.
+///
+/// One pass partitions full records (key digest, row digest, column words,
+/// carried numbers) for every row. Two passes (the default for Parquet and
+/// IPC) partition slim records (key digest, row digest, locator) first:
+/// that settles every key but the ones whose two rows differ, whose
+/// locators it collects; the second pass reads only the row groups holding
+/// those rows and partitions full records for them alone, so a matching
+/// pair never spills column words. When there are more differing keys than
+/// memory holds locators for, or values were refused under
+/// --max-parse-errors, the second pass reads everything with full records,
+/// as one pass would. All three give the same answer.
+fn run_passes(
+    ctx: &RunContext,
+    sides: &[ScanSide<'_>; 2],
+    shape: &Arc<KeyedShape>,
+    opts: &DiffOptions,
+    bucket_bits: u32,
+) -> Result<KeyedRun> {
+    let tables = [sides[0].table, sides[1].table];
+    let two_pass = match opts.passes {
+        Passes::One => false,
+        Passes::Two => true,
+        // Parsing text twice costs more than spilling its records once.
+        Passes::Auto => !tables[0].format.is_text() && !tables[1].format.is_text(),
+    };
+    let cfg = ScanConfig {
+        threads: ctx.threads,
+        batch_size: ctx.batch_size,
+        per_column: true,
+        cancel: &ctx.cancel,
+        progress: &ctx.progress,
+    };
+    let partition =
+        |shape: &Arc<KeyedShape>, sides: &[ScanSide<'_>; 2], only: Option<Arc<[LocatorSet; 2]>>| {
+            let kc = KeyedConfig {
+                shape: shape.clone(),
+                bucket_bits,
+                chunk_bytes: ctx.sizing.chunk_bytes,
+                dir: ctx.dir().to_path_buf(),
+                budget: ctx.budget.clone(),
+                only,
+            };
+            let scanned = scan(sides, &cfg, || KeyedSink::new(kc.clone()))?;
+            let rows = scanned.rows;
+            Ok::<_, ReconError>((KeyedSink::merge(scanned.sinks, bucket_bits)?, rows))
+        };
+    let judge_all = |pass: u8, passes: u8| -> Result<KeyedRun> {
+        ctx.progress.start_pass(pass, passes, Phase::Partition);
+        let (parts, rows) = partition(shape, sides, None)?;
+        check_row_counts(tables[0], tables[1], rows)?;
+        let (found, splits) = reconcile_keys(
+            ctx,
+            tables,
+            shape,
+            &parts.keyed,
+            bucket_bits,
+            opts.sample,
+            None,
+        )?;
+        check_seen(&found, parts.written)?;
+        Ok(KeyedRun {
+            rows,
+            found,
+            judged: None,
+            null_keys: parts.null_keys,
+            null_rows: parts.null_rows,
+            passes,
+            second_pass: None,
+            splits,
+        })
+    };
+    if !two_pass || shape.values.is_empty() {
+        return judge_all(1, 1);
+    }
+    let slim = Arc::new(KeyedShape {
+        key: shape.key.clone(),
+        values: Vec::new(),
+        tolerances: Vec::new(),
+    });
+    ctx.progress.start_pass(1, 2, Phase::Partition);
+    let (parts, rows) = partition(&slim, sides, None)?;
+    check_row_counts(tables[0], tables[1], rows)?;
+    // Two locators and a key digest per differing key, in the share that
+    // spill chunks get in memory.
+    let most = (ctx.sizing.in_memory_spill / 32 / ctx.threads.max(1)).max(1024);
+    let (found, splits) = reconcile_keys(
+        ctx,
+        tables,
+        &slim,
+        &parts.keyed,
+        bucket_bits,
+        opts.sample,
+        Some(most),
+    )?;
+    check_seen(&found, parts.written)?;
+    let units_total: usize = tables.iter().map(|t| t.block_units().len()).sum();
+    if found.candidates.is_empty() {
+        return Ok(KeyedRun {
+            rows,
+            found,
+            judged: None,
+            null_keys: parts.null_keys,
+            null_rows: parts.null_rows,
+            passes: 1,
+            second_pass: None,
+            splits,
+        });
+    }
+    let refusals = tables
+        .iter()
+        .any(|t| t.parse_errors.count.load(Ordering::Relaxed) > 0);
+    if found.overflowed || refusals {
+        drop(found);
+        drop(parts);
+        for t in tables {
+            t.parse_errors.reset();
+        }
+        let mut run = judge_all(2, 2)?;
+        if run.rows != rows {
+            return Err(ReconError::input(
+                &tables[0].path,
+                format!("the inputs changed while recon read them: {rows:?} rows in the first pass, {:?} in the second", run.rows),
+            ));
+        }
+        run.second_pass = Some(SecondPass {
+            strategy: "full",
+            units_read: units_total,
+            units_total,
+            decoded_digests: None,
+        });
+        run.splits += splits;
+        return Ok(run);
+    }
+    // The targeted second pass: only the differing keys' rows.
+    let n = found.candidates.len() as u64;
+    let mut sets: [LocatorSet; 2] = Default::default();
+    for &(_, s, t) in &found.candidates {
+        sets[0].insert(s);
+        sets[1].insert(t);
+    }
+    ctx.progress.start_pass(2, 2, Phase::Partition);
+    // Few rows: fetch just them (a row selection reads only their pages).
+    // Many: scan the row groups that hold them, on every thread.
+    let (second, units_read) = if n <= FETCH_MOST {
+        let sorted = sets.map(|set| {
+            let mut v: Vec<u64> = set.into_iter().collect();
+            v.sort_unstable();
+            v
+        });
+        let units_read =
+            units_with(tables[0], &sorted[0]).len() + units_with(tables[1], &sorted[1]).len();
+        (
+            fetch_pass(ctx, sides, shape, &sorted, bucket_bits)?,
+            units_read,
+        )
+    } else {
+        let sorted = [&sets[0], &sets[1]].map(|set| {
+            let mut v: Vec<u64> = set.iter().copied().collect();
+            v.sort_unstable();
+            v
+        });
+        let [u0, u1] = [
+            units_with(tables[0], &sorted[0]),
+            units_with(tables[1], &sorted[1]),
+        ];
+        let units_read = u0.len() + u1.len();
+        let targeted = [sides[0].only(u0), sides[1].only(u1)];
+        (
+            partition(shape, &targeted, Some(Arc::new(sets)))?.0,
+            units_read,
+        )
+    };
+    if second.written != [n, n] {
+        return Err(ReconError::input(
+            &tables[0].path,
+            format!(
+                "the inputs changed while recon read them: the second pass found {:?} of the {n} differing keys' rows",
+                second.written
+            ),
+        ));
+    }
+    let (judged, s2) = reconcile_keys(
+        ctx,
+        tables,
+        shape,
+        &second.keyed,
+        bucket_bits,
+        opts.sample,
+        None,
+    )?;
+    check_seen(&judged, second.written)?;
+    let c = &judged.counts;
+    if c.missing != [0, 0] || c.duplicate_keys != 0 || c.matched + c.value_mismatch != n {
+        return Err(ReconError::Internal(format!(
+            "the targeted second pass judged {} of {n} differing keys; rerun with --passes 1",
+            c.matched + c.value_mismatch
+        )));
+    }
+    Ok(KeyedRun {
+        rows,
+        found,
+        judged: Some(judged),
+        null_keys: parts.null_keys,
+        null_rows: parts.null_rows,
+        passes: 2,
+        second_pass: Some(SecondPass {
+            strategy: "targeted",
+            units_read,
+            units_total,
+            decoded_digests: None,
+        }),
+        splits: splits + s2,
+    })
+}
+
+/// Differing keys up to which the second pass fetches their rows by
+/// locator (one thread, only their pages) rather than scanning the row
+/// groups that hold them (every thread, whole row groups).
+const FETCH_MOST: u64 = 200_000;
+
+/// The second pass by fetch: reads the rows at `locators` (per side,
+/// sorted), digests them as the scan would, and partitions their full
+/// keyed records.
+fn fetch_pass(
+    ctx: &RunContext,
+    sides: &[ScanSide<'_>; 2],
+    shape: &Arc<KeyedShape>,
+    locators: &[Vec<u64>; 2],
+    bucket_bits: u32,
+) -> Result<sink::KeyedPartitions> {
+    use crate::digest::RowEncoder;
+    use crate::engine::scan::{Batch, RowSink};
+    use crate::input::{Fetcher, Locators};
+    let mut sink = KeyedSink::new(KeyedConfig {
+        shape: shape.clone(),
+        bucket_bits,
+        chunk_bytes: ctx.sizing.chunk_bytes,
+        dir: ctx.dir().to_path_buf(),
+        budget: ctx.budget.clone(),
+        only: None,
+    });
+    let mut encoder = RowEncoder::new();
+    let (mut digests, mut per_column) = (Vec::new(), Vec::new());
+    for side in Side::BOTH {
+        let s = &sides[side.index()];
+        let locs = &locators[side.index()];
+        let mut next = 0usize;
+        s.table.fetch(&mut Fetcher::default(), locs, |batch| {
+            if ctx.cancel.is_cancelled() {
+                return Err(ReconError::Interrupted);
+            }
+            let n = batch.num_rows();
+            let prepared = s
+                .columns
+                .iter()
+                .zip(&s.prep)
+                .map(|(&i, p)| p.apply(batch.column(i)))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|refused| {
+                    let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
+                    ReconError::input(&s.table.path, m)
+                })?;
+            digests.clear();
+            for c in per_column.iter_mut() {
+                Vec::clear(c);
+            }
+            encoder
+                .digests_with_columns(&prepared, &mut digests, Some(&mut per_column))
+                .map_err(|m| ReconError::input(&s.table.path, m))?;
+            let here = locs
+                .get(next..next + n)
+                .ok_or_else(|| ReconError::Internal("fetched more rows than asked for".into()))?;
+            sink.rows(
+                side,
+                &Batch {
+                    digests: &digests,
+                    columns: &per_column,
+                    arrays: &prepared,
+                    locators: Locators::List(here),
+                },
+            )?;
+            next += n;
+            Ok(())
+        })?;
+    }
+    sink.finish()?;
+    KeyedSink::merge(vec![sink], bucket_bits)
+}
+
+fn check_seen(found: &KeyedFound, written: [u64; 2]) -> Result<()> {
+    if found.rows_seen != written {
+        return Err(ReconError::Internal(format!(
+            "reconciled {:?} keyed rows, expected {:?}",
+            found.rows_seen, written
+        )));
+    }
+    Ok(())
+}
+
+/// The (file, block) units of `table` that hold any of `sorted` locators.
+fn units_with(table: &Table, sorted: &[u64]) -> std::collections::HashSet<(usize, usize)> {
+    let mut out = std::collections::HashSet::new();
+    for u in table.block_units() {
+        if let crate::input::Unit::Block {
+            file,
+            block,
+            first,
+            rows,
+        } = u
+        {
+            let lo = crate::input::pack(file, first);
+            let hi = crate::input::pack(file, first + rows);
+            let at = sorted.partition_point(|&l| l < lo);
+            if sorted.get(at).is_some_and(|&l| l < hi) {
+                out.insert((file, block));
+            }
+        }
+    }
+    out
+}
+
 fn reconcile_keys(
     ctx: &RunContext,
     tables: [&Table; 2],
     shape: &Arc<KeyedShape>,
-    index: &crate::engine::spill::SpillIndex,
+    index: &SpillIndex,
     bucket_bits: u32,
     sample: usize,
+    collect: Option<usize>,
 ) -> Result<(KeyedFound, u64)> {
     let range_bits = ctx.sizing.range_bits;
     let ranges = ranges_of(ctx, tables);
@@ -486,6 +808,7 @@ fn reconcile_keys(
         budget: ctx.budget.clone(),
         sample,
         dup_bucket_bits: DUP_BUCKET_BITS,
+        collect,
     });
     // A keyed map entry costs more than a keyless one: fewer fit the share.
     let max_entries = (ctx.sizing.map_max_entries as u64 * MAP_SLOT_BYTES / ENTRY_BYTES as u64)

@@ -104,7 +104,12 @@ pub struct KeyedConfig {
     pub chunk_bytes: usize,
     pub dir: std::path::PathBuf,
     pub budget: Arc<SpillBudget>,
+    /// Only the rows at these locators, per side (a targeted second pass).
+    pub only: Option<Arc<[LocatorSet; 2]>>,
 }
+
+/// A set of locators.
+pub type LocatorSet = std::collections::HashSet<u64, ahash::RandomState>;
 
 /// Staging for one partition space, switched per side.
 struct Staged {
@@ -219,7 +224,13 @@ impl RowSink for KeyedSink {
             })?;
         }
         let nums_at = shape.nums_at();
+        let only = self.cfg.only.clone();
         for i in 0..batch.len() {
+            if let Some(only) = &only {
+                if !only[side.index()].contains(&batch.locators.get(i)) {
+                    continue;
+                }
+            }
             let mut null_key = false;
             let key = self.combiner.digest(shape.key.iter().map(|&c| {
                 let v = batch.columns[c][i];
