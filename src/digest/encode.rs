@@ -1216,6 +1216,34 @@ mod tests {
         encode_row(&[a], 0).unwrap()
     }
 
+    #[test]
+    fn the_combiner_is_combine_and_null_has_its_own_digest() {
+        let values = [1u128, u128::MAX, 7 << 64];
+        assert_eq!(Combiner::new(3).digest(values), combine(&values));
+        // Key digests of a composite key are row digests of the key columns.
+        let a: ArrayRef = Arc::new(StringArray::from(vec!["ab", "a"]));
+        let b: ArrayRef = Arc::new(StringArray::from(vec!["c", "bc"]));
+        let mut rows = Vec::new();
+        let mut per = Vec::new();
+        RowEncoder::new()
+            .digests_with_columns(&[a, b], &mut rows, Some(&mut per))
+            .unwrap();
+        let keys: Vec<u128> = (0..2)
+            .map(|i| Combiner::new(2).digest([per[0][i], per[1][i]]))
+            .collect();
+        assert_eq!(keys, rows);
+        assert_ne!(keys[0], keys[1]);
+        assert_eq!(null_digest(), value_digest(&[tag::NULL]));
+        let n: ArrayRef = Arc::new(StringArray::from(vec![None, Some(""), Some("NULL")]));
+        let mut d = Vec::new();
+        let mut per = Vec::new();
+        RowEncoder::new()
+            .digests_with_columns(&[n], &mut d, Some(&mut per))
+            .unwrap();
+        assert_eq!(per[0][0], null_digest());
+        assert!(per[0][1..].iter().all(|&v| v != null_digest()));
+    }
+
     fn digest_of(cols: Vec<ArrayRef>) -> Vec<u128> {
         let mut out = Vec::new();
         RowEncoder::new().digests(&cols, &mut out).unwrap();

@@ -189,6 +189,9 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     // Keys whose rows differ are judged in the second pass when there is one.
     let judged_ref = judged.as_ref().unwrap_or(&found);
     let mut counts = found.counts.clone();
+    // A slim first pass counts no columns: start from zeros.
+    counts.column_mismatches.resize(shape.values.len(), 0);
+    counts.tolerance_values.resize(shape.tolerances.len(), 0);
     let mut key_stats = found.stats;
     if let Some(j) = &judged {
         counts.merge_judged(&j.counts);
