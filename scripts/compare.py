@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side timing of recon and DuckDB on one generated pair.
 
-    scripts/compare.sh ROWS [--threads 2] [--memory-limit 1GiB] [--runs 3]
+    scripts/compare.sh ROWS [--threads 2] [--memory-limit 1GiB] [--runs 3] [--keyed order_id]
 
 Runs each engine on the same files with the same thread count and memory
 limit, alternating engines run by run, and prints median wall time, peak RSS
@@ -29,6 +29,17 @@ DUCK_QUERIES = {
     "duckdb EXCEPT ALL both ways": """
         SELECT (SELECT count(*) FROM (SELECT * FROM read_parquet('{s}') EXCEPT ALL SELECT * FROM read_parquet('{t}'))),
                (SELECT count(*) FROM (SELECT * FROM read_parquet('{t}') EXCEPT ALL SELECT * FROM read_parquet('{s}')))""",
+}
+
+# Keyed mode's peer: the join on the key that datacompy-style tools and the
+# seeds' PySpark job run. It fans duplicated keys out into equal pairs, so it
+# misses a lost or gained duplicate copy; recon counts those.
+DUCK_KEYED = {
+    "duckdb FULL OUTER JOIN on the key, IS DISTINCT FROM per column": """
+        SELECT count(*) FILTER (WHERE s.{k} IS NULL) AS missing_in_source,
+               count(*) FILTER (WHERE t.{k} IS NULL) AS missing_in_target,
+               count(*) FILTER (WHERE s.{k} IS NOT NULL AND t.{k} IS NOT NULL AND ({distinct})) AS changed
+        FROM read_parquet('{s}') s FULL OUTER JOIN read_parquet('{t}') t ON s.{k} = t.{k}""",
 }
 
 COLUMNS = ["order_id", "customer_id", "store_id", "order_date", "amount", "discount",
@@ -62,6 +73,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip", action="append", default=[],
                     help="substring of an engine name to skip (e.g. EXCEPT)")
+    ap.add_argument("--keyed", metavar="KEY",
+                    help="compare keyed mode (recon diff --key KEY) with DuckDB's join on KEY")
     a = ap.parse_args()
     s = os.path.join(a.dir, "source.parquet")
     t = os.path.join(a.dir, "target.parquet")
@@ -73,10 +86,19 @@ def main():
         "recon diff --passes 1 (spill every row)": (["--passes", "1"], False),
         "recon diff, identical tables (source vs source)": ([], True),
     }
+    duck = DUCK_QUERIES
+    if a.keyed:
+        recon_runs = {
+            f"recon diff --key {a.keyed} (exact, evidence written)": (["--key", a.keyed], False),
+            "recon diff (keyless, same pair)": ([], False),
+            f"recon diff --key {a.keyed}, identical tables": (["--key", a.keyed], True),
+        }
+        duck = DUCK_KEYED
     engines = {k: None for k in recon_runs}
-    engines.update(DUCK_QUERIES)
+    engines.update(duck)
     engines = {k: v for k, v in engines.items() if not any(x in k for x in a.skip)}
     join = " AND ".join(f"s.{c} IS NOT DISTINCT FROM t.{c}" for c in COLUMNS)
+    distinct = " OR ".join(f"s.{c} IS DISTINCT FROM t.{c}" for c in COLUMNS if c != a.keyed)
     results = {k: [] for k in engines}
     with tempfile.TemporaryDirectory() as out:
         for run in range(a.runs):
@@ -87,7 +109,8 @@ def main():
                            "--threads", str(a.threads), "--memory-limit", a.memory_limit,
                            "--output", os.path.join(out, "evidence"), "--force", "--quiet"] + extra
                 else:
-                    sql = q.format(s=s, t=t, join=join, cols=', '.join(COLUMNS))
+                    sql = q.format(s=s, t=t, join=join, cols=', '.join(COLUMNS), k=a.keyed,
+                                   distinct=distinct)
                     code = ("import duckdb,sys; c=duckdb.connect(); "
                             f"c.execute(\"SET threads={a.threads}\"); "
                             f"c.execute(\"SET memory_limit='{duck_limit}'\"); "

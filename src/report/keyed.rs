@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::text::display_value;
-use super::{DirectionStats, Report};
+use super::{DirectionStats, Report, SampleReport};
 
 /// Keyed categories; flattened into the report's top level.
 #[derive(Debug, Clone, Serialize)]
@@ -52,8 +52,20 @@ pub struct KeyedDetail {
     /// Which value columns changed.parquet fills: "changed" or "all".
     pub diff_columns: String,
     pub changed_samples: Vec<ChangedSample>,
+    /// Duplicated keys, those whose copies differ in number first.
     pub duplicate_key_samples: Vec<DupSample>,
+    /// Unmatched rows of duplicated keys.
+    pub duplicate_key_row_samples: SideSamples,
+    /// Unmatched rows with a NULL key.
+    pub null_key_row_samples: SideSamples,
     pub outputs: Option<KeyedOutputs>,
+}
+
+/// Sample rows per direction, with their copies on each side.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SideSamples {
+    pub source_only: Vec<SampleReport>,
+    pub target_only: Vec<SampleReport>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -311,6 +323,31 @@ impl Report {
                     s.target_count,
                     key_text(&s.key)
                 ));
+            }
+        }
+        for (title, samples) in [
+            (
+                "unmatched rows of duplicated keys",
+                &d.duplicate_key_row_samples,
+            ),
+            ("unmatched rows with a NULL key", &d.null_key_row_samples),
+        ] {
+            if samples.source_only.is_empty() && samples.target_only.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("\n{title}:\n"));
+            for (side, rows, quoted) in [
+                ("source-only", &samples.source_only, &quoted[0]),
+                ("target-only", &samples.target_only, &quoted[1]),
+            ] {
+                for s in rows.iter() {
+                    out.push_str(&format!(
+                        "  {side} source x{:<3} target x{:<3} {}\n",
+                        s.source_count,
+                        s.target_count,
+                        s.render(quoted)
+                    ));
+                }
             }
         }
         if !pe.examples.is_empty() {

@@ -10,7 +10,7 @@ use crate::plan::{ColumnPair, ComparePlan};
 
 pub use keyed::{
     ChangedSample, ChangedValue, DupSample, KeyedDetail, KeyedOutputs, KeyedReport, SideCounts,
-    SideStats,
+    SideSamples, SideStats,
 };
 pub use text::{display_value, is_text};
 

@@ -124,9 +124,11 @@ impl ChangedPair {
     }
 }
 
-/// A duplicated key chosen for display.
+/// A duplicated key chosen for display: keys whose copies differ in
+/// number come first (they are drift), then by key digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct DupRef {
+    pub same_counts: bool,
     pub key: u128,
     pub side: usize,
     pub locator: u64,
@@ -526,6 +528,7 @@ impl Matcher for KeyedMatcher {
                     push_bounded(
                         &mut self.dup_samples,
                         DupRef {
+                            same_counts: e.count[0] == e.count[1],
                             key,
                             side,
                             locator: e.loc[side],

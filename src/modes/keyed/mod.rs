@@ -208,7 +208,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             buckets: 1 << DUP_BUCKET_BITS,
             first_level_bits: DUP_BUCKET_BITS,
         },
-        0,
+        opts.sample,
         false,
     )?;
     let (nulls, s2) = reconcile_keyless(
@@ -286,6 +286,8 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     remainder(&nulls, Side::Target, NULL_TARGET_FILE)?;
     let samples = missing_samples(&sides, &found, opts.sample)?;
     let dup_samples = dup_samples(&sides, &plan, &shape, &found)?;
+    let dup_rows = remainder_samples(&sides, &dups)?;
+    let null_rows_shown = remainder_samples(&sides, &nulls)?;
     let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
 
     // Report: the EXCEPT ALL totals are the keyed rows' plus the remainders'.
@@ -394,6 +396,8 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             },
             changed_samples: changed.samples,
             duplicate_key_samples: dup_samples,
+            duplicate_key_row_samples: dup_rows,
+            null_key_row_samples: null_rows_shown,
             outputs: opts.output_dir.as_ref().map(|_| KeyedOutputs {
                 changed: path_of(CHANGED_FILE),
                 missing_in_target: path_of(MISSING_IN_TARGET_FILE),
@@ -861,6 +865,28 @@ fn missing_samples(
             .collect();
     }
     Ok(out)
+}
+
+/// The sampled unmatched rows of a multiset remainder (duplicated or NULL
+/// keys), per side, with their copies on each side.
+fn remainder_samples(sides: &[ScanSide<'_>; 2], r: &Reconciled) -> Result<SideSamples> {
+    let mut out: [Vec<SampleReport>; 2] = Default::default();
+    for side in Side::BOTH {
+        let t = sides[side.index()].table;
+        let names: Vec<String> = t.schema.fields().iter().map(|f| f.name().clone()).collect();
+        let picked = &r.samples[side.index()];
+        let locators: Vec<u64> = picked.iter().map(|s| s.locator).collect();
+        out[side.index()] = fetch_samples(t, &locators)?
+            .into_iter()
+            .zip(picked)
+            .map(|(values, s)| SampleReport::new(&names, values, s.source_count, s.target_count))
+            .collect();
+    }
+    let [source_only, target_only] = out;
+    Ok(SideSamples {
+        source_only,
+        target_only,
+    })
 }
 
 /// Key values and counts of the sampled duplicated keys.
