@@ -1092,11 +1092,23 @@ pub struct RowEncoder {
     acc: Vec<u128>,
     /// Per column: the last dictionary seen and its encoded values.
     dictionaries: Vec<DictCache>,
+    /// Which columns' value digests `digests_with_columns` hands out (all
+    /// when unset); the others' lists stay empty, which saves copying them.
+    keep: Option<std::sync::Arc<[bool]>>,
 }
 
 impl RowEncoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An encoder whose `digests_with_columns` hands out the value digests
+    /// of only the columns marked in `keep`.
+    pub fn keeping(keep: std::sync::Arc<[bool]>) -> Self {
+        RowEncoder {
+            keep: Some(keep),
+            ..Self::default()
+        }
     }
 
     /// Appends the 128-bit digest of every row of `columns` to `out`.
@@ -1145,7 +1157,13 @@ impl RowEncoder {
                 *acc = lane_add(*acc, term(v, a, b));
             }
             if let Some(pc) = per_column.as_deref_mut() {
-                pc[c].extend_from_slice(&self.column);
+                if self
+                    .keep
+                    .as_ref()
+                    .is_none_or(|k| k.get(c).copied().unwrap_or(true))
+                {
+                    pc[c].extend_from_slice(&self.column);
+                }
             }
         }
         out.reserve(rows);

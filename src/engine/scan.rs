@@ -85,9 +85,9 @@ pub trait RowSink: Send {
 pub struct ScanConfig<'a> {
     pub threads: usize,
     pub batch_size: usize,
-    /// Compute every value's digest for the sinks (keyed mode), not only
-    /// the row digests.
-    pub per_column: bool,
+    /// Hand the sinks the value digests of the marked columns (keyed mode),
+    /// not only the row digests.
+    pub per_column: Option<std::sync::Arc<[bool]>>,
     pub cancel: &'a CancelToken,
     pub progress: &'a Progress,
 }
@@ -161,7 +161,7 @@ impl<S: RowSink> Worker<'_, S> {
                 .digests_with_columns(
                     &columns,
                     digests,
-                    cfg.per_column.then_some(&mut *per_column),
+                    cfg.per_column.is_some().then_some(&mut *per_column),
                 )
                 .map_err(|m| ReconError::input(&path, m))?;
             cfg.progress
@@ -329,7 +329,10 @@ where
                         cfg,
                         sides,
                         sink: make_sink(),
-                        encoder: RowEncoder::new(),
+                        encoder: match &cfg.per_column {
+                            Some(keep) => RowEncoder::keeping(keep.clone()),
+                            None => RowEncoder::new(),
+                        },
                         digests: Vec::new(),
                         columns: Vec::new(),
                         rows: [0, 0],

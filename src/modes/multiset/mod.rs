@@ -24,7 +24,7 @@ use matcher::{EvidenceSlots, MultisetMatcher, Reconciled};
 
 use crate::config::{AlignOptions, DiffColumns, InputOptions, Passes, RunSettings};
 use crate::digest::{fp_bucket_of, single_difference, Difference, Fingerprint, FP_BUCKETS};
-use crate::engine::memory::{self, Sizing};
+use crate::engine::memory::{self, Records, Sizing};
 use crate::engine::partition::{
     DigestSet, FingerprintSink, Fingerprinted, PartitionConfig, PartitionSink,
 };
@@ -227,20 +227,20 @@ pub fn plan_stage(
 /// Stage 2: the run context, with the memory limit divided for the rows
 /// the tables hold (from metadata, or estimated from their size).
 pub fn size_stage(src: &Table, tgt: &Table, opts: &DiffOptions) -> Result<RunContext> {
-    size_stage_for(src, tgt, opts, Keyless::LAYOUT.bytes())
+    size_stage_for(src, tgt, opts, &Records::keyless(Keyless::LAYOUT.bytes()))
 }
 
-/// [`size_stage`] for records of `record_bytes` bytes per row.
+/// [`size_stage`] for a mode's records.
 pub fn size_stage_for(
     src: &Table,
     tgt: &Table,
     opts: &DiffOptions,
-    record_bytes: usize,
+    records: &Records,
 ) -> Result<RunContext> {
     let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
     let guess = estimated_rows(src).saturating_add(estimated_rows(tgt));
     opts.progress.rows_total.store(guess, Ordering::Relaxed);
-    let sizing = Sizing::plan(opts.memory_limit, opts.threads, guess, record_bytes);
+    let sizing = Sizing::plan_for(opts.memory_limit, opts.threads, guess, records);
     let ctx = RunContext::new(
         &base,
         opts.threads,
@@ -250,9 +250,9 @@ pub fn size_stage_for(
         opts.cancel.clone(),
     )?;
     // Every row spills one record, less what stays in memory.
-    let records = guess.saturating_mul(record_bytes as u64);
+    let volume = guess.saturating_mul(records.bytes as u64);
     ctx.budget
-        .set_expected(records.saturating_sub(ctx.sizing.in_memory_spill as u64));
+        .set_expected(volume.saturating_sub(ctx.sizing.in_memory_spill as u64));
     Ok(ctx)
 }
 
@@ -339,7 +339,7 @@ pub fn scan_stage(
     let cfg = ScanConfig {
         threads: ctx.threads,
         batch_size: ctx.batch_size,
-        per_column: false,
+        per_column: None,
         cancel: &ctx.cancel,
         progress: &ctx.progress,
     };
