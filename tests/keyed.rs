@@ -544,3 +544,73 @@ fn naive_sanity() {
     assert_eq!(n.categories, [0, 1, 1, 0, 0, 1]);
     assert_eq!(n.column_mismatches, [1, 0]);
 }
+
+#[test]
+fn keyless_pairing_shows_rows_that_differ_in_one_or_two_columns() {
+    // The README demo: one row changed amount 200 -> 201.
+    recon()
+        .arg("diff")
+        .arg(fixture("demo/source.parquet"))
+        .arg(fixture("demo/target.parquet"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "region=\"south\": amount 200 -> 201",
+        ));
+    let dir = tempfile::tempdir().unwrap();
+    let (s, t) = (dir.path().join("s.parquet"), dir.path().join("t.parquet"));
+    write_parquet(
+        &s,
+        &abv(&[
+            (Some("one"), Some("x"), Some(1)),
+            (Some("two"), Some("x"), Some(2)),
+            (Some("amb"), Some("x"), Some(3)),
+            (Some("gone"), Some("g"), Some(9)),
+        ]),
+        10,
+    );
+    write_parquet(
+        &t,
+        &abv(&[
+            (Some("one"), Some("x"), Some(10)), // v changed
+            (Some("two"), Some("y"), Some(20)), // b and v changed
+            (Some("amb"), Some("x"), Some(30)), // two candidates for "amb"
+            (Some("amb"), Some("x"), Some(31)),
+            (Some("new"), Some("n"), Some(100)), // differs in all three
+        ]),
+        10,
+    );
+    let (code, r) = keyed_json(&s, &t, &[]);
+    assert_eq!(code, 1);
+    // The EXCEPT ALL counts are unchanged by pairing.
+    assert_eq!(
+        (
+            r["source_only_rows"].as_u64(),
+            r["target_only_rows"].as_u64()
+        ),
+        (Some(4), Some(5))
+    );
+    let p = &r["pairs"];
+    assert_eq!(p["paired"], 2, "{p}");
+    assert_eq!(p["ambiguous_groups"], 1);
+    assert_eq!(p["ambiguous_rows"], 3);
+    assert_eq!(p["by_column"]["v"], 2);
+    assert_eq!(p["by_column"]["b"], 1);
+    let changed: Vec<Vec<String>> = p["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s["changed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["column"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        changed,
+        vec![vec!["v".to_string()], vec!["b".into(), "v".into()]]
+    );
+}

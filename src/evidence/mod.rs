@@ -49,6 +49,19 @@ pub struct EvidencePass {
     /// Per compared column: the wrapping sum over unmatched occurrences of a
     /// 64-bit hash of the (normalized) value's canonical encoding.
     pub column_sums: Vec<u64>,
+    /// With `collect`: every distinct unmatched row, unless there were more
+    /// than asked for.
+    pub distinct: Option<Vec<UnmatchedRow>>,
+}
+
+/// One distinct unmatched row and its per-column value digests.
+#[derive(Debug, Clone)]
+pub struct UnmatchedRow {
+    pub locator: u64,
+    /// Unmatched occurrences.
+    pub excess: u64,
+    /// Per compared column, the 128-bit value digest (docs/encoding.md).
+    pub digests: Vec<u128>,
 }
 
 /// Reads every unmatched occurrence of `side` once. With `dest`, writes them
@@ -62,7 +75,8 @@ pub struct EvidencePass {
 ///
 /// `evidence` holds (locator, excess) records under key `side * ranges +
 /// range`; `expected` is the unmatched occurrences they add up to, which an
-/// evidence file must hold exactly.
+/// evidence file must hold exactly. With `collect` > 0, also keeps each
+/// distinct unmatched row's value digests, when there are at most that many.
 #[allow(clippy::too_many_arguments)]
 pub fn write_side(
     table: &Table,
@@ -72,6 +86,7 @@ pub fn write_side(
     expected: u64,
     dest: Option<&Path>,
     scan: &ScanSide<'_>,
+    collect: usize,
 ) -> Result<EvidencePass> {
     let mut out = match dest {
         None => None,
@@ -88,10 +103,16 @@ pub fn write_side(
             Some((af, writer, dest))
         }
     };
+    let distinct_records: usize = (0..ranges)
+        .map(|r| evidence.key_bytes((side.index() * ranges + r) as u32) / EVIDENCE_BYTES)
+        .sum();
     let mut pass = EvidencePass {
         rows: 0,
         column_sums: vec![0; scan.columns.len()],
+        distinct: (collect > 0 && distinct_records <= collect).then(Vec::new),
     };
+    let mut encoder = crate::digest::RowEncoder::new();
+    let (mut row_digests, mut per_column) = (Vec::new(), Vec::new());
     let any = (0..ranges).any(|r| evidence.key_bytes((side.index() * ranges + r) as u32) > 0);
     if !any && out.is_none() {
         return Ok(pass);
@@ -110,16 +131,32 @@ pub fn write_side(
             let first = next;
             next += batch.num_rows();
             let copies = first..next;
+            let mut prepared = Vec::with_capacity(scan.columns.len());
             for (k, (&col, prep)) in scan.columns.iter().zip(&scan.prep).enumerate() {
                 let arr = prep.apply(batch.column(col)).map_err(|refused| {
                     let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
                     ReconError::input(&table.path, m)
                 })?;
+                prepared.push(arr.clone());
                 hashes.clear();
                 value_hashes(&arr, &mut hashes).map_err(|m| ReconError::input(&table.path, m))?;
                 for (h, i) in hashes.iter().zip(copies.clone()) {
                     let weighted = h.wrapping_mul(records[i].1);
                     pass.column_sums[k] = pass.column_sums[k].wrapping_add(weighted);
+                }
+            }
+            if let Some(rows) = pass.distinct.as_mut() {
+                row_digests.clear();
+                per_column.clear();
+                encoder
+                    .digests_with_columns(&prepared, &mut row_digests, Some(&mut per_column))
+                    .map_err(|m| ReconError::input(&table.path, m))?;
+                for (j, i) in copies.clone().enumerate() {
+                    rows.push(UnmatchedRow {
+                        locator: records[i].0,
+                        excess: records[i].1,
+                        digests: per_column.iter().map(|c: &Vec<u128>| c[j]).collect(),
+                    });
                 }
             }
             let Some((_, writer, dest)) = out.as_mut() else {

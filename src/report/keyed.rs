@@ -104,6 +104,32 @@ pub struct DupSample {
     pub target_count: u64,
 }
 
+/// Keyless pairing: unmatched rows alike but for one or two columns.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairsReport {
+    /// Distinct source-only rows paired with a target-only row.
+    pub paired: u64,
+    /// Groups where a row had more than one candidate on the other side
+    /// (left unpaired), and the rows in them.
+    pub ambiguous_groups: u64,
+    pub ambiguous_rows: u64,
+    /// Per compared column: the pairs in which it changed.
+    pub by_column: BTreeMap<String, u64>,
+    /// Why pairing did not run, when it did not.
+    pub skipped: Option<String>,
+    pub samples: Vec<PairSample>,
+}
+
+/// One pair: the values they share, then each changed column old -> new.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairSample {
+    pub same: serde_json::Map<String, serde_json::Value>,
+    pub changed: Vec<ChangedValue>,
+    /// Unmatched copies of each row.
+    pub source_count: u64,
+    pub target_count: u64,
+}
+
 /// Files keyed mode wrote.
 #[derive(Debug, Clone, Serialize)]
 pub struct KeyedOutputs {

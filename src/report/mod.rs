@@ -9,8 +9,8 @@ use serde::Serialize;
 use crate::plan::{ColumnPair, ComparePlan};
 
 pub use keyed::{
-    ChangedSample, ChangedValue, DupSample, KeyedDetail, KeyedOutputs, KeyedReport, SideCounts,
-    SideSamples, SideStats,
+    ChangedSample, ChangedValue, DupSample, KeyedDetail, KeyedOutputs, KeyedReport, PairSample,
+    PairsReport, SideCounts, SideSamples, SideStats,
 };
 pub use text::{display_value, is_text};
 
@@ -186,6 +186,9 @@ pub struct Report {
     pub columns: Vec<ColumnReport>,
     pub not_compared: Vec<SkippedReport>,
     pub column_drift: ColumnDrift,
+    /// Keyless mode: unmatched rows paired as changed rows (a reading aid;
+    /// the counts above are EXCEPT ALL's).
+    pub pairs: Option<PairsReport>,
     /// Text values that could not be parsed into their column's type and
     /// were counted as drift (`--max-parse-errors`); their rows were not compared.
     pub parse_errors: ParseErrorsReport,
@@ -256,6 +259,7 @@ pub struct ReportParts<'a> {
     pub samples: Samples,
     /// Compared columns (source names) whose values differ between the sides.
     pub differing: Vec<String>,
+    pub pairs: Option<PairsReport>,
     pub parse_errors: ParseErrorsReport,
     pub outputs: Option<Outputs>,
     pub settings: Settings,
@@ -299,6 +303,7 @@ impl Report {
                 same: p.plan.columns.len() - p.differing.len(),
                 differing: p.differing,
             },
+            pairs: p.pairs,
             parse_errors: pe,
             inputs: Inputs { source, target },
             samples: p.samples,

@@ -105,6 +105,34 @@ impl Report {
             };
             line(&mut out, "columns_differing", what);
         }
+        if let Some(p) = &self.pairs {
+            let what = if let Some(why) = &p.skipped {
+                format!("not paired: {why}")
+            } else {
+                let cols: Vec<String> = p
+                    .by_column
+                    .iter()
+                    .map(|(c, n)| format!("{c} in {n}"))
+                    .collect();
+                let mut w = format!(
+                    "{}  (unmatched rows alike but for 1 or 2 columns: {})",
+                    p.paired,
+                    if cols.is_empty() {
+                        "none".to_string()
+                    } else {
+                        cols.join(", ")
+                    }
+                );
+                if p.ambiguous_groups > 0 {
+                    w.push_str(&format!(
+                        "; {} ambiguous, left unpaired",
+                        plural(p.ambiguous_rows, "row", "rows")
+                    ));
+                }
+                w
+            };
+            line(&mut out, "changed_pairs", what);
+        }
         for (title, stats, samples, quoted) in [
             (
                 "source-only",
@@ -138,6 +166,43 @@ impl Report {
                     s.target_count,
                     s.render(quoted)
                 ));
+            }
+        }
+        if let Some(p) = self.pairs.as_ref().filter(|p| !p.samples.is_empty()) {
+            out.push_str(&format!("\nchanged pairs: {}", p.paired));
+            if (p.samples.len() as u64) < p.paired {
+                out.push_str(&format!(" (showing {})", p.samples.len()));
+            }
+            out.push('\n');
+            let text_col = |name: &str| {
+                self.columns
+                    .iter()
+                    .find(|c| c.name == name)
+                    .is_some_and(|c| c.source_type.contains("Utf8"))
+            };
+            for s in &p.samples {
+                let same: Vec<String> = s
+                    .same
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = v.as_str().map(str::to_string);
+                        format!("{k}={}", display_value(&v, text_col(k)))
+                    })
+                    .collect();
+                let changed: Vec<String> = s
+                    .changed
+                    .iter()
+                    .map(|c| {
+                        let q = text_col(&c.column);
+                        format!(
+                            "{} {} -> {}",
+                            c.column,
+                            display_value(&c.source, q),
+                            display_value(&c.target, q)
+                        )
+                    })
+                    .collect();
+                out.push_str(&format!("  {}: {}\n", same.join("  "), changed.join(", ")));
             }
         }
         if !pe.examples.is_empty() {

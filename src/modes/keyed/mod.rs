@@ -269,6 +269,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             counts.missing[side.index()],
             dest(name).as_deref(),
             s,
+            0,
         )
         .map(|_| ())
     };
@@ -287,6 +288,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             r.stats[side.index()].rows,
             dest(name).as_deref(),
             s,
+            0,
         )
         .map(|_| ())
     };
@@ -329,6 +331,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             target_only: samples[1].clone(),
         },
         differing,
+        pairs: None,
         parse_errors: parse_errors_report(&src, &tgt),
         outputs: None,
         settings: Settings {

@@ -14,6 +14,7 @@
 //! 6. **report**: assemble and write the report.
 
 pub mod matcher;
+pub mod pairing;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -162,6 +163,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             target_only: evidence.samples[1].clone(),
         },
         differing: evidence.differing,
+        pairs: evidence.pairs,
         parse_errors: parse_errors_report(&src, &tgt),
         outputs: evidence.outputs,
         settings: Settings {
@@ -617,6 +619,7 @@ pub struct EvidenceResult {
     pub samples: [Vec<SampleReport>; 2],
     /// Compared columns (source names) whose values differ between the sides.
     pub differing: Vec<String>,
+    pub pairs: Option<PairsReport>,
     pub outputs: Option<Outputs>,
 }
 
@@ -652,10 +655,12 @@ pub fn evidence_stage(
             found.stats[side.index()].rows,
             dest,
             s,
+            pairing::PAIR_MOST,
         )
     };
     let s_ev = pass(Side::Source, s_dest.as_deref())?;
     let t_ev = pass(Side::Target, t_dest.as_deref())?;
+    let pairs = pairs_report(sides, &s_ev, &t_ev, opts.sample)?;
     let outputs = opts.output_dir.as_ref().map(|dir| Outputs {
         dir: dir.display().to_string(),
         source_only: s_dest.unwrap_or_default().display().to_string(),
@@ -672,8 +677,91 @@ pub fn evidence_stage(
     Ok(EvidenceResult {
         samples,
         differing,
+        pairs,
         outputs,
     })
+}
+
+/// Pairs the unmatched rows that differ in one or two columns, and fetches
+/// the first `sample` pairs' values for display.
+fn pairs_report(
+    sides: &[ScanSide<'_>; 2],
+    s_ev: &EvidencePass,
+    t_ev: &EvidencePass,
+    sample: usize,
+) -> Result<Option<PairsReport>> {
+    let names: Vec<String> = sides[0].prep.iter().map(|p| p.column.clone()).collect();
+    let (Some(s_rows), Some(t_rows)) = (&s_ev.distinct, &t_ev.distinct) else {
+        return Ok(Some(PairsReport {
+            paired: 0,
+            ambiguous_groups: 0,
+            ambiguous_rows: 0,
+            by_column: Default::default(),
+            skipped: Some(format!(
+                "more than {} distinct unmatched rows on a side",
+                pairing::PAIR_MOST
+            )),
+            samples: Vec::new(),
+        }));
+    };
+    if s_rows.is_empty() || t_rows.is_empty() {
+        return Ok(None);
+    }
+    let found = pairing::pair(s_rows, t_rows, names.len());
+    let mut by_column: std::collections::BTreeMap<String, u64> = Default::default();
+    for p in &found.pairs {
+        for &c in &p.columns {
+            *by_column.entry(names[c].clone()).or_default() += 1;
+        }
+    }
+    let shown = &found.pairs[..found.pairs.len().min(sample)];
+    let fetch = |side: Side, locs: Vec<u64>| fetch_samples(sides[side.index()].table, &locs);
+    let s_vals = fetch(
+        Side::Source,
+        shown.iter().map(|p| s_rows[p.source].locator).collect(),
+    )?;
+    let t_vals = fetch(
+        Side::Target,
+        shown.iter().map(|p| t_rows[p.target].locator).collect(),
+    )?;
+    let samples = shown
+        .iter()
+        .zip(s_vals.into_iter().zip(t_vals))
+        .map(|(p, (sv, tv))| {
+            let value = |v: &Option<String>| {
+                v.clone()
+                    .map_or(serde_json::Value::Null, serde_json::Value::String)
+            };
+            let mut same = serde_json::Map::new();
+            let mut changed = Vec::new();
+            for (c, name) in names.iter().enumerate() {
+                let (si, ti) = (sides[0].columns[c], sides[1].columns[c]);
+                if p.columns.contains(&c) {
+                    changed.push(ChangedValue {
+                        column: name.clone(),
+                        source: sv.get(si).cloned().flatten(),
+                        target: tv.get(ti).cloned().flatten(),
+                    });
+                } else {
+                    same.insert(name.clone(), value(&sv.get(si).cloned().flatten()));
+                }
+            }
+            PairSample {
+                same,
+                changed,
+                source_count: s_rows[p.source].excess,
+                target_count: t_rows[p.target].excess,
+            }
+        })
+        .collect();
+    Ok(Some(PairsReport {
+        paired: found.pairs.len() as u64,
+        ambiguous_groups: found.ambiguous_groups,
+        ambiguous_rows: found.ambiguous_rows,
+        by_column,
+        skipped: None,
+        samples,
+    }))
 }
 
 /// Stage 6: writes the JSON report into the output directory and to
