@@ -112,3 +112,30 @@ vectors = [
 ]
 for name, v in vectors:
     print(f"{name:28} {v:032x}")
+
+
+# The fingerprint (docs/fingerprint.md) of testdata/demo/source.parquet:
+# rows (region, amount) = ('north', 100), ('south', 200), ('south', 200),
+# (NULL, 50); columns in name order: amount, region.
+M64 = (1 << 64) - 1
+
+
+def mix(d):
+    x = (d & M64) ^ (((d >> 64) << 23 | (d >> 64) >> 41) & M64)
+    x = ((x ^ (x >> 33)) * 0xff51afd7ed558ccd) & M64
+    x = ((x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53) & M64
+    return x ^ (x >> 33)
+
+
+NULL = bytes([0x00])
+demo = [(enc_int(100), enc_str("north")), (enc_int(200), enc_str("south")),
+        (enc_int(200), enc_str("south")), (enc_int(50), NULL)]
+row_sum = sum(row_digest(list(r)) for r in demo) % (1 << 128)
+row_mix = sum(mix(row_digest(list(r))) for r in demo) % (1 << 64)
+print(f"{'demo rows':28} 4")
+print(f"{'demo row_sum':28} {row_sum:032x}")
+print(f"{'demo row_mix':28} {row_mix}")
+for c, name in enumerate(["amount", "region"]):
+    vals = [r[c] for r in demo if r[c] != NULL]
+    total = sum(value_digest(e) for e in vals) % (1 << 128)
+    print(f"{'demo ' + name:28} non_null {len(vals)} sum {total:032x}")

@@ -17,6 +17,10 @@ use recon::config::{
 use recon::engine::memory::default_limit;
 use recon::engine::{Phase, Progress};
 use recon::error::panic_message;
+use recon::modes::fingerprint::compare::compare as compare_fingerprints;
+use recon::modes::fingerprint::{
+    fingerprint, fingerprint_pair, FingerprintFile, FingerprintOptions,
+};
 use recon::plan::preflight;
 use recon::report::schema::{schema_json, schema_text};
 use recon::{diff, DiffOptions, Passes, ReconError};
@@ -40,6 +44,44 @@ enum Command {
     /// Show how the columns of two tables pair up and compare, reading metadata only;
     /// exit 0 when compatible, 1 when not, 2 on error.
     Schema(SchemaArgs),
+    /// Write a small JSON fingerprint of one table (row count, row multiset digest, per-column
+    /// digests, optionally per group), to compare with another machine's.
+    Fingerprint(FingerprintArgs),
+    /// Compare two fingerprint files; exit 0 when they match, 1 when they differ, 2 on error.
+    CompareFingerprints(CompareArgs),
+}
+
+#[derive(clap::Args)]
+struct FingerprintArgs {
+    /// The table: a file, a directory, or a glob.
+    table: PathBuf,
+    /// Also fingerprint each group of this column (e.g. business_date).
+    #[arg(long, value_name = "COL")]
+    by: Option<String>,
+    /// Write the fingerprint here (default: stdout).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Type text columns like this table's columns (a CSV extract like its Parquet twin).
+    #[arg(long, value_name = "FILE")]
+    schema_like: Option<PathBuf>,
+    /// Worker threads [default: all cores].
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    align: AlignArgs,
+}
+
+#[derive(clap::Args)]
+struct CompareArgs {
+    /// The source side's fingerprint file.
+    source: PathBuf,
+    /// The target side's fingerprint file.
+    target: PathBuf,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -314,6 +356,13 @@ struct DiffArgs {
     /// only the buckets that differ); auto is 2 unless a side is CSV/NDJSON.
     #[arg(long, value_name = "auto|1|2", default_value = "auto")]
     passes: Passes,
+    /// Compare fingerprints only (one pass per side, no spill): counts, differing columns
+    /// and, with --by, differing groups. Strong evidence, not an exact proof.
+    #[arg(long)]
+    quick: bool,
+    /// With --quick: break the fingerprints down by this column (e.g. business_date).
+    #[arg(long, value_name = "COL", requires = "quick")]
+    by: Option<String>,
     /// Test hook: route every row into one bucket so bucket splitting is exercised.
     #[arg(long, hide = true)]
     debug_single_bucket: bool,
@@ -406,7 +455,72 @@ fn show_progress(
     }))
 }
 
+fn fingerprint_options(
+    threads: Option<usize>,
+    align: AlignOptions,
+    by: Option<String>,
+) -> Result<FingerprintOptions, ReconError> {
+    let d = FingerprintOptions::default();
+    let threads = threads.unwrap_or(d.threads);
+    if threads == 0 {
+        return Err(ReconError::Usage("--threads must be at least 1".into()));
+    }
+    Ok(FingerprintOptions {
+        threads,
+        align,
+        by,
+        ..d
+    })
+}
+
+fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
+    let opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by.clone())?;
+    let [s, t] = fingerprint_pair(&a.source, &a.target, &opts, &a.input.build()?)?;
+    let cmp = compare_fingerprints(&s, &t)?;
+    if !a.quiet {
+        let text = if a.json {
+            cmp.to_json()
+        } else {
+            cmp.render_text()
+        };
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    }
+    Ok(cmp.fingerprints_match)
+}
+
+fn run_fingerprint(a: FingerprintArgs) -> Result<bool, ReconError> {
+    let mut opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by)?;
+    let [input, _] = a.input.build()?;
+    opts.inputs = input;
+    opts.schema_like = a.schema_like;
+    let fp = fingerprint(&a.table, &opts)?;
+    let json = fp.to_json();
+    match &a.output {
+        Some(path) => recon::evidence::write_atomic(path, json.as_bytes())?,
+        None => {
+            let _ = std::io::stdout().lock().write_all(json.as_bytes());
+        }
+    }
+    Ok(true)
+}
+
+fn run_compare(a: CompareArgs) -> Result<bool, ReconError> {
+    let s = FingerprintFile::load(&a.source)?;
+    let t = FingerprintFile::load(&a.target)?;
+    let cmp = compare_fingerprints(&s, &t)?;
+    let text = if a.json {
+        cmp.to_json()
+    } else {
+        cmp.render_text()
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(cmp.fingerprints_match)
+}
+
 fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
+    if a.quick {
+        return run_quick(&a);
+    }
     let opts = build_options(&a)?;
     let done = Arc::new(AtomicBool::new(false));
     let bar = if a.quiet {
@@ -469,6 +583,8 @@ fn main() -> ExitCode {
     let result = std::panic::catch_unwind(|| match cli.command {
         Command::Diff(a) => run_diff(a),
         Command::Schema(a) => run_schema(a),
+        Command::Fingerprint(a) => run_fingerprint(a),
+        Command::CompareFingerprints(a) => run_compare(a),
     })
     .unwrap_or_else(|payload| Err(ReconError::Internal(panic_message(payload.as_ref()))));
     match result {

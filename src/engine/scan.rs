@@ -33,6 +33,8 @@ pub struct ScanSide<'a> {
     pub prep: Vec<Prep>,
     /// Read only these (file, block) units (a targeted second pass).
     pub only_units: Option<std::collections::HashSet<(usize, usize)>>,
+    /// Read nothing of this side (a mode that reads one table).
+    pub skip: bool,
 }
 
 impl<'a> ScanSide<'a> {
@@ -43,6 +45,7 @@ impl<'a> ScanSide<'a> {
             columns: self.columns.clone(),
             prep: self.prep.clone(),
             only_units: Some(units),
+            skip: self.skip,
         }
     }
 }
@@ -254,6 +257,7 @@ where
     // of gzip parts decompresses in parallel.
     let units: Vec<(Side, Unit)> = Side::BOTH
         .into_iter()
+        .filter(|side| !sides[side.index()].skip)
         .flat_map(|side| {
             let only = sides[side.index()].only_units.as_ref();
             sides[side.index()]

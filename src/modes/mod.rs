@@ -1,10 +1,12 @@
 //! The modes recon runs, each a short sequence of engine stages:
 //! - [`multiset`]: the keyless diff, `EXCEPT ALL` both ways;
 //! - [`keyed`]: the diff by business key (`--key`), built on the same
-//!   stages with keyed records.
+//!   stages with keyed records;
+//! - [`fingerprint`]: small per-table summaries, compared without the tables.
 //!
-//! Fingerprints and batches will be modules beside them.
+//! Batches will be a module beside them.
 
+pub mod fingerprint;
 pub mod keyed;
 pub mod multiset;
 

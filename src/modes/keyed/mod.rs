@@ -823,6 +823,11 @@ fn reconcile_keys(
     sample: usize,
     collect: Option<usize>,
 ) -> Result<(KeyedFound, u64)> {
+    ctx.progress
+        .buckets_total
+        .store(1 << bucket_bits, Ordering::Relaxed);
+    ctx.progress.buckets_done.store(0, Ordering::Relaxed);
+    ctx.progress.set_phase(Phase::Reconcile);
     let range_bits = ctx.sizing.range_bits;
     let ranges = ranges_of(ctx, tables);
     let slots = Arc::new(KeyedSlots {

@@ -266,12 +266,14 @@ pub fn scan_sides<'a>(src: &'a Table, tgt: &'a Table, plan: &ComparePlan) -> [Sc
             columns: plan.indices(Side::Source),
             prep: plan.preps(Side::Source),
             only_units: None,
+            skip: false,
         },
         ScanSide {
             table: tgt,
             columns: plan.indices(Side::Target),
             prep: plan.preps(Side::Target),
             only_units: None,
+            skip: false,
         },
     ]
 }

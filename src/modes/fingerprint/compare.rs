@@ -1,0 +1,233 @@
+//! Comparing two fingerprints: which columns and which groups differ.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{FingerprintFile, GroupDigest};
+use crate::error::{ReconError, Result};
+
+/// How one group (or the whole table) compares.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GroupComparison {
+    /// The `--by` value (None: NULL or the whole table).
+    pub value: Option<String>,
+    pub source_rows: Option<u64>,
+    pub target_rows: Option<u64>,
+    /// The row multisets' digests agree.
+    pub rows_match: bool,
+    /// Columns whose value multisets differ (by non-null count or digest).
+    pub columns_differing: Vec<String>,
+}
+
+/// The comparison of two fingerprints.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub recon_fingerprint_comparison_version: u32,
+    /// Everything agrees: strong evidence that the tables hold the same rows
+    /// (not a proof: see docs/fingerprint.md).
+    pub fingerprints_match: bool,
+    pub source: String,
+    pub target: String,
+    pub by: Option<String>,
+    pub total: GroupComparison,
+    /// Groups that differ or are on one side only, in group order.
+    pub groups_differing: Vec<GroupComparison>,
+    pub groups_compared: usize,
+}
+
+fn compare_group(
+    value: Option<String>,
+    a: Option<&GroupDigest>,
+    b: Option<&GroupDigest>,
+    names: &[String],
+) -> GroupComparison {
+    let columns_differing = match (a, b) {
+        (Some(a), Some(b)) => names
+            .iter()
+            .zip(a.columns.iter().zip(&b.columns))
+            .filter(|(_, (x, y))| x != y)
+            .map(|(n, _)| n.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
+    GroupComparison {
+        value,
+        source_rows: a.map(|g| g.rows),
+        target_rows: b.map(|g| g.rows),
+        rows_match: match (a, b) {
+            (Some(a), Some(b)) => (a.rows, a.row_sum, a.row_mix) == (b.rows, b.row_sum, b.row_mix),
+            _ => false,
+        },
+        columns_differing,
+    }
+}
+
+/// Compares two fingerprints, refusing (with the reason) ones made with
+/// different columns, rules or `--by` columns.
+pub fn compare(a: &FingerprintFile, b: &FingerprintFile) -> Result<Comparison> {
+    let refuse = |m: String| {
+        Err(ReconError::Usage(format!(
+            "cannot compare these fingerprints: {m}"
+        )))
+    };
+    if a.by != b.by {
+        return refuse(format!(
+            "grouped by {} and by {}; fingerprint both with the same --by",
+            a.by.as_deref().unwrap_or("nothing"),
+            b.by.as_deref().unwrap_or("nothing")
+        ));
+    }
+    let names = |f: &FingerprintFile| f.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+    if names(a) != names(b) {
+        let only = |x: &FingerprintFile, y: &FingerprintFile| {
+            names(x)
+                .into_iter()
+                .filter(|n| !names(y).contains(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return refuse(format!(
+            "the columns differ (only in the first: [{}]; only in the second: [{}]); fingerprint the same columns (--columns, --exclude, --map)",
+            only(a, b),
+            only(b, a)
+        ));
+    }
+    for (x, y) in a.columns.iter().zip(&b.columns) {
+        if x.class != y.class {
+            return refuse(format!(
+                "column {} holds {} values in one and {} in the other; type the text side with --cast or --schema-like",
+                x.name, x.class, y.class
+            ));
+        }
+        if x.rules != y.rules {
+            return refuse(format!(
+                "column {} was normalized differently ([{}] vs [{}])",
+                x.name,
+                x.rules.join(", "),
+                y.rules.join(", ")
+            ));
+        }
+    }
+    let names = names(a);
+    let total = compare_group(None, Some(&a.total), Some(&b.total), &names);
+    let mut groups: BTreeMap<(Option<String>, u128), (Option<&GroupDigest>, Option<&GroupDigest>)> =
+        BTreeMap::new();
+    for g in &a.groups {
+        groups.entry((g.value.clone(), g.key)).or_default().0 = Some(g);
+    }
+    for g in &b.groups {
+        groups.entry((g.value.clone(), g.key)).or_default().1 = Some(g);
+    }
+    let groups_compared = groups.len();
+    let groups_differing: Vec<GroupComparison> = groups
+        .into_iter()
+        .map(|((value, _), (x, y))| compare_group(value, x, y, &names))
+        .filter(|g| !(g.rows_match && g.columns_differing.is_empty()))
+        .collect();
+    Ok(Comparison {
+        recon_fingerprint_comparison_version: 1,
+        fingerprints_match: total.rows_match
+            && total.columns_differing.is_empty()
+            && groups_differing.is_empty(),
+        source: a.table.clone(),
+        target: b.table.clone(),
+        by: a.by.clone(),
+        total,
+        groups_differing,
+        groups_compared,
+    })
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Comparison {
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
+        s.push('\n');
+        s
+    }
+
+    /// The summary for people.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<24}{v}\n"));
+        let t = &self.total;
+        let rows = |x: Option<u64>| x.map_or("-".into(), thousands);
+        line(&mut out, "source_row_count", rows(t.source_rows));
+        line(&mut out, "target_row_count", rows(t.target_rows));
+        line(
+            &mut out,
+            "rows",
+            if t.rows_match {
+                "same multiset digest".into()
+            } else {
+                "differ".into()
+            },
+        );
+        let cols = if t.columns_differing.is_empty() {
+            if t.rows_match {
+                "none".to_string()
+            } else {
+                "none: every column holds the same values; rows differ in how values combine (e.g. two values swapped between rows)".into()
+            }
+        } else {
+            t.columns_differing.join(", ")
+        };
+        line(&mut out, "columns_differing", cols);
+        if let Some(by) = &self.by {
+            line(
+                &mut out,
+                "groups_differing",
+                format!(
+                    "{} of {} ({by})",
+                    self.groups_differing.len(),
+                    self.groups_compared
+                ),
+            );
+        }
+        line(
+            &mut out,
+            "fingerprints_match",
+            format!(
+                "{}{}",
+                self.fingerprints_match,
+                if self.fingerprints_match {
+                    "  (strong evidence, not a proof; `recon diff` proves it and lists the rows)"
+                } else {
+                    "  (the tables differ)"
+                }
+            ),
+        );
+        if let Some(by) = &self.by {
+            for g in &self.groups_differing {
+                let v = g.value.as_deref().unwrap_or("NULL");
+                let what = match (g.source_rows, g.target_rows) {
+                    (Some(n), None) => format!("only in source ({} rows)", thousands(n)),
+                    (None, Some(n)) => format!("only in target ({} rows)", thousands(n)),
+                    (Some(s), Some(t)) => {
+                        let cols = match g.columns_differing.len() {
+                            0 => "rows differ, every column holds the same values".to_string(),
+                            1 => format!("1 column differs ({})", g.columns_differing[0]),
+                            n => format!("{n} columns differ ({})", g.columns_differing.join(", ")),
+                        };
+                        format!("{cols}, rows {} vs {}", thousands(s), thousands(t))
+                    }
+                    (None, None) => String::new(),
+                };
+                out.push_str(&format!("  {by}={v}: {what}\n"));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,466 @@
+//! Fingerprints: a small, order-independent summary of a table that two
+//! machines can compare without moving the table (`recon fingerprint`,
+//! `recon compare-fingerprints`, `recon diff --quick`).
+//!
+//! A fingerprint holds the row count, the multiset digest of the rows (the
+//! sum of their 128-bit row digests mod 2^128 and the sum of a nonlinear mix
+//! of each), and per column the non-null count and the sum of its values'
+//! 128-bit value digests; optionally the same per group of a `--by` column
+//! (a business date). Sums, never XOR, so `{x, x}` is not `{}`; value
+//! digests are the versioned canonical ones (docs/encoding.md), so a CSV
+//! extract typed like its Parquet twin fingerprints alike. The file format
+//! is specified in docs/fingerprint.md, with test vectors.
+//!
+//! Row digests here combine the columns in **name order**, so two tables
+//! whose columns are in different orders fingerprint alike.
+
+pub mod compare;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{AlignOptions, InputOptions};
+use crate::digest::{null_digest, Combiner, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
+use crate::engine::scan::{scan, Batch, RowSink, ScanConfig, ScanSide};
+use crate::engine::{CancelToken, Progress};
+use crate::error::{ReconError, Result};
+use crate::evidence::render_column;
+use crate::input::Table;
+use crate::plan::{preflight, ComparePlan};
+use crate::side::Side;
+
+/// Version of the fingerprint file format (docs/fingerprint.md).
+pub const FINGERPRINT_VERSION: u32 = 1;
+
+/// The digest algorithm a file was made with; files with another are refused.
+pub const ALGORITHM: &str = "recon-v2: canonical value digests (P bijection or XXH3-128), row digest Q(sum (V xor A_c) * B_c) over columns in name order, sums mod 2^128";
+
+/// Options of one fingerprint run.
+#[derive(Debug, Clone)]
+pub struct FingerprintOptions {
+    pub threads: usize,
+    pub batch_size: usize,
+    /// Conversions and normalization rules (as for a diff).
+    pub align: AlignOptions,
+    pub inputs: InputOptions,
+    /// Group by this column (any type), e.g. business_date.
+    pub by: Option<String>,
+    /// Type the text columns like this table's columns.
+    pub schema_like: Option<PathBuf>,
+    pub progress: Arc<Progress>,
+    pub cancel: CancelToken,
+}
+
+impl Default for FingerprintOptions {
+    fn default() -> Self {
+        FingerprintOptions {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            batch_size: 8192,
+            align: AlignOptions::default(),
+            inputs: InputOptions::default(),
+            by: None,
+            schema_like: None,
+            progress: Arc::new(Progress::default()),
+            cancel: CancelToken::new(),
+        }
+    }
+}
+
+/// A 128-bit value as 32 hex digits (JSON numbers cannot hold it).
+mod hex128 {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{v:032x}"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+        let text = String::deserialize(d)?;
+        u128::from_str_radix(&text, 16).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A column of the fingerprint: its name, value class and rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnSpec {
+    pub name: String,
+    /// The class values are compared in (`Decimal`, `String`, ...), after
+    /// conversions: decimal(18,2) and decimal(38,6) are both `Decimal`.
+    pub class: String,
+    /// Conversions and normalization rules applied before hashing.
+    pub rules: Vec<String>,
+}
+
+/// One column's values in a group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnDigest {
+    pub non_null: u64,
+    /// Sum of the non-NULL values' 128-bit value digests, mod 2^128.
+    #[serde(with = "hex128")]
+    pub sum: u128,
+}
+
+/// The fingerprint of a set of rows (a table or one group of it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupDigest {
+    /// The `--by` value as text (None: NULL, or the whole table).
+    pub value: Option<String>,
+    /// The value digest of the `--by` value, which identifies the group.
+    #[serde(with = "hex128")]
+    pub key: u128,
+    pub rows: u64,
+    /// Sum of the row digests mod 2^128.
+    #[serde(with = "hex128")]
+    pub row_sum: u128,
+    /// Sum of a nonlinear 64-bit mix of each row digest, mod 2^64.
+    pub row_mix: u64,
+    /// Per column, in `columns` order.
+    pub columns: Vec<ColumnDigest>,
+}
+
+/// A fingerprint file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FingerprintFile {
+    pub recon_fingerprint_version: u32,
+    pub encoding_version: u32,
+    pub algorithm: String,
+    /// What was fingerprinted (for people; not compared, may be left out).
+    #[serde(default)]
+    pub table: String,
+    /// Columns in name order.
+    pub columns: Vec<ColumnSpec>,
+    /// The `--by` column, if any.
+    pub by: Option<String>,
+    /// The whole table.
+    pub total: GroupDigest,
+    /// With `by`: one entry per group, in key order.
+    pub groups: Vec<GroupDigest>,
+}
+
+impl FingerprintFile {
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
+        s.push('\n');
+        s
+    }
+
+    /// Reads a fingerprint file, refusing other versions and algorithms.
+    pub fn load(path: &Path) -> Result<FingerprintFile> {
+        let text = std::fs::read_to_string(path).map_err(|e| ReconError::io(path, e))?;
+        let head: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| ReconError::input(path, format!("not a fingerprint file: {e}")))?;
+        let version = head["recon_fingerprint_version"].as_u64();
+        if version != Some(FINGERPRINT_VERSION as u64) {
+            return Err(ReconError::input(
+                path,
+                format!(
+                    "fingerprint format version {} is not {FINGERPRINT_VERSION}, the one this recon reads; make both files with the same recon version",
+                    version.map_or("missing".to_string(), |v| v.to_string())
+                ),
+            ));
+        }
+        let encoding = head["encoding_version"].as_u64();
+        if encoding != Some(ENCODING_VERSION as u64) {
+            return Err(ReconError::input(
+                path,
+                format!(
+                    "made with encoding version {}, this recon digests with version {ENCODING_VERSION}: digests of different versions never agree; fingerprint both sides with the same recon version",
+                    encoding.map_or("missing".to_string(), |v| v.to_string())
+                ),
+            ));
+        }
+        let file: FingerprintFile = serde_json::from_value(head)
+            .map_err(|e| ReconError::input(path, format!("not a fingerprint file: {e}")))?;
+        if file.algorithm != ALGORITHM {
+            return Err(ReconError::input(
+                path,
+                format!("made with another digest algorithm ({:?})", file.algorithm),
+            ));
+        }
+        Ok(file)
+    }
+}
+
+/// The columns of one side, in name order, and what the sink needs.
+struct Layout {
+    /// Plan positions in name order.
+    order: Vec<usize>,
+    /// Plan position of the `--by` column.
+    by: Option<usize>,
+    combiner: Combiner,
+    null: u128,
+}
+
+/// Accumulates fingerprints per group, per side.
+struct GroupSink {
+    layout: Arc<Layout>,
+    groups: [HashMap<u128, GroupDigest, DigestBuildHasher>; 2],
+}
+
+impl GroupSink {
+    fn new(layout: Arc<Layout>) -> GroupSink {
+        GroupSink {
+            layout,
+            groups: Default::default(),
+        }
+    }
+}
+
+fn empty_group(key: u128, value: Option<String>, columns: usize) -> GroupDigest {
+    GroupDigest {
+        value,
+        key,
+        rows: 0,
+        row_sum: 0,
+        row_mix: 0,
+        columns: vec![ColumnDigest::default(); columns],
+    }
+}
+
+fn add(into: &mut GroupDigest, from: &GroupDigest) {
+    into.rows += from.rows;
+    into.row_sum = into.row_sum.wrapping_add(from.row_sum);
+    into.row_mix = into.row_mix.wrapping_add(from.row_mix);
+    for (a, b) in into.columns.iter_mut().zip(&from.columns) {
+        a.non_null += b.non_null;
+        a.sum = a.sum.wrapping_add(b.sum);
+    }
+}
+
+impl RowSink for GroupSink {
+    fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
+        let layout = self.layout.clone();
+        let n = layout.order.len();
+        let groups = &mut self.groups[side.index()];
+        for i in 0..batch.len() {
+            let key = layout.by.map_or(0, |b| batch.columns[b][i]);
+            let g = match groups.get_mut(&key) {
+                Some(g) => g,
+                None => {
+                    let value = match layout.by {
+                        Some(b) => render_column(&batch.arrays[b].slice(i, 1))?
+                            .into_iter()
+                            .next()
+                            .flatten(),
+                        None => None,
+                    };
+                    groups
+                        .entry(key)
+                        .or_insert_with(|| empty_group(key, value, n))
+                }
+            };
+            let row = layout
+                .combiner
+                .digest(layout.order.iter().map(|&c| batch.columns[c][i]));
+            let mut fp = Fingerprint {
+                count: g.rows,
+                sum: g.row_sum,
+                mix: g.row_mix,
+            };
+            fp.add(row);
+            (g.rows, g.row_sum, g.row_mix) = (fp.count, fp.sum, fp.mix);
+            for (k, &c) in layout.order.iter().enumerate() {
+                let v = batch.columns[c][i];
+                if v != layout.null {
+                    let col = &mut g.columns[k];
+                    col.non_null += 1;
+                    col.sum = col.sum.wrapping_add(v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The fingerprints of the sides a scan read.
+fn run_scan(
+    sides: &[ScanSide<'_>; 2],
+    plan: &ComparePlan,
+    by: Option<&str>,
+    threads: usize,
+    batch_size: usize,
+    cancel: &CancelToken,
+    progress: &Progress,
+) -> Result<[Option<(Vec<ColumnSpec>, GroupDigest, Vec<GroupDigest>)>; 2]> {
+    let mut order: Vec<usize> = (0..plan.columns.len()).collect();
+    order.sort_by(|&a, &b| {
+        plan.columns[a]
+            .source_name
+            .cmp(&plan.columns[b].source_name)
+    });
+    let by_pos = match by {
+        None => None,
+        Some(name) => Some(
+            plan.columns
+                .iter()
+                .position(|c| c.source_name == name)
+                .ok_or_else(|| ReconError::Usage(format!("--by {name}: not a compared column")))?,
+        ),
+    };
+    let layout = Arc::new(Layout {
+        combiner: Combiner::new(order.len()),
+        order,
+        by: by_pos,
+        null: null_digest(),
+    });
+    let cfg = ScanConfig {
+        threads,
+        batch_size,
+        per_column: Some(vec![true; plan.columns.len()].into()),
+        cancel,
+        progress,
+    };
+    let scanned = scan(sides, &cfg, || GroupSink::new(layout.clone()))?;
+    let specs: Vec<ColumnSpec> = layout
+        .order
+        .iter()
+        .map(|&c| {
+            let col = &plan.columns[c];
+            // Normalization rules change what is compared, so they must
+            // agree; conversions only reach the value class (a CSV side
+            // parsed into decimals), which `class` records.
+            let rules: Vec<String> = col.normalize.iter().map(|r| r.describe()).collect();
+            ColumnSpec {
+                name: col.source_name.clone(),
+                class: format!("{:?}", col.class()),
+                rules,
+            }
+        })
+        .collect();
+    let mut out: [Option<_>; 2] = [None, None];
+    for side in Side::BOTH {
+        if sides[side.index()].skip {
+            continue;
+        }
+        let mut merged: HashMap<u128, GroupDigest> = HashMap::new();
+        for sink in &scanned.sinks {
+            for (k, g) in &sink.groups[side.index()] {
+                match merged.get_mut(k) {
+                    Some(m) => add(m, g),
+                    None => {
+                        merged.insert(*k, g.clone());
+                    }
+                }
+            }
+        }
+        let mut total = empty_group(0, None, layout.order.len());
+        for g in merged.values() {
+            add(&mut total, g);
+        }
+        let mut groups: Vec<GroupDigest> = if by_pos.is_some() {
+            merged.into_values().collect()
+        } else {
+            Vec::new()
+        };
+        groups.sort_by(|a, b| (&a.value, a.key).cmp(&(&b.value, b.key)));
+        out[side.index()] = Some((specs.clone(), total, groups));
+    }
+    Ok(out)
+}
+
+/// Fingerprints one table.
+pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<FingerprintFile> {
+    let like = opts.schema_like.as_deref().unwrap_or(table);
+    let mut align = opts.align.clone();
+    // Another table only lends its types: its extra or missing columns do
+    // not matter.
+    align.ignore_extra_columns |= opts.schema_like.is_some();
+    let inputs = [opts.inputs.clone(), InputOptions::default()];
+    let (src, tgt, plan) = preflight(table, like, &align, &inputs)?;
+    if !plan.is_compatible() {
+        return Err(ReconError::Schema {
+            source_path: table.to_path_buf(),
+            target_path: like.to_path_buf(),
+            reasons: plan.problems.clone(),
+        });
+    }
+    let sides = sides_of(&src, &tgt, &plan, true);
+    let [one, _] = run_scan(
+        &sides,
+        &plan,
+        opts.by.as_deref(),
+        opts.threads,
+        opts.batch_size,
+        &opts.cancel,
+        &opts.progress,
+    )?;
+    let (columns, total, groups) =
+        one.ok_or_else(|| ReconError::Internal("the fingerprint scan read nothing".into()))?;
+    Ok(FingerprintFile {
+        recon_fingerprint_version: FINGERPRINT_VERSION,
+        encoding_version: ENCODING_VERSION,
+        algorithm: ALGORITHM.into(),
+        table: table.display().to_string(),
+        columns,
+        by: opts.by.clone(),
+        total,
+        groups,
+    })
+}
+
+/// Fingerprints two local tables in one scan (`recon diff --quick`): the
+/// columns are those the plan pairs, named by their source names.
+pub fn fingerprint_pair(
+    source: &Path,
+    target: &Path,
+    opts: &FingerprintOptions,
+    inputs: &[InputOptions; 2],
+) -> Result<[FingerprintFile; 2]> {
+    let (src, tgt, plan) = super::multiset::plan_stage(source, target, &opts.align, inputs)?;
+    let sides = sides_of(&src, &tgt, &plan, false);
+    let [a, b] = run_scan(
+        &sides,
+        &plan,
+        opts.by.as_deref(),
+        opts.threads,
+        opts.batch_size,
+        &opts.cancel,
+        &opts.progress,
+    )?;
+    let file = |t: &Table, x: Option<(Vec<ColumnSpec>, GroupDigest, Vec<GroupDigest>)>| {
+        let (columns, total, groups) =
+            x.ok_or_else(|| ReconError::Internal("the fingerprint scan read nothing".into()))?;
+        Ok::<_, ReconError>(FingerprintFile {
+            recon_fingerprint_version: FINGERPRINT_VERSION,
+            encoding_version: ENCODING_VERSION,
+            algorithm: ALGORITHM.into(),
+            table: t.path.display().to_string(),
+            columns,
+            by: opts.by.clone(),
+            total,
+            groups,
+        })
+    };
+    Ok([file(&src, a)?, file(&tgt, b)?])
+}
+
+fn sides_of<'a>(
+    src: &'a Table,
+    tgt: &'a Table,
+    plan: &ComparePlan,
+    only_source: bool,
+) -> [ScanSide<'a>; 2] {
+    [
+        ScanSide {
+            table: src,
+            columns: plan.indices(Side::Source),
+            prep: plan.preps(Side::Source),
+            only_units: None,
+            skip: false,
+        },
+        ScanSide {
+            table: tgt,
+            columns: plan.indices(Side::Target),
+            prep: plan.preps(Side::Target),
+            only_units: None,
+            skip: only_source,
+        },
+    ]
+}

@@ -1,0 +1,324 @@
+//! Fingerprints: the spec's test vectors, stability across everything that
+//! is not a value, sensitivity to every kind of drift, groups, refusals.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, RecordBatch, StringArray,
+};
+use assert_cmd::Command;
+use common::*;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn recon() -> Command {
+    Command::cargo_bin("recon").unwrap()
+}
+
+/// `recon fingerprint` as JSON, without the `table` field (a path).
+fn fp(table: &Path, extra: &[&str]) -> Value {
+    let out = recon()
+        .arg("fingerprint")
+        .arg(table)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v.as_object_mut().unwrap().remove("table");
+    v
+}
+
+fn save(dir: &Path, name: &str, v: &Value) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string(v).unwrap()).unwrap();
+    p
+}
+
+/// `recon compare-fingerprints --json` on two fingerprints.
+fn compare(dir: &Path, a: &Value, b: &Value) -> (i32, Value) {
+    let (pa, pb) = (save(dir, "a.json", a), save(dir, "b.json", b));
+    let out = recon()
+        .args(["compare-fingerprints", "--json"])
+        .arg(&pa)
+        .arg(&pb)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (code, v)
+}
+
+#[test]
+fn the_demo_fingerprint_is_the_specs_test_vector() {
+    let v = fp(&fixture("demo/source.parquet"), &[]);
+    assert_eq!(v["recon_fingerprint_version"], 1);
+    assert_eq!(v["encoding_version"], 2);
+    assert_eq!(v["columns"][0]["name"], "amount");
+    assert_eq!(v["columns"][1]["class"], "String");
+    let t = &v["total"];
+    assert_eq!(t["rows"], 4);
+    assert_eq!(t["row_sum"], "84708a5dfc250ab4c5770b5645e4ec10");
+    assert_eq!(t["row_mix"], 2252679656846208895u64);
+    assert_eq!(t["columns"][0]["non_null"], 4);
+    assert_eq!(t["columns"][0]["sum"], "c10a296d5baccf7d2eb6b42bbaa360b6");
+    assert_eq!(t["columns"][1]["non_null"], 3);
+    assert_eq!(t["columns"][1]["sum"], "9935345693f3d32e4a10cbfd6b3a13e7");
+}
+
+/// Rows of (k, amount cents, note, day).
+type Row = (i64, i128, Option<String>, i32);
+
+fn rows(n: i64) -> Vec<Row> {
+    (0..n)
+        .map(|i| {
+            let note = if i % 7 == 0 {
+                None
+            } else {
+                Some(format!("n{}", i % 13))
+            };
+            (i, (i * 37 % 1000) as i128, note, 19_000 + (i % 5) as i32)
+        })
+        .collect()
+}
+
+/// A batch with k as int64 (or int32), amount as decimal(p, s), columns in
+/// the given order.
+fn batch(rows: &[Row], narrow: bool, wide_decimal: bool, reversed: bool) -> RecordBatch {
+    let k: ArrayRef = if narrow {
+        Arc::new(Int32Array::from(
+            rows.iter().map(|r| r.0 as i32).collect::<Vec<_>>(),
+        ))
+    } else {
+        Arc::new(Int64Array::from(
+            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+        ))
+    };
+    let amount: ArrayRef = if wide_decimal {
+        Arc::new(
+            Decimal128Array::from(rows.iter().map(|r| r.1 * 10_000).collect::<Vec<_>>())
+                .with_precision_and_scale(38, 6)
+                .unwrap(),
+        )
+    } else {
+        Arc::new(
+            Decimal128Array::from(rows.iter().map(|r| r.1).collect::<Vec<_>>())
+                .with_precision_and_scale(18, 2)
+                .unwrap(),
+        )
+    };
+    let note: ArrayRef = Arc::new(StringArray::from(
+        rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>(),
+    ));
+    let day: ArrayRef = Arc::new(Date32Array::from(
+        rows.iter().map(|r| r.3).collect::<Vec<_>>(),
+    ));
+    let mut cols = vec![("k", k), ("amount", amount), ("note", note), ("day", day)];
+    if reversed {
+        cols.reverse();
+    }
+    RecordBatch::try_from_iter(cols).unwrap()
+}
+
+fn write_csv(path: &Path, rows: &[Row]) {
+    let mut s = String::from("k,amount,note,day\n");
+    for r in rows {
+        let day = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()
+            + chrono::Duration::days(r.3 as i64);
+        s.push_str(&format!(
+            "{},{}.{:02},{},{}\n",
+            r.0,
+            r.1 / 100,
+            r.1 % 100,
+            r.2.clone().unwrap_or_default(),
+            day
+        ));
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+#[test]
+fn fingerprints_do_not_depend_on_anything_but_the_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = rows(3000);
+    let plain = dir.path().join("plain.parquet");
+    write_parquet(&plain, &batch(&base, false, false, false), 1000);
+    let want = fp(&plain, &["--by", "day"]);
+    assert_eq!(want["groups"].as_array().unwrap().len(), 5);
+    // Shuffled rows, other row groups, int32 keys, decimal(38,6), other
+    // column order.
+    let mut shuffled = base.clone();
+    shuffled.reverse();
+    shuffled.swap(5, 2000);
+    let other = dir.path().join("other.parquet");
+    write_parquet(&other, &batch(&shuffled, true, true, true), 333);
+    assert_eq!(fp(&other, &["--by", "day"]), want);
+    // Split into two files of a directory, read on one and on three threads.
+    let split = dir.path().join("split");
+    std::fs::create_dir(&split).unwrap();
+    write_parquet(
+        &split.join("a.parquet"),
+        &batch(&base[..1234], false, false, false),
+        100,
+    );
+    write_parquet(
+        &split.join("b.parquet"),
+        &batch(&base[1234..], false, false, false),
+        7000,
+    );
+    assert_eq!(fp(&split, &["--by", "day", "-j", "1"]), want);
+    assert_eq!(fp(&split, &["--by", "day", "-j", "3"]), want);
+    // A CSV extract typed like its Parquet twin (NULL notes are empty fields).
+    let csv = dir.path().join("extract.csv");
+    write_csv(&csv, &base);
+    let like = plain.to_str().unwrap();
+    assert_eq!(fp(&csv, &["--by", "day", "--schema-like", like]), want);
+    // Untyped, the extract is refused when compared, naming the fix.
+    let untyped = fp(&csv, &["--by", "day"]);
+    let (code, _) = compare(dir.path(), &untyped, &want);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn every_kind_of_drift_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = rows(500);
+    let path = dir.path().join("t.parquet");
+    let fingerprint = |r: &[Row]| {
+        write_parquet(&path, &batch(r, false, false, false), 128);
+        fp(&path, &["--by", "day"])
+    };
+    let want = fingerprint(&base);
+    let differing = |r: &[Row]| {
+        let (code, c) = compare(dir.path(), &want, &fingerprint(r));
+        assert_eq!(code, 1, "{c}");
+        c
+    };
+    // One changed value.
+    let mut one = base.clone();
+    one[10].1 += 1;
+    let c = differing(&one);
+    assert_eq!(
+        c["total"]["columns_differing"],
+        serde_json::json!(["amount"])
+    );
+    // A NULL turned into ''.
+    let mut empty = base.clone();
+    empty[7].2 = Some(String::new());
+    let c = differing(&empty);
+    assert_eq!(c["total"]["columns_differing"], serde_json::json!(["note"]));
+    // One duplicate copy moved: row 1 loses its copy, row 2 gains one.
+    let mut dups = base.clone();
+    dups.push(base[1].clone());
+    let mut moved = base.clone();
+    moved.push(base[2].clone());
+    let (code, c) = compare(dir.path(), &fingerprint(&dups), &fingerprint(&moved));
+    assert_eq!(code, 1);
+    assert_eq!(c["total"]["source_rows"], c["total"]["target_rows"]);
+    assert_eq!(c["total"]["rows_match"], false);
+    // Two values swapped between rows: every column keeps its values, the
+    // rows do not.
+    let mut swapped = base.clone();
+    let (a, b) = (swapped[3].1, swapped[4].1);
+    swapped[3].1 = b;
+    swapped[4].1 = a;
+    let c = differing(&swapped);
+    assert_eq!(c["total"]["columns_differing"], serde_json::json!([]));
+    assert_eq!(c["total"]["rows_match"], false);
+    // A row moved from one business date to another: two groups differ.
+    let mut day = base.clone();
+    day[0].3 += 1;
+    let c = differing(&day);
+    let groups = c["groups_differing"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    assert!(groups.iter().all(|g| g["columns_differing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x == "day")));
+}
+
+#[test]
+fn a_group_on_one_side_only_and_the_text_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = rows(100);
+    let (s, t) = (dir.path().join("s.parquet"), dir.path().join("t.parquet"));
+    write_parquet(&s, &batch(&base, false, false, false), 100);
+    let fewer: Vec<Row> = base.iter().filter(|r| r.3 != 19_004).cloned().collect();
+    write_parquet(&t, &batch(&fewer, false, false, false), 100);
+    let a = save(dir.path(), "s.json", &fp(&s, &["--by", "day"]));
+    let b = save(dir.path(), "t.json", &fp(&t, &["--by", "day"]));
+    recon()
+        .arg("compare-fingerprints")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "groups_differing        1 of 5 (day)",
+        ))
+        .stdout(predicate::str::contains(
+            "day=2022-01-12: only in source (20 rows)",
+        ));
+    // diff --quick gives the same verdict in one pass per side.
+    recon()
+        .args(["diff", "--quick", "--by", "day"])
+        .arg(&s)
+        .arg(&t)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("only in source (20 rows)"));
+    recon()
+        .args(["diff", "--quick"])
+        .arg(&s)
+        .arg(&s)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fingerprints_match      true"));
+}
+
+#[test]
+fn fingerprints_made_differently_are_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.parquet");
+    write_parquet(&t, &batch(&rows(50), false, false, false), 100);
+    let plain = fp(&t, &[]);
+    let trimmed = fp(&t, &["--trim", "note"]);
+    let by = fp(&t, &["--by", "day"]);
+    for (other, msg) in [
+        (&trimmed, "normalized differently"),
+        (&by, "grouped by nothing and by day"),
+    ] {
+        let (a, b) = (
+            save(dir.path(), "a.json", &plain),
+            save(dir.path(), "b.json", other),
+        );
+        recon()
+            .arg("compare-fingerprints")
+            .arg(&a)
+            .arg(&b)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg));
+    }
+    let mut old = plain.clone();
+    old["encoding_version"] = 1.into();
+    let (a, b) = (
+        save(dir.path(), "a.json", &plain),
+        save(dir.path(), "b.json", &old),
+    );
+    recon()
+        .arg("compare-fingerprints")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("encoding version 1"));
+}
