@@ -7,6 +7,9 @@ use serde::Serialize;
 use super::{FingerprintFile, GroupDigest};
 use crate::error::{ReconError, Result};
 
+/// A group's digest in each file, if present.
+type Pair<'a> = (Option<&'a GroupDigest>, Option<&'a GroupDigest>);
+
 /// How one group (or the whole table) compares.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct GroupComparison {
@@ -111,8 +114,7 @@ pub fn compare(a: &FingerprintFile, b: &FingerprintFile) -> Result<Comparison> {
     }
     let names = names(a);
     let total = compare_group(None, Some(&a.total), Some(&b.total), &names);
-    let mut groups: BTreeMap<(Option<String>, u128), (Option<&GroupDigest>, Option<&GroupDigest>)> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<(Option<String>, u128), Pair<'_>> = BTreeMap::new();
     for g in &a.groups {
         groups.entry((g.value.clone(), g.key)).or_default().0 = Some(g);
     }

@@ -279,6 +279,9 @@ impl RowSink for GroupSink {
     }
 }
 
+/// One side's columns, whole-table digest and groups.
+type SideFingerprint = (Vec<ColumnSpec>, GroupDigest, Vec<GroupDigest>);
+
 /// The fingerprints of the sides a scan read.
 fn run_scan(
     sides: &[ScanSide<'_>; 2],
@@ -288,7 +291,7 @@ fn run_scan(
     batch_size: usize,
     cancel: &CancelToken,
     progress: &Progress,
-) -> Result<[Option<(Vec<ColumnSpec>, GroupDigest, Vec<GroupDigest>)>; 2]> {
+) -> Result<[Option<SideFingerprint>; 2]> {
     let mut order: Vec<usize> = (0..plan.columns.len()).collect();
     order.sort_by(|&a, &b| {
         plan.columns[a]
@@ -424,7 +427,7 @@ pub fn fingerprint_pair(
         &opts.cancel,
         &opts.progress,
     )?;
-    let file = |t: &Table, x: Option<(Vec<ColumnSpec>, GroupDigest, Vec<GroupDigest>)>| {
+    let file = |t: &Table, x: Option<SideFingerprint>| {
         let (columns, total, groups) =
             x.ok_or_else(|| ReconError::Internal("the fingerprint scan read nothing".into()))?;
         Ok::<_, ReconError>(FingerprintFile {
