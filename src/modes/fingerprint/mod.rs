@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AlignOptions, InputOptions};
-use crate::digest::{null_digest, Combiner, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
+use crate::digest::{null_digest, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
 use crate::engine::scan::{scan, Batch, RowSink, ScanConfig, ScanSide};
 use crate::engine::{CancelToken, Progress};
 use crate::error::{ReconError, Result};
@@ -184,13 +184,12 @@ impl FingerprintFile {
     }
 }
 
-/// The columns of one side, in name order, and what the sink needs.
+/// What the sink needs: the scan hands it columns in name order, so its
+/// row digests are the fingerprint's.
 struct Layout {
-    /// Plan positions in name order.
-    order: Vec<usize>,
-    /// Plan position of the `--by` column.
+    columns: usize,
+    /// Position (in name order) of the `--by` column.
     by: Option<usize>,
-    combiner: Combiner,
     null: u128,
 }
 
@@ -198,6 +197,8 @@ struct Layout {
 struct GroupSink {
     layout: Arc<Layout>,
     groups: [HashMap<u128, GroupDigest, DigestBuildHasher>; 2],
+    /// Per row of a batch: its group's key (reused buffer).
+    keys: Vec<u128>,
 }
 
 impl GroupSink {
@@ -205,6 +206,7 @@ impl GroupSink {
         GroupSink {
             layout,
             groups: Default::default(),
+            keys: Vec::new(),
         }
     }
 }
@@ -230,46 +232,65 @@ fn add(into: &mut GroupDigest, from: &GroupDigest) {
     }
 }
 
+/// Adds rows `range` of a batch (all of one group) to `g`, column by column.
+fn add_rows(g: &mut GroupDigest, batch: &Batch<'_>, rows: std::ops::Range<usize>, null: u128) {
+    let mut fp = Fingerprint {
+        count: g.rows,
+        sum: g.row_sum,
+        mix: g.row_mix,
+    };
+    for &d in &batch.digests[rows.clone()] {
+        fp.add(d);
+    }
+    (g.rows, g.row_sum, g.row_mix) = (fp.count, fp.sum, fp.mix);
+    for (col, values) in g.columns.iter_mut().zip(batch.columns) {
+        let (mut n, mut sum) = (0u64, 0u128);
+        for &v in &values[rows.clone()] {
+            // NULL's digest is counted out; every other value's added.
+            let keep = v != null;
+            n += keep as u64;
+            sum = sum.wrapping_add(if keep { v } else { 0 });
+        }
+        col.non_null += n;
+        col.sum = col.sum.wrapping_add(sum);
+    }
+}
+
 impl RowSink for GroupSink {
     fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
         let layout = self.layout.clone();
-        let n = layout.order.len();
         let groups = &mut self.groups[side.index()];
-        for i in 0..batch.len() {
-            let key = layout.by.map_or(0, |b| batch.columns[b][i]);
-            let g = match groups.get_mut(&key) {
-                Some(g) => g,
-                None => {
-                    let value = match layout.by {
-                        Some(b) => render_column(&batch.arrays[b].slice(i, 1))?
-                            .into_iter()
-                            .next()
-                            .flatten(),
-                        None => None,
-                    };
-                    groups
-                        .entry(key)
-                        .or_insert_with(|| empty_group(key, value, n))
+        let Some(by) = layout.by else {
+            let g = groups
+                .entry(0)
+                .or_insert_with(|| empty_group(0, None, layout.columns));
+            add_rows(g, batch, 0..batch.len(), layout.null);
+            return Ok(());
+        };
+        // Runs of rows in one group (a business date usually comes in long
+        // runs) are added at once.
+        self.keys.clear();
+        self.keys.extend_from_slice(&batch.columns[by]);
+        let mut start = 0;
+        while start < batch.len() {
+            let key = self.keys[start];
+            let end = start
+                + self.keys[start..]
+                    .iter()
+                    .position(|&k| k != key)
+                    .unwrap_or(batch.len() - start);
+            let g = match groups.entry(key) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    let value = render_column(&batch.arrays[by].slice(start, 1))?
+                        .into_iter()
+                        .next()
+                        .flatten();
+                    v.insert(empty_group(key, value, layout.columns))
                 }
             };
-            let row = layout
-                .combiner
-                .digest(layout.order.iter().map(|&c| batch.columns[c][i]));
-            let mut fp = Fingerprint {
-                count: g.rows,
-                sum: g.row_sum,
-                mix: g.row_mix,
-            };
-            fp.add(row);
-            (g.rows, g.row_sum, g.row_mix) = (fp.count, fp.sum, fp.mix);
-            for (k, &c) in layout.order.iter().enumerate() {
-                let v = batch.columns[c][i];
-                if v != layout.null {
-                    let col = &mut g.columns[k];
-                    col.non_null += 1;
-                    col.sum = col.sum.wrapping_add(v);
-                }
-            }
+            add_rows(g, batch, start..end, layout.null);
+            start = end;
         }
         Ok(())
     }
@@ -292,12 +313,7 @@ fn run_scan(
     cancel: &CancelToken,
     progress: &Progress,
 ) -> Result<[Option<SideFingerprint>; 2]> {
-    let mut order: Vec<usize> = (0..plan.columns.len()).collect();
-    order.sort_by(|&a, &b| {
-        plan.columns[a]
-            .source_name
-            .cmp(&plan.columns[b].source_name)
-    });
+    // `plan` lists the columns in name order (see `name_order`).
     let by_pos = match by {
         None => None,
         Some(name) => Some(
@@ -308,8 +324,7 @@ fn run_scan(
         ),
     };
     let layout = Arc::new(Layout {
-        combiner: Combiner::new(order.len()),
-        order,
+        columns: plan.columns.len(),
         by: by_pos,
         null: null_digest(),
     });
@@ -321,11 +336,10 @@ fn run_scan(
         progress,
     };
     let scanned = scan(sides, &cfg, || GroupSink::new(layout.clone()))?;
-    let specs: Vec<ColumnSpec> = layout
-        .order
+    let specs: Vec<ColumnSpec> = plan
+        .columns
         .iter()
-        .map(|&c| {
-            let col = &plan.columns[c];
+        .map(|col| {
             // Normalization rules change what is compared, so they must
             // agree; conversions only reach the value class (a CSV side
             // parsed into decimals), which `class` records.
@@ -353,7 +367,7 @@ fn run_scan(
                 }
             }
         }
-        let mut total = empty_group(0, None, layout.order.len());
+        let mut total = empty_group(0, None, layout.columns);
         for g in merged.values() {
             add(&mut total, g);
         }
@@ -384,6 +398,7 @@ pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<Fingerprin
             reasons: plan.problems.clone(),
         });
     }
+    let plan = name_order(plan);
     let sides = sides_of(&src, &tgt, &plan, true);
     let [one, _] = run_scan(
         &sides,
@@ -417,6 +432,7 @@ pub fn fingerprint_pair(
     inputs: &[InputOptions; 2],
 ) -> Result<[FingerprintFile; 2]> {
     let (src, tgt, plan) = super::multiset::plan_stage(source, target, &opts.align, inputs)?;
+    let plan = name_order(plan);
     let sides = sides_of(&src, &tgt, &plan, false);
     let [a, b] = run_scan(
         &sides,
@@ -442,6 +458,14 @@ pub fn fingerprint_pair(
         })
     };
     Ok([file(&src, a)?, file(&tgt, b)?])
+}
+
+/// The plan with its columns in name order: the scan then digests rows in
+/// the fingerprint's column order, so its row digests are used as they are.
+fn name_order(mut plan: ComparePlan) -> ComparePlan {
+    plan.columns
+        .sort_by(|a, b| a.source_name.cmp(&b.source_name));
+    plan
 }
 
 fn sides_of<'a>(
