@@ -360,8 +360,9 @@ struct DiffArgs {
     /// and, with --by, differing groups. Strong evidence, not an exact proof.
     #[arg(long)]
     quick: bool,
-    /// With --quick: break the fingerprints down by this column (e.g. business_date).
-    #[arg(long, value_name = "COL", requires = "quick")]
+    /// Break the unmatched rows (with --quick: the fingerprints) down by this column,
+    /// e.g. business_date.
+    #[arg(long, value_name = "COL")]
     by: Option<String>,
     /// Test hook: route every row into one bucket so bucket splitting is exercised.
     #[arg(long, hide = true)]
@@ -396,6 +397,7 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
         align: a.align.build(&a.keyed)?,
         inputs: a.input.build()?,
         diff_columns: a.keyed.diff_columns,
+        by: a.by.clone(),
         ..DiffOptions::default()
     })
 }

@@ -322,3 +322,45 @@ fn fingerprints_made_differently_are_refused_with_the_reason() {
         .code(2)
         .stderr(predicate::str::contains("encoding version 1"));
 }
+
+#[test]
+fn a_full_diff_breaks_unmatched_rows_down_by_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = rows(200);
+    let (s, t) = (dir.path().join("s.parquet"), dir.path().join("t.parquet"));
+    write_parquet(&s, &batch(&base, false, false, false), 64);
+    let mut drift = base.clone();
+    drift[0].1 += 1; // day 19000
+    drift[6].1 += 1; // day 19001
+    drift[11].2 = Some("changed".into()); // day 19001
+    write_parquet(&t, &batch(&drift, false, false, false), 64);
+    let out = recon()
+        .args(["diff", "--json", "--by", "day"])
+        .arg(&s)
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let groups = &r["by_group"]["groups"];
+    assert_eq!(
+        groups,
+        &serde_json::json!([
+            {"value": "2022-01-08", "source_only": 1, "target_only": 1},
+            {"value": "2022-01-09", "source_only": 2, "target_only": 2}
+        ])
+    );
+    // The drifting columns come from the same 128-bit column digests a
+    // fingerprint holds.
+    assert_eq!(
+        r["column_drift"]["differing"],
+        serde_json::json!(["amount", "note"])
+    );
+    recon()
+        .args(["diff", "--by", "day", "--key", "k"])
+        .arg(&s)
+        .arg(&t)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--by with --key is not built yet"));
+}

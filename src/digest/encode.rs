@@ -1185,21 +1185,6 @@ impl RowEncoder {
     }
 }
 
-/// Appends, for every value of `array`, a 64-bit hash (XXH3-64) of its
-/// canonical encoding: per-column value digests, used to tell which columns
-/// drifted. Uses the same fast column encoders as [`RowEncoder`].
-pub fn value_hashes(array: &ArrayRef, out: &mut Vec<u64>) -> Result<(), String> {
-    let writer = column_writer(array.as_ref())?;
-    let mut scratch = Vec::new();
-    out.reserve(array.len());
-    for row in 0..array.len() {
-        scratch.clear();
-        writer.append(row, &mut scratch);
-        out.push(xxhash_rust::xxh3::xxh3_64(&scratch));
-    }
-    Ok(())
-}
-
 /// The reference row digest of row `row` of `columns`, straight from the
 /// specification: each value encoded by the reference encoder, its value
 /// digest, then [`combine`]. The fast path must agree (property-tested).

@@ -7,8 +7,8 @@ pub mod multiset;
 pub mod sketch;
 
 pub use encode::{
-    check_supported, combine, encode_row, null_digest, reference_digest, value_digest,
-    value_hashes, Combiner, RowEncoder, ENCODING_VERSION,
+    check_supported, combine, encode_row, null_digest, reference_digest, value_digest, Combiner,
+    RowEncoder, ENCODING_VERSION,
 };
 pub use multiset::{
     fp_bucket_of, mix, single_difference, DigestBuildHasher, DigestHasher, Fingerprint, FP_BITS,

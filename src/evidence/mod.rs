@@ -20,7 +20,6 @@ use parquet::file::properties::WriterProperties;
 
 pub use output::{write_atomic, AtomicFile};
 
-use crate::digest::value_hashes;
 use crate::engine::record::{Evidence, EVIDENCE_BYTES};
 use crate::engine::scan::ScanSide;
 use crate::engine::spill::SpillIndex;
@@ -46,12 +45,25 @@ fn load_range(index: &SpillIndex, key: u32) -> Result<Vec<(u64, u64)>> {
 pub struct EvidencePass {
     /// Rows written to the evidence file (0 without one).
     pub rows: u64,
-    /// Per compared column: the wrapping sum over unmatched occurrences of a
-    /// 64-bit hash of the (normalized) value's canonical encoding.
-    pub column_sums: Vec<u64>,
+    /// Per compared column, over the unmatched occurrences: the count of
+    /// non-NULL values and the sum of their 128-bit value digests mod 2^128
+    /// (the multiset digest a fingerprint holds per column).
+    pub column_digests: Vec<(u64, u128)>,
+    /// With `Wants::by`: unmatched occurrences per value of that column.
+    pub by_group: std::collections::BTreeMap<Option<String>, u64>,
     /// With `collect`: every distinct unmatched row, unless there were more
     /// than asked for.
     pub distinct: Option<Vec<UnmatchedRow>>,
+}
+
+/// What a pass over the unmatched rows collects besides the evidence file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Wants {
+    /// Keep each distinct unmatched row's value digests when there are at
+    /// most this many (0: never).
+    pub collect: usize,
+    /// Count unmatched occurrences per value of this compared column.
+    pub by: Option<usize>,
 }
 
 /// One distinct unmatched row and its per-column value digests.
@@ -75,8 +87,8 @@ pub struct UnmatchedRow {
 ///
 /// `evidence` holds (locator, excess) records under key `side * ranges +
 /// range`; `expected` is the unmatched occurrences they add up to, which an
-/// evidence file must hold exactly. With `collect` > 0, also keeps each
-/// distinct unmatched row's value digests, when there are at most that many.
+/// evidence file must hold exactly. `wants` asks for the distinct rows'
+/// digests and a breakdown by a column.
 #[allow(clippy::too_many_arguments)]
 pub fn write_side(
     table: &Table,
@@ -86,7 +98,7 @@ pub fn write_side(
     expected: u64,
     dest: Option<&Path>,
     scan: &ScanSide<'_>,
-    collect: usize,
+    wants: &Wants,
 ) -> Result<EvidencePass> {
     let mut out = match dest {
         None => None,
@@ -108,8 +120,9 @@ pub fn write_side(
         .sum();
     let mut pass = EvidencePass {
         rows: 0,
-        column_sums: vec![0; scan.columns.len()],
-        distinct: (collect > 0 && distinct_records <= collect).then(Vec::new),
+        column_digests: vec![(0, 0); scan.columns.len()],
+        by_group: Default::default(),
+        distinct: (wants.collect > 0 && distinct_records <= wants.collect).then(Vec::new),
     };
     let mut encoder = crate::digest::RowEncoder::new();
     let (mut row_digests, mut per_column) = (Vec::new(), Vec::new());
@@ -117,7 +130,7 @@ pub fn write_side(
     if !any && out.is_none() {
         return Ok(pass);
     }
-    let mut hashes = Vec::new();
+    let null = crate::digest::null_digest();
     let mut fetcher = Fetcher::default();
     for range in 0..ranges {
         let key = (side.index() * ranges + range) as u32;
@@ -131,26 +144,37 @@ pub fn write_side(
             let first = next;
             next += batch.num_rows();
             let copies = first..next;
-            let mut prepared = Vec::with_capacity(scan.columns.len());
-            for (k, (&col, prep)) in scan.columns.iter().zip(&scan.prep).enumerate() {
-                let arr = prep.apply(batch.column(col)).map_err(|refused| {
+            let prepared = scan
+                .columns
+                .iter()
+                .zip(&scan.prep)
+                .map(|(&col, prep)| prep.apply(batch.column(col)))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|refused| {
                     let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
                     ReconError::input(&table.path, m)
                 })?;
-                prepared.push(arr.clone());
-                hashes.clear();
-                value_hashes(&arr, &mut hashes).map_err(|m| ReconError::input(&table.path, m))?;
-                for (h, i) in hashes.iter().zip(copies.clone()) {
-                    let weighted = h.wrapping_mul(records[i].1);
-                    pass.column_sums[k] = pass.column_sums[k].wrapping_add(weighted);
+            row_digests.clear();
+            per_column.clear();
+            encoder
+                .digests_with_columns(&prepared, &mut row_digests, Some(&mut per_column))
+                .map_err(|m| ReconError::input(&table.path, m))?;
+            for (acc, values) in pass.column_digests.iter_mut().zip(&per_column) {
+                for (&v, i) in values.iter().zip(copies.clone()) {
+                    if v != null {
+                        let excess = records[i].1;
+                        acc.0 += excess;
+                        acc.1 = acc.1.wrapping_add(v.wrapping_mul(excess as u128));
+                    }
+                }
+            }
+            if let Some(b) = wants.by {
+                let text = render_column(batch.column(scan.columns[b]))?;
+                for (t, i) in text.into_iter().zip(copies.clone()) {
+                    *pass.by_group.entry(t).or_default() += records[i].1;
                 }
             }
             if let Some(rows) = pass.distinct.as_mut() {
-                row_digests.clear();
-                per_column.clear();
-                encoder
-                    .digests_with_columns(&prepared, &mut row_digests, Some(&mut per_column))
-                    .map_err(|m| ReconError::input(&table.path, m))?;
                 for (j, i) in copies.clone().enumerate() {
                     rows.push(UnmatchedRow {
                         locator: records[i].0,

@@ -130,6 +130,22 @@ pub struct PairSample {
     pub target_count: u64,
 }
 
+/// `--by COL`: the unmatched rows per value of COL.
+#[derive(Debug, Clone, Serialize)]
+pub struct ByGroupReport {
+    pub column: String,
+    /// Groups holding unmatched rows, in value order.
+    pub groups: Vec<GroupCount>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupCount {
+    /// The value as stored, as text (None: NULL).
+    pub value: Option<String>,
+    pub source_only: u64,
+    pub target_only: u64,
+}
+
 /// Files keyed mode wrote.
 #[derive(Debug, Clone, Serialize)]
 pub struct KeyedOutputs {

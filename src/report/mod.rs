@@ -9,8 +9,8 @@ use serde::Serialize;
 use crate::plan::{ColumnPair, ComparePlan};
 
 pub use keyed::{
-    ChangedSample, ChangedValue, DupSample, KeyedDetail, KeyedOutputs, KeyedReport, PairSample,
-    PairsReport, SideCounts, SideSamples, SideStats,
+    ByGroupReport, ChangedSample, ChangedValue, DupSample, GroupCount, KeyedDetail, KeyedOutputs,
+    KeyedReport, PairSample, PairsReport, SideCounts, SideSamples, SideStats,
 };
 pub use text::{display_value, is_text};
 
@@ -189,6 +189,8 @@ pub struct Report {
     /// Keyless mode: unmatched rows paired as changed rows (a reading aid;
     /// the counts above are EXCEPT ALL's).
     pub pairs: Option<PairsReport>,
+    /// `--by COL`: the unmatched rows per value of COL.
+    pub by_group: Option<ByGroupReport>,
     /// Text values that could not be parsed into their column's type and
     /// were counted as drift (`--max-parse-errors`); their rows were not compared.
     pub parse_errors: ParseErrorsReport,
@@ -260,6 +262,7 @@ pub struct ReportParts<'a> {
     /// Compared columns (source names) whose values differ between the sides.
     pub differing: Vec<String>,
     pub pairs: Option<PairsReport>,
+    pub by_group: Option<ByGroupReport>,
     pub parse_errors: ParseErrorsReport,
     pub outputs: Option<Outputs>,
     pub settings: Settings,
@@ -304,6 +307,7 @@ impl Report {
                 differing: p.differing,
             },
             pairs: p.pairs,
+            by_group: p.by_group,
             parse_errors: pe,
             inputs: Inputs { source, target },
             samples: p.samples,

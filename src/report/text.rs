@@ -205,6 +205,18 @@ impl Report {
                 out.push_str(&format!("  {}: {}\n", same.join("  "), changed.join(", ")));
             }
         }
+        if let Some(b) = self.by_group.as_ref().filter(|b| !b.groups.is_empty()) {
+            out.push_str(&format!("\nunmatched rows by {}:\n", b.column));
+            for g in &b.groups {
+                out.push_str(&format!(
+                    "  {}={}: {} source-only, {} target-only\n",
+                    b.column,
+                    g.value.as_deref().unwrap_or("NULL"),
+                    g.source_only,
+                    g.target_only
+                ));
+            }
+        }
         if !pe.examples.is_empty() {
             out.push_str("\nvalues that failed to parse:\n");
             for e in &pe.examples {

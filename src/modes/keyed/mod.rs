@@ -44,7 +44,7 @@ use crate::engine::scan::{scan, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
 use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
-use crate::evidence::{fetch_samples, write_side};
+use crate::evidence::{fetch_samples, write_side, Wants};
 use crate::input::Table;
 use crate::plan::ComparePlan;
 use crate::report::*;
@@ -158,6 +158,11 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         sample: opts.sample,
     }
     .validate()?;
+    if opts.by.is_some() {
+        return Err(ReconError::Usage(
+            "--by with --key is not built yet: use --by without --key, or diff --quick --by".into(),
+        ));
+    }
     let (src, tgt, plan) = plan_stage(source, target, &opts.align, &opts.inputs)?;
     let shape = Arc::new(shape(&plan, &opts.align).map_err(ReconError::Usage)?);
     let created = match &opts.output_dir {
@@ -269,7 +274,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             counts.missing[side.index()],
             dest(name).as_deref(),
             s,
-            0,
+            &Wants::default(),
         )
         .map(|_| ())
     };
@@ -288,7 +293,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             r.stats[side.index()].rows,
             dest(name).as_deref(),
             s,
-            0,
+            &Wants::default(),
         )
         .map(|_| ())
     };
@@ -332,6 +337,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         },
         differing,
         pairs: None,
+        by_group: None,
         parse_errors: parse_errors_report(&src, &tgt),
         outputs: None,
         settings: Settings {

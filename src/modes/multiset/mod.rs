@@ -36,7 +36,7 @@ use crate::engine::spill::SpillIndex;
 use crate::engine::tempspace;
 use crate::engine::{CancelToken, Phase, Progress, RunContext};
 use crate::error::{ReconError, Result};
-use crate::evidence::{fetch_samples, write_atomic, write_side, EvidencePass};
+use crate::evidence::{fetch_samples, write_atomic, write_side, EvidencePass, Wants};
 use crate::input::Table;
 use crate::plan::{preflight, ComparePlan};
 use crate::report::*;
@@ -79,6 +79,8 @@ pub struct DiffOptions {
     pub cancel: CancelToken,
     /// Keyed mode: which value columns changed.parquet fills.
     pub diff_columns: DiffColumns,
+    /// Break the unmatched rows down by this compared column (keyless).
+    pub by: Option<String>,
 }
 
 impl Default for DiffOptions {
@@ -99,6 +101,7 @@ impl Default for DiffOptions {
             progress: Arc::new(Progress::default()),
             cancel: CancelToken::new(),
             diff_columns: DiffColumns::Changed,
+            by: None,
         }
     }
 }
@@ -164,6 +167,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         },
         differing: evidence.differing,
         pairs: evidence.pairs,
+        by_group: evidence.by_group,
         parse_errors: parse_errors_report(&src, &tgt),
         outputs: evidence.outputs,
         settings: Settings {
@@ -622,6 +626,7 @@ pub struct EvidenceResult {
     /// Compared columns (source names) whose values differ between the sides.
     pub differing: Vec<String>,
     pub pairs: Option<PairsReport>,
+    pub by_group: Option<ByGroupReport>,
     pub outputs: Option<Outputs>,
 }
 
@@ -647,6 +652,10 @@ pub fn evidence_stage(
     }
     let dest = |name: &str| opts.output_dir.as_ref().map(|d| d.join(name));
     let (s_dest, t_dest) = (dest(SOURCE_ONLY_FILE), dest(TARGET_ONLY_FILE));
+    let wants = Wants {
+        collect: pairing::PAIR_MOST,
+        by: by_position(&sides[0], opts.by.as_deref())?,
+    };
     let pass = |side: Side, dest: Option<&Path>| -> Result<EvidencePass> {
         let s = &sides[side.index()];
         write_side(
@@ -657,7 +666,7 @@ pub fn evidence_stage(
             found.stats[side.index()].rows,
             dest,
             s,
-            pairing::PAIR_MOST,
+            &wants,
         )
     };
     let s_ev = pass(Side::Source, s_dest.as_deref())?;
@@ -672,16 +681,52 @@ pub fn evidence_stage(
     });
     let names = sides[0].prep.iter().map(|p| p.column.clone());
     let differing: Vec<String> = names
-        .zip(s_ev.column_sums.iter().zip(&t_ev.column_sums))
+        .zip(s_ev.column_digests.iter().zip(&t_ev.column_digests))
         .filter(|(_, (a, b))| a != b)
         .map(|(c, _)| c)
         .collect();
+    let by_group = match (wants.by, &opts.by) {
+        (Some(_), Some(column)) => {
+            let mut groups: std::collections::BTreeMap<Option<String>, [u64; 2]> =
+                Default::default();
+            for (i, ev) in [&s_ev, &t_ev].into_iter().enumerate() {
+                for (value, n) in &ev.by_group {
+                    groups.entry(value.clone()).or_default()[i] += n;
+                }
+            }
+            Some(ByGroupReport {
+                column: column.clone(),
+                groups: groups
+                    .into_iter()
+                    .map(|(value, [s, t])| GroupCount {
+                        value,
+                        source_only: s,
+                        target_only: t,
+                    })
+                    .collect(),
+            })
+        }
+        _ => None,
+    };
     Ok(EvidenceResult {
         samples,
         differing,
         pairs,
+        by_group,
         outputs,
     })
+}
+
+/// The position among the compared columns of the `--by` column.
+fn by_position(side: &ScanSide<'_>, by: Option<&str>) -> Result<Option<usize>> {
+    let Some(name) = by else {
+        return Ok(None);
+    };
+    side.prep
+        .iter()
+        .position(|p| p.column == name)
+        .map(Some)
+        .ok_or_else(|| ReconError::Usage(format!("--by {name}: not a compared column")))
 }
 
 /// Pairs the unmatched rows that differ in one or two columns, and fetches
