@@ -160,6 +160,23 @@ fn fingerprints_do_not_depend_on_anything_but_the_values() {
     let other = dir.path().join("other.parquet");
     write_parquet(&other, &batch(&shuffled, true, true, true), 333);
     assert_eq!(fp(&other, &["--by", "day"]), want);
+    // Another compression and dictionary setting.
+    let zstd = dir.path().join("zstd.parquet");
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+        .set_dictionary_enabled(false)
+        .set_max_row_group_row_count(Some(512))
+        .build();
+    let b = batch(&base, false, false, false);
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&zstd).unwrap(),
+        b.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(&b).unwrap();
+    w.close().unwrap();
+    assert_eq!(fp(&zstd, &["--by", "day"]), want);
     // Split into two files of a directory, read on one and on three threads.
     let split = dir.path().join("split");
     std::fs::create_dir(&split).unwrap();
