@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use recon::config::{
     AlignOptions, DiffColumns, Format, InputConfig, InputOptions, Int96Unit, RulesFile, RunConfig,
+    Thresholds,
 };
 use recon::engine::memory::default_limit;
 use recon::engine::{Phase, Progress};
@@ -40,7 +41,7 @@ struct Cli {
 enum Command {
     /// Compare two tables as multisets of rows (or by key with --key); exit 0 on an exact match,
     /// 1 on drift, 2 on error.
-    Diff(DiffArgs),
+    Diff(Box<DiffArgs>),
     /// Show how the columns of two tables pair up and compare, reading metadata only;
     /// exit 0 when compatible, 1 when not, 2 on error.
     Schema(SchemaArgs),
@@ -49,6 +50,30 @@ enum Command {
     Fingerprint(FingerprintArgs),
     /// Compare two fingerprint files; exit 0 when they match, 1 when they differ, 2 on error.
     CompareFingerprints(CompareArgs),
+    /// Run many pairs from a TOML file; exit 0 when every pair passes, 1 when any fails its
+    /// thresholds, 2 when any errored.
+    Batch(BatchArgs),
+}
+
+#[derive(clap::Args)]
+struct BatchArgs {
+    /// The batch file (see `[[pair]]` in the README).
+    file: PathBuf,
+    /// Run only pairs whose name matches (a glob; repeatable).
+    #[arg(long, value_name = "NAME")]
+    only: Vec<String>,
+    /// Stop at the first pair that fails or errors (the rest are reported as skipped).
+    #[arg(long)]
+    fail_fast: bool,
+    /// Write JUnit XML here: one test case per pair.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write the batch JSON report here.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Print nothing; only the exit code tells.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(clap::Args)]
@@ -213,6 +238,41 @@ impl AlignArgs {
     }
 }
 
+/// Drift allowed before a diff fails (exit 0 within all of them).
+#[derive(clap::Args, Default)]
+struct ThresholdArgs {
+    /// Pass (exit 0) when at most N rows are unmatched, both ways together.
+    #[arg(long, value_name = "N", help_heading = "Thresholds")]
+    max_unmatched_rows: Option<u64>,
+    /// Pass when unmatched rows / max(source rows, target rows) is at most R.
+    #[arg(long, value_name = "R", help_heading = "Thresholds")]
+    max_unmatched_ratio: Option<f64>,
+    /// With --key: pass when at most N keys changed.
+    #[arg(long, value_name = "N", help_heading = "Thresholds")]
+    max_changed: Option<u64>,
+    /// With --key: pass when at most N keys are missing on either side.
+    #[arg(long, value_name = "N", help_heading = "Thresholds")]
+    max_missing: Option<u64>,
+}
+
+impl ThresholdArgs {
+    fn build(&self) -> Result<Thresholds, ReconError> {
+        if let Some(r) = self.max_unmatched_ratio {
+            if !(0.0..=1.0).contains(&r) {
+                return Err(ReconError::Usage(format!(
+                    "--max-unmatched-ratio {r}: must be between 0 and 1"
+                )));
+            }
+        }
+        Ok(Thresholds {
+            max_unmatched_rows: self.max_unmatched_rows,
+            max_unmatched_ratio: self.max_unmatched_ratio,
+            max_changed: self.max_changed,
+            max_missing: self.max_missing,
+        })
+    }
+}
+
 /// Keyed mode's flags (`diff` only).
 #[derive(clap::Args, Default)]
 struct KeyArgs {
@@ -370,6 +430,8 @@ struct DiffArgs {
     #[command(flatten)]
     keyed: KeyArgs,
     #[command(flatten)]
+    thresholds: ThresholdArgs,
+    #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
     align: AlignArgs,
@@ -398,6 +460,7 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
         inputs: a.input.build()?,
         diff_columns: a.keyed.diff_columns,
         by: a.by.clone(),
+        thresholds: a.thresholds.build()?,
         ..DiffOptions::default()
     })
 }
@@ -519,6 +582,37 @@ fn run_compare(a: CompareArgs) -> Result<bool, ReconError> {
     Ok(cmp.fingerprints_match)
 }
 
+fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
+    use recon::report::batch::{
+        exit_code, junit, summary_table, BatchReport, BATCH_REPORT_VERSION,
+    };
+    let outcomes = recon::modes::batch::run_batch(
+        &a.file,
+        &recon::modes::batch::BatchOptions {
+            only: a.only.clone(),
+            fail_fast: a.fail_fast,
+        },
+    )?;
+    if let Some(path) = &a.junit {
+        let xml = junit(&outcomes).map_err(|e| ReconError::Internal(format!("JUnit XML: {e}")))?;
+        recon::evidence::write_atomic(path, xml.as_bytes())?;
+    }
+    if let Some(path) = &a.report {
+        let json = serde_json::to_string_pretty(&BatchReport {
+            recon_batch_version: BATCH_REPORT_VERSION,
+            pairs: &outcomes,
+        })
+        .map_err(|e| ReconError::Internal(format!("batch JSON: {e}")))?;
+        recon::evidence::write_atomic(path, format!("{json}\n").as_bytes())?;
+    }
+    if !a.quiet {
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(summary_table(&outcomes).as_bytes());
+    }
+    Ok(exit_code(&outcomes))
+}
+
 fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
     if a.quick {
         return run_quick(&a);
@@ -547,7 +641,7 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
         // A closed pipe (recon diff ... | head) is not an error worth reporting.
         let _ = stdout.write_all(text.as_bytes());
     }
-    Ok(report.exact_match)
+    Ok(report.passes())
 }
 
 fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
@@ -583,15 +677,15 @@ fn main() -> ExitCode {
         }
     };
     let result = std::panic::catch_unwind(|| match cli.command {
-        Command::Diff(a) => run_diff(a),
-        Command::Schema(a) => run_schema(a),
-        Command::Fingerprint(a) => run_fingerprint(a),
-        Command::CompareFingerprints(a) => run_compare(a),
+        Command::Diff(a) => run_diff(*a).map(|ok| if ok { 0 } else { 1 }),
+        Command::Schema(a) => run_schema(a).map(|ok| if ok { 0 } else { 1 }),
+        Command::Fingerprint(a) => run_fingerprint(a).map(|ok| if ok { 0 } else { 1 }),
+        Command::CompareFingerprints(a) => run_compare(a).map(|ok| if ok { 0 } else { 1 }),
+        Command::Batch(a) => run_batch_cmd(a),
     })
     .unwrap_or_else(|payload| Err(ReconError::Internal(panic_message(payload.as_ref()))));
     match result {
-        Ok(true) => ExitCode::from(0),
-        Ok(false) => ExitCode::from(1),
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("recon: {}", e.one_line());
             ExitCode::from(2)

@@ -9,6 +9,7 @@
 //! command line fills the serde shapes from its flags, so there is one
 //! conversion and one set of error messages.
 
+pub mod batch;
 mod inputs;
 mod run;
 
@@ -80,6 +81,38 @@ pub struct AlignOptions {
     pub key: Option<Vec<String>>,
     /// Keyed mode: (column, tolerance) for float and decimal columns.
     pub tolerances: Vec<(String, Tolerance)>,
+}
+
+/// Drift allowed before a diff fails: within every threshold given, a
+/// drifting pair passes (exit 0) with its drift reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thresholds {
+    /// Unmatched occurrences, both directions together (plus values that
+    /// failed to parse).
+    pub max_unmatched_rows: Option<u64>,
+    /// Unmatched occurrences over max(source rows, target rows).
+    pub max_unmatched_ratio: Option<f64>,
+    /// Keyed mode: keys whose values changed.
+    pub max_changed: Option<u64>,
+    /// Keyed mode: keys missing on either side.
+    pub max_missing: Option<u64>,
+}
+
+impl Thresholds {
+    pub fn is_empty(&self) -> bool {
+        *self == Thresholds::default()
+    }
+
+    /// `self`, with `fallback`'s value where `self` gives none.
+    pub fn or(self, fallback: Thresholds) -> Thresholds {
+        Thresholds {
+            max_unmatched_rows: self.max_unmatched_rows.or(fallback.max_unmatched_rows),
+            max_unmatched_ratio: self.max_unmatched_ratio.or(fallback.max_unmatched_ratio),
+            max_changed: self.max_changed.or(fallback.max_changed),
+            max_missing: self.max_missing.or(fallback.max_missing),
+        }
+    }
 }
 
 /// Which value columns of `changed.parquet` are filled (keyed mode).
@@ -238,7 +271,7 @@ pub fn parse_type(text: &str) -> Result<DataType, String> {
 /// amount = "0.01"
 /// rate = "1e-9r"
 /// ```
-#[derive(Debug, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RulesFile {
     #[serde(default)]

@@ -2,10 +2,10 @@
 //! - [`multiset`]: the keyless diff, `EXCEPT ALL` both ways;
 //! - [`keyed`]: the diff by business key (`--key`), built on the same
 //!   stages with keyed records;
-//! - [`fingerprint`]: small per-table summaries, compared without the tables.
-//!
-//! Batches will be a module beside them.
+//! - [`fingerprint`]: small per-table summaries, compared without the tables;
+//! - [`batch`]: many pairs from one file, with thresholds.
 
+pub mod batch;
 pub mod fingerprint;
 pub mod keyed;
 pub mod multiset;

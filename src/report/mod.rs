@@ -1,5 +1,6 @@
 //! The JSON report (versioned, for machines) and the text summary (for people).
 
+pub mod batch;
 mod keyed;
 pub mod schema;
 mod text;
@@ -207,6 +208,141 @@ pub struct Report {
     /// Keyed mode's categories (`--key`), at the top level of the JSON.
     #[serde(flatten)]
     pub keyed: Option<KeyedReport>,
+    /// The thresholds in force and what they decided.
+    pub thresholds: Option<ThresholdReport>,
+}
+
+/// The thresholds in force and what they decided.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThresholdReport {
+    pub limits: crate::config::Thresholds,
+    /// `pass` (exact match), `pass_with_drift` (drift within every
+    /// threshold) or `fail`.
+    pub verdict: &'static str,
+    /// The first threshold exceeded, e.g. "max_unmatched_rows 10 < 16".
+    pub decided_by: Option<String>,
+}
+
+impl Report {
+    /// Unmatched occurrences both ways, plus values that failed to parse.
+    pub fn unmatched(&self) -> u64 {
+        self.source_only_rows
+            + self.target_only_rows
+            + self.parse_errors.source
+            + self.parse_errors.target
+    }
+
+    /// Judges the report against `limits` (drift within all of them passes).
+    pub fn judge(&mut self, limits: &crate::config::Thresholds) {
+        if limits.is_empty() {
+            return;
+        }
+        let unmatched = self.unmatched();
+        let rows = self.source_rows.max(self.target_rows);
+        let mut exceeded: Option<String> = None;
+        let mut check = |name: &str, limit: Option<String>, value: String, over: bool| {
+            if over && exceeded.is_none() {
+                exceeded = Some(format!(
+                    "{name} = {} (found {value})",
+                    limit.unwrap_or_default()
+                ));
+            }
+        };
+        if let Some(m) = limits.max_unmatched_rows {
+            check(
+                "max_unmatched_rows",
+                Some(m.to_string()),
+                unmatched.to_string(),
+                unmatched > m,
+            );
+        }
+        if let Some(r) = limits.max_unmatched_ratio {
+            let ratio = if rows == 0 {
+                if unmatched == 0 {
+                    0.0
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                unmatched as f64 / rows as f64
+            };
+            check(
+                "max_unmatched_ratio",
+                Some(r.to_string()),
+                format!("{ratio}"),
+                ratio > r,
+            );
+        }
+        let keyed = self.keyed.as_ref();
+        if let Some(m) = limits.max_changed {
+            // Without a key there are no changed keys to count: every
+            // unmatched row counts against the limit.
+            let changed = keyed.map_or(unmatched, |k| k.value_mismatch);
+            check(
+                "max_changed",
+                Some(m.to_string()),
+                changed.to_string(),
+                changed > m,
+            );
+        }
+        if let Some(m) = limits.max_missing {
+            let missing = keyed.map_or(unmatched, |k| k.missing_in_target + k.missing_in_source);
+            check(
+                "max_missing",
+                Some(m.to_string()),
+                missing.to_string(),
+                missing > m,
+            );
+        }
+        let verdict = if self.exact_match {
+            "pass"
+        } else if exceeded.is_some() {
+            "fail"
+        } else {
+            "pass_with_drift"
+        };
+        self.thresholds = Some(ThresholdReport {
+            limits: *limits,
+            verdict,
+            decided_by: exceeded,
+        });
+    }
+
+    /// Whether the run passes: an exact match, or drift within thresholds.
+    pub fn passes(&self) -> bool {
+        self.exact_match
+            || self
+                .thresholds
+                .as_ref()
+                .is_some_and(|t| t.verdict != "fail")
+    }
+
+    /// The verdict in words, for the first line of a summary.
+    pub fn verdict_line(&self) -> String {
+        let copies = self.multiplicity.source_only.extra_copy_rows
+            + self.multiplicity.target_only.extra_copy_rows;
+        let drift = format!(
+            "{} source-only and {} target-only rows{}",
+            self.source_only_rows,
+            self.target_only_rows,
+            match copies {
+                0 => String::new(),
+                1 => " (1 of them an extra copy)".into(),
+                n => format!(" ({n} of them extra copies)"),
+            }
+        );
+        match (&self.thresholds, self.exact_match) {
+            (_, true) => "MATCH: the tables hold the same rows".into(),
+            (Some(t), false) if t.verdict == "pass_with_drift" => {
+                format!("PASS WITH DRIFT: {drift}, within the thresholds")
+            }
+            (Some(t), false) => format!(
+                "DRIFT: {drift}; over {}",
+                t.decided_by.clone().unwrap_or_default()
+            ),
+            (None, false) => format!("DRIFT: {drift}"),
+        }
+    }
 }
 
 /// Values that failed to parse, per side, with the first messages.
@@ -320,6 +456,7 @@ impl Report {
             bucket_splits: p.bucket_splits,
             peak_rss_bytes: p.peak_rss_bytes,
             keyed: None,
+            thresholds: None,
         }
     }
 }

@@ -429,6 +429,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             }),
         },
     });
+    report.judge(&opts.thresholds);
     drop(found);
     drop(judged);
     drop(ctx);

@@ -81,6 +81,8 @@ pub struct DiffOptions {
     pub diff_columns: DiffColumns,
     /// Break the unmatched rows down by this compared column (keyless).
     pub by: Option<String>,
+    /// Drift allowed before the run fails.
+    pub thresholds: crate::config::Thresholds,
 }
 
 impl Default for DiffOptions {
@@ -102,6 +104,7 @@ impl Default for DiffOptions {
             cancel: CancelToken::new(),
             diff_columns: DiffColumns::Changed,
             by: None,
+            thresholds: Default::default(),
         }
     }
 }
@@ -155,7 +158,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     let evidence = evidence_stage(&sides, &found, opts)?;
     let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
 
-    let report = Report::multiset(ReportParts {
+    let mut report = Report::multiset(ReportParts {
         plan: &plan,
         inputs: [input_report(&src, rows[0]), input_report(&tgt, rows[1])],
         rows,
@@ -189,6 +192,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         bucket_splits,
         peak_rss_bytes: memory::peak_rss_bytes(),
     });
+    report.judge(&opts.thresholds);
     drop(found);
     drop(ctx);
     opts.progress.set_phase(Phase::Done);

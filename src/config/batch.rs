@@ -1,0 +1,147 @@
+//! `recon batch FILE.toml`: many pairs from one file, with shared defaults.
+//!
+//! The file reuses the option shapes of the command line and `--rules`
+//! files ([`RulesFile`], [`InputConfig`], [`RunConfig`], [`Thresholds`]), so
+//! each setting is parsed and validated in one place:
+//!
+//! ```toml
+//! [defaults.run]
+//! threads = 2
+//! memory_limit = "1GiB"
+//! [defaults.thresholds]
+//! max_unmatched_rows = 0
+//!
+//! [[pair]]
+//! name = "orders"
+//! source = "old/orders.parquet"     # relative to this file
+//! target = "new/orders/"
+//! mode = "diff"                     # or "quick"
+//! rules_file = "orders.toml"        # a --rules file
+//! [pair.align]                      # the same keys as a --rules file
+//! key = ["order_id", "line_no"]
+//! [pair.thresholds]
+//! max_changed = 5
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{InputConfig, RulesFile, RunConfig, Thresholds};
+
+/// How a pair is compared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BatchMode {
+    /// The exact diff (keyed when the pair names a key).
+    #[default]
+    Diff,
+    /// Fingerprints only (`recon diff --quick`).
+    Quick,
+}
+
+/// Settings a pair may give and `[defaults]` may give for every pair.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairSettings {
+    #[serde(default)]
+    pub run: RunConfig,
+    #[serde(default)]
+    pub thresholds: Thresholds,
+    #[serde(default)]
+    pub align: RulesFile,
+    #[serde(default)]
+    pub input: InputConfig,
+}
+
+/// One `[[pair]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairEntry {
+    pub name: String,
+    pub source: PathBuf,
+    pub target: PathBuf,
+    #[serde(default)]
+    pub mode: BatchMode,
+    /// A `--rules` file, relative to the batch file.
+    pub rules_file: Option<PathBuf>,
+    #[serde(default)]
+    pub run: RunConfig,
+    #[serde(default)]
+    pub thresholds: Thresholds,
+    #[serde(default)]
+    pub align: RulesFile,
+    #[serde(default)]
+    pub input: InputConfig,
+}
+
+/// A batch file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchFile {
+    #[serde(default)]
+    pub defaults: PairSettings,
+    #[serde(rename = "pair", default)]
+    pub pairs: Vec<PairEntry>,
+}
+
+impl BatchFile {
+    /// Reads and checks a batch file: TOML errors name the line and the
+    /// key; every pair needs a unique name and existing inputs; paths are
+    /// made relative to the file's directory.
+    pub fn load(path: &Path) -> Result<BatchFile, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut file: BatchFile = toml::from_str(&text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                    format!("line {line}: ")
+                })
+                .unwrap_or_default();
+            format!("{}: {at}{}", path.display(), e.message())
+        })?;
+        if file.pairs.is_empty() {
+            return Err(format!("{}: no [[pair]] to run", path.display()));
+        }
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut names = std::collections::HashSet::new();
+        for p in &mut file.pairs {
+            if !names.insert(p.name.clone()) {
+                return Err(format!(
+                    "{}: pair name {:?} is used twice",
+                    path.display(),
+                    p.name
+                ));
+            }
+            for f in [&mut p.source, &mut p.target] {
+                if f.is_relative() {
+                    *f = base.join(&*f);
+                }
+                let pattern = f.to_string_lossy().contains(['*', '?', '[']);
+                if !pattern && !f.exists() {
+                    return Err(format!(
+                        "{}: pair {:?}: {} does not exist",
+                        path.display(),
+                        p.name,
+                        f.display()
+                    ));
+                }
+            }
+            if let Some(r) = &mut p.rules_file {
+                if r.is_relative() {
+                    *r = base.join(&*r);
+                }
+                if !r.exists() {
+                    return Err(format!(
+                        "{}: pair {:?}: rules_file {} does not exist",
+                        path.display(),
+                        p.name,
+                        r.display()
+                    ));
+                }
+            }
+        }
+        Ok(file)
+    }
+}

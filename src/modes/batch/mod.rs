@@ -1,0 +1,235 @@
+//! Batch runs (`recon batch FILE.toml`): many pairs from one file, one
+//! after another, each a run of its own (its own run context and cancel
+//! token), with per-pair thresholds. A pair that errors is recorded and the
+//! others still run, unless `fail_fast`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::config::batch::{BatchFile, BatchMode, PairEntry};
+use crate::config::{AlignOptions, RulesFile, RunConfig, Thresholds};
+use crate::engine::memory::default_limit;
+use crate::error::{ReconError, Result};
+use crate::modes::fingerprint::compare::compare;
+use crate::modes::fingerprint::{fingerprint_pair, FingerprintOptions};
+use crate::modes::multiset::DiffOptions;
+use crate::report::batch::PairOutcome;
+
+/// How a batch runs.
+#[derive(Debug, Clone, Default)]
+pub struct BatchOptions {
+    /// Run only the pairs whose names match one of these globs (all when empty).
+    pub only: Vec<String>,
+    /// Stop at the first pair that errors or fails.
+    pub fail_fast: bool,
+}
+
+fn merge_run(pair: &RunConfig, defaults: &RunConfig) -> RunConfig {
+    RunConfig {
+        threads: pair.threads.or(defaults.threads),
+        memory_limit: pair.memory_limit.clone().or(defaults.memory_limit.clone()),
+        temp_dir: pair.temp_dir.clone().or(defaults.temp_dir.clone()),
+        passes: pair.passes.or(defaults.passes),
+        sample: pair.sample.or(defaults.sample),
+    }
+}
+
+/// The pair's alignment: its own settings, then its rules file, then the
+/// defaults (settings given earlier win; lists add up).
+fn align_of(p: &PairEntry, defaults: &RulesFile) -> std::result::Result<AlignOptions, String> {
+    let mut o = AlignOptions::default();
+    p.align.clone().apply_to(&mut o)?;
+    if let Some(r) = &p.rules_file {
+        RulesFile::load(r)?
+            .apply_to(&mut o)
+            .map_err(|e| format!("{}: {e}", r.display()))?;
+    }
+    defaults.clone().apply_to(&mut o)?;
+    Ok(o)
+}
+
+/// Runs one pair; `Err` is the pair's error (recorded, not fatal).
+fn run_pair(p: &PairEntry, file: &BatchFile) -> Result<PairOutcome> {
+    let started = Instant::now();
+    let d = &file.defaults;
+    let usage = |e: String| ReconError::Usage(format!("pair {:?}: {e}", p.name));
+    let align = align_of(p, &d.align).map_err(usage)?;
+    // A pair's [pair.input] replaces [defaults.input] as a whole.
+    let input_cfg = if has_input(p) { &p.input } else { &d.input };
+    let inputs = input_cfg.build()?;
+    let run = merge_run(&p.run, &d.run).build(DiffOptions::default().threads, default_limit())?;
+    let thresholds: Thresholds = p.thresholds.or(d.thresholds);
+    match p.mode {
+        BatchMode::Diff => {
+            let opts = DiffOptions {
+                threads: run.threads,
+                memory_limit: run.memory_limit,
+                temp_dir: run.temp_dir,
+                sample: run.sample,
+                passes: run.passes,
+                align,
+                inputs,
+                thresholds,
+                ..DiffOptions::default()
+            };
+            let outcome = crate::modes::diff(&p.source, &p.target, &opts)?;
+            let r = &outcome.report;
+            let verdict = if r.exact_match {
+                "pass"
+            } else if r.passes() {
+                "pass_with_drift"
+            } else {
+                "fail"
+            };
+            Ok(PairOutcome {
+                name: p.name.clone(),
+                mode: "diff",
+                verdict,
+                seconds: started.elapsed().as_secs_f64(),
+                source_rows: Some(r.source_rows),
+                target_rows: Some(r.target_rows),
+                unmatched: Some(r.unmatched()),
+                summary: r.verdict_line(),
+                text: r.render_text(&outcome.quoted),
+                report: serde_json::to_value(r).ok(),
+            })
+        }
+        BatchMode::Quick => {
+            let opts = FingerprintOptions {
+                threads: run.threads,
+                align,
+                ..FingerprintOptions::default()
+            };
+            let [s, t] = fingerprint_pair(&p.source, &p.target, &opts, &inputs)?;
+            let cmp = compare(&s, &t)?;
+            let summary = if cmp.fingerprints_match {
+                "MATCH (fingerprints): strong evidence the tables hold the same rows".to_string()
+            } else {
+                let cols = &cmp.total.columns_differing;
+                format!(
+                    "DRIFT (fingerprints): {} vs {} rows; columns differing: {}",
+                    cmp.total.source_rows.unwrap_or(0),
+                    cmp.total.target_rows.unwrap_or(0),
+                    if cols.is_empty() {
+                        "none".to_string()
+                    } else {
+                        cols.join(", ")
+                    }
+                )
+            };
+            Ok(PairOutcome {
+                name: p.name.clone(),
+                mode: "quick",
+                verdict: if cmp.fingerprints_match {
+                    "pass"
+                } else {
+                    "fail"
+                },
+                seconds: started.elapsed().as_secs_f64(),
+                source_rows: cmp.total.source_rows,
+                target_rows: cmp.total.target_rows,
+                unmatched: None,
+                summary,
+                text: cmp.render_text(),
+                report: serde_json::to_value(&cmp).ok(),
+            })
+        }
+    }
+}
+
+fn has_input(p: &PairEntry) -> bool {
+    let i = &p.input;
+    i.source_format.is_some()
+        || i.target_format.is_some()
+        || i.delimiter.is_some()
+        || i.quote.is_some()
+        || i.escape.is_some()
+        || i.no_header
+        || !i.null_values.is_empty()
+        || i.encoding.is_some()
+        || i.infer_types
+        || i.max_parse_errors > 0
+        || i.int96_unit.is_some()
+        || i.trailing_delimiter
+        || i.quoted_empty_as_null
+}
+
+/// Whether `name` is selected by `--only` patterns.
+fn selected(name: &str, only: &[String]) -> Result<bool> {
+    if only.is_empty() {
+        return Ok(true);
+    }
+    for pat in only {
+        let p =
+            glob::Pattern::new(pat).map_err(|e| ReconError::Usage(format!("--only {pat}: {e}")))?;
+        if p.matches(name) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Runs the pairs of `path` one after another.
+pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
+    let file = BatchFile::load(path).map_err(ReconError::Usage)?;
+    let mut picked = Vec::new();
+    for p in &file.pairs {
+        if selected(&p.name, &opts.only)? {
+            picked.push(p);
+        }
+    }
+    if picked.is_empty() {
+        return Err(ReconError::Usage(format!(
+            "{}: --only selects none of its pairs",
+            path.display()
+        )));
+    }
+    let mut out = Vec::with_capacity(picked.len());
+    let mut stopped = false;
+    for p in picked {
+        if stopped {
+            out.push(PairOutcome {
+                name: p.name.clone(),
+                mode: match p.mode {
+                    BatchMode::Diff => "diff",
+                    BatchMode::Quick => "quick",
+                },
+                verdict: "skipped",
+                seconds: 0.0,
+                source_rows: None,
+                target_rows: None,
+                unmatched: None,
+                summary: "not run: --fail-fast stopped the batch".into(),
+                text: String::new(),
+                report: None,
+            });
+            continue;
+        }
+        let started = Instant::now();
+        let outcome = run_pair(p, &file).unwrap_or_else(|e| {
+            if matches!(e, ReconError::Interrupted) {
+                stopped = true;
+            }
+            PairOutcome {
+                name: p.name.clone(),
+                mode: match p.mode {
+                    BatchMode::Diff => "diff",
+                    BatchMode::Quick => "quick",
+                },
+                verdict: "error",
+                seconds: started.elapsed().as_secs_f64(),
+                source_rows: None,
+                target_rows: None,
+                unmatched: None,
+                summary: format!("ERROR: {}", e.one_line()),
+                text: String::new(),
+                report: None,
+            }
+        });
+        if opts.fail_fast && matches!(outcome.verdict, "fail" | "error") {
+            stopped = true;
+        }
+        out.push(outcome);
+    }
+    Ok(out)
+}
