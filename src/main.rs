@@ -71,6 +71,9 @@ struct BatchArgs {
     /// Write the batch JSON report here.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Write a self-contained HTML report here.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Print nothing; only the exit code tells.
     #[arg(short, long)]
     quiet: bool,
@@ -394,6 +397,9 @@ struct DiffArgs {
     /// Write the JSON report to FILE.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Write a self-contained HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Distinct unmatched rows to show per direction.
     #[arg(long, value_name = "N", default_value_t = 20)]
     sample: usize,
@@ -605,6 +611,10 @@ fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
         .map_err(|e| ReconError::Internal(format!("batch JSON: {e}")))?;
         recon::evidence::write_atomic(path, format!("{json}\n").as_bytes())?;
     }
+    if let Some(path) = &a.html {
+        let page = recon::report::html::batch_html(&outcomes).map_err(ReconError::Internal)?;
+        recon::evidence::write_atomic(path, page.as_bytes())?;
+    }
     if !a.quiet {
         let _ = std::io::stdout()
             .lock()
@@ -631,6 +641,10 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
     }
     let outcome = result?;
     let report = &outcome.report;
+    if let Some(path) = &a.html {
+        let page = recon::report::html::diff_html(report).map_err(ReconError::Internal)?;
+        recon::evidence::write_atomic(path, page.as_bytes())?;
+    }
     if !a.quiet {
         let text = if a.json {
             report.to_json()

@@ -209,3 +209,51 @@ fn thresholds_hold_at_their_boundaries() {
         .code(2)
         .stderr(predicate::str::contains("between 0 and 1"));
 }
+
+#[test]
+fn html_reports_are_self_contained_and_escape_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, t) = (dir.path().join("s.parquet"), dir.path().join("t.parquet"));
+    write_parquet(
+        &s,
+        &kv_batch(&[(Some("<b>x</b>"), Some(1)), (Some("a"), Some(2))]),
+        10,
+    );
+    write_parquet(
+        &t,
+        &kv_batch(&[(Some("<b>x</b>"), Some(9)), (Some("a"), Some(2))]),
+        10,
+    );
+    let page = dir.path().join("r.html");
+    recon()
+        .arg("diff")
+        .arg(&s)
+        .arg(&t)
+        .arg("--html")
+        .arg(&page)
+        .arg("-q")
+        .assert()
+        .code(1);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for fetch in ["http://", "https://", "<script", "<link", "src="] {
+        assert!(!html.contains(fetch), "the page fetches something: {fetch}");
+    }
+    assert!(html.contains("&lt;b&gt;x&lt;&#x2f;b&gt;") || html.contains("&lt;b&gt;x&lt;/b&gt;"));
+    assert!(!html.contains("<b>x</b>"));
+    assert!(html.contains("DRIFT: 1 source-only and 1 target-only rows"));
+    assert!(html.contains("<svg"));
+    // The batch page links each pair's section from the summary table.
+    let batch = dir.path().join("b.html");
+    recon()
+        .arg("batch")
+        .arg(fixture("batch/nightly.toml"))
+        .arg("--html")
+        .arg(&batch)
+        .arg("-q")
+        .assert()
+        .code(1);
+    let html = std::fs::read_to_string(&batch).unwrap();
+    assert_eq!(html.matches("<section id=\"pair-").count(), 12);
+    assert!(html.contains("<a href=\"#pair-3\">orders_keyed</a>"));
+}

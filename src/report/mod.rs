@@ -1,6 +1,7 @@
 //! The JSON report (versioned, for machines) and the text summary (for people).
 
 pub mod batch;
+pub mod html;
 mod keyed;
 pub mod schema;
 mod text;
