@@ -44,10 +44,11 @@ impl Report {
     /// The human summary, shaped like the SQL verdict query's result.
     /// `quoted[side][i]` says whether column `i` of that side's sample rows is text.
     pub fn render_text(&self, quoted: &[Vec<bool>; 2]) -> String {
+        let mut out = format!("{}\n", self.verdict_line());
         if let Some(k) = &self.keyed {
-            return self.render_keyed(k, quoted);
+            out.push_str(&self.render_keyed(k, quoted));
+            return out;
         }
-        let mut out = String::new();
         let m = &self.multiplicity;
         let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<24}{v}\n"));
         line(&mut out, "source_row_count", self.source_rows.to_string());
