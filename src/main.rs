@@ -260,19 +260,15 @@ struct ThresholdArgs {
 
 impl ThresholdArgs {
     fn build(&self) -> Result<Thresholds, ReconError> {
-        if let Some(r) = self.max_unmatched_ratio {
-            if !(0.0..=1.0).contains(&r) {
-                return Err(ReconError::Usage(format!(
-                    "--max-unmatched-ratio {r}: must be between 0 and 1"
-                )));
-            }
-        }
-        Ok(Thresholds {
+        let t = Thresholds {
             max_unmatched_rows: self.max_unmatched_rows,
             max_unmatched_ratio: self.max_unmatched_ratio,
             max_changed: self.max_changed,
             max_missing: self.max_missing,
-        })
+        };
+        t.validate()
+            .map_err(|e| ReconError::Usage(format!("--{}", e.replace('_', "-"))))?;
+        Ok(t)
     }
 }
 

@@ -160,6 +160,15 @@ fn fingerprints_do_not_depend_on_anything_but_the_values() {
     let other = dir.path().join("other.parquet");
     write_parquet(&other, &batch(&shuffled, true, true, true), 333);
     assert_eq!(fp(&other, &["--by", "day"]), want);
+    // Grouped by a decimal column stored at two scales: the groups' text
+    // differs ("0.37" vs "0.370000"), their value digests do not.
+    let (narrow_by, wide_by) = (
+        fp(&plain, &["--by", "amount"]),
+        fp(&other, &["--by", "amount"]),
+    );
+    assert_ne!(narrow_by, wide_by);
+    let (code, c) = compare(dir.path(), &narrow_by, &wide_by);
+    assert_eq!(code, 0, "{c}");
     // Another compression and dictionary setting.
     let zstd = dir.path().join("zstd.parquet");
     let props = parquet::file::properties::WriterProperties::builder()

@@ -104,6 +104,15 @@ impl BatchFile {
         if file.pairs.is_empty() {
             return Err(format!("{}: no [[pair]] to run", path.display()));
         }
+        file.defaults
+            .thresholds
+            .validate()
+            .map_err(|e| format!("{}: [defaults.thresholds] {e}", path.display()))?;
+        for p in &file.pairs {
+            p.thresholds
+                .validate()
+                .map_err(|e| format!("{}: pair {:?}: {e}", path.display(), p.name))?;
+        }
         let base = path.parent().unwrap_or(Path::new("."));
         let mut names = std::collections::HashSet::new();
         for p in &mut file.pairs {

@@ -104,6 +104,18 @@ impl Thresholds {
         *self == Thresholds::default()
     }
 
+    /// Checks the values: a ratio is between 0 and 1 (`0.05` is 5%).
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(r) = self.max_unmatched_ratio {
+            if !(0.0..=1.0).contains(&r) {
+                return Err(format!(
+                    "max_unmatched_ratio {r}: must be between 0 and 1 (0.05 is 5%)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// `self`, with `fallback`'s value where `self` gives none.
     pub fn or(self, fallback: Thresholds) -> Thresholds {
         Thresholds {

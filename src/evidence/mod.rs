@@ -169,7 +169,9 @@ pub fn write_side(
                 }
             }
             if let Some(b) = wants.by {
-                let text = render_column(batch.column(scan.columns[b]))?;
+                // The compared (normalized) value, so rows a diff treats
+                // as one group are one group here.
+                let text = render_column(&prepared[b])?;
                 for (t, i) in text.into_iter().zip(copies.clone()) {
                     *pass.by_group.entry(t).or_default() += records[i].1;
                 }

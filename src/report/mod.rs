@@ -295,6 +295,25 @@ impl Report {
                 missing > m,
             );
         }
+        // With only the keyed limits given, drift they do not count
+        // (duplicated or NULL keys' rows, values that failed to parse) must
+        // not pass unseen.
+        if let Some(k) = keyed
+            .filter(|_| limits.max_unmatched_rows.is_none() && limits.max_unmatched_ratio.is_none())
+        {
+            let d = &k.keyed;
+            let other = d.duplicate_key_rows.source_only.rows
+                + d.duplicate_key_rows.target_only.rows
+                + d.null_key_unmatched.source_only.rows
+                + d.null_key_unmatched.target_only.rows
+                + self.parse_errors.source
+                + self.parse_errors.target;
+            if other > 0 && exceeded.is_none() {
+                exceeded = Some(format!(
+                    "{other} rows of duplicated or NULL keys or unparsed values, which max_changed and max_missing do not count (set max_unmatched_rows to allow them)"
+                ));
+            }
+        }
         let verdict = if self.exact_match {
             "pass"
         } else if exceeded.is_some() {

@@ -114,17 +114,25 @@ pub fn compare(a: &FingerprintFile, b: &FingerprintFile) -> Result<Comparison> {
     }
     let names = names(a);
     let total = compare_group(None, Some(&a.total), Some(&b.total), &names);
-    let mut groups: BTreeMap<(Option<String>, u128), Pair<'_>> = BTreeMap::new();
+    // Groups pair by the value digest of their `--by` value (1.50 as
+    // decimal(18,2) and 1.500000 as decimal(38,6) are one group); the text
+    // is for display, the first file's when both have it.
+    let mut groups: BTreeMap<u128, Pair<'_>> = BTreeMap::new();
     for g in &a.groups {
-        groups.entry((g.value.clone(), g.key)).or_default().0 = Some(g);
+        groups.entry(g.key).or_default().0 = Some(g);
     }
     for g in &b.groups {
-        groups.entry((g.value.clone(), g.key)).or_default().1 = Some(g);
+        groups.entry(g.key).or_default().1 = Some(g);
     }
     let groups_compared = groups.len();
-    let groups_differing: Vec<GroupComparison> = groups
+    let mut ordered: Vec<(Option<String>, Pair<'_>)> = groups
+        .into_values()
+        .map(|(x, y)| (x.or(y).and_then(|g| g.value.clone()), (x, y)))
+        .collect();
+    ordered.sort_by(|p, q| p.0.cmp(&q.0));
+    let groups_differing: Vec<GroupComparison> = ordered
         .into_iter()
-        .map(|((value, _), (x, y))| compare_group(value, x, y, &names))
+        .map(|(value, (x, y))| compare_group(value, x, y, &names))
         .filter(|g| !(g.rows_match && g.columns_differing.is_empty()))
         .collect();
     Ok(Comparison {

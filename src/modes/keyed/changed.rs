@@ -21,7 +21,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use super::matcher::{ChangedPair, KeyedFound};
-use super::numbers::{is_numeric, numbers, MaxDiff, Num};
+use super::numbers::{is_numeric_class, numbers, MaxDiff, Num};
 use super::sink::KeyedShape;
 use crate::config::DiffColumns;
 use crate::engine::scan::ScanSide;
@@ -164,10 +164,7 @@ pub fn changed_stage(inp: &ChangedInputs<'_>, dest: Option<&Path>) -> Result<Cha
         .shape
         .values
         .iter()
-        .map(|&v| {
-            let c = &inp.plan.columns[v];
-            is_numeric(c.source_field.data_type()) && is_numeric(c.target_field.data_type())
-        })
+        .map(|&v| is_numeric_class(&inp.plan.columns[v].class()))
         .collect();
     let mut max_diff = vec![MaxDiff::default(); inp.shape.values.len()];
     let mut samples: Vec<ChangedSample> = Vec::new();
@@ -275,19 +272,22 @@ fn side_by_side(
         let t_col = target.column(c.target_index).clone();
         let unchanged = BooleanArray::from(chunk.iter().map(|p| !p.changed(v)).collect::<Vec<_>>());
         if numeric[v] {
-            let prep = |side: &ScanSide<'_>, col: &ArrayRef| -> Result<Vec<Num>> {
+            let prep = |side: &ScanSide<'_>, col: &ArrayRef| -> Result<Option<Vec<Num>>> {
                 let arr = side.prep[pos].apply(col).map_err(|refused| {
                     let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
                     ReconError::input(&side.table.path, m)
                 })?;
                 let mut nums = Vec::new();
-                numbers(&arr, &mut nums).map_err(|m| ReconError::input(&side.table.path, m))?;
-                Ok(nums)
+                // A value beyond i128 (a huge Decimal256) has no exact
+                // difference here: the column gets no max_abs_diff, and
+                // the run goes on.
+                Ok(numbers(&arr, &mut nums).is_ok().then_some(nums))
             };
-            let (a, b) = (prep(src, &s_col)?, prep(tgt, &t_col)?);
-            for (i, p) in chunk.iter().enumerate() {
-                if p.changed(v) {
-                    max_diff[v].add(a[i], b[i]);
+            if let (Some(a), Some(b)) = (prep(src, &s_col)?, prep(tgt, &t_col)?) {
+                for (i, p) in chunk.iter().enumerate() {
+                    if p.changed(v) {
+                        max_diff[v].add(a[i], b[i]);
+                    }
                 }
             }
         }

@@ -123,8 +123,9 @@ pub fn shape(plan: &ComparePlan, align: &AlignOptions) -> std::result::Result<Ke
             ));
         }
         let c = &plan.columns[i];
-        let numeric = |dt: &arrow::datatypes::DataType| numbers::is_numeric(dt);
-        if !numeric(c.source_field.data_type()) || !numeric(c.target_field.data_type()) {
+        // The class after conversions: a text column cast to decimals takes
+        // a tolerance, a number cast to text does not.
+        if !numbers::is_numeric_class(&c.class()) {
             return Err(format!(
                 "--tolerance {name}: only numbers (integers, decimals, floats) take a tolerance; {name} is {} / {}",
                 c.source_field.data_type(),

@@ -103,16 +103,13 @@ impl Num {
     }
 }
 
-/// Whether values of this type can be carried as numbers.
-pub fn is_numeric(dt: &DataType) -> bool {
-    use DataType::*;
-    match dt {
-        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 => true,
-        Float16 | Float32 | Float64 => true,
-        Decimal32(..) | Decimal64(..) | Decimal128(..) | Decimal256(..) => true,
-        Dictionary(_, v) => is_numeric(v),
-        _ => false,
-    }
+/// Whether a value class is carried as numbers (after conversions).
+pub fn is_numeric_class(class: &crate::plan::classes::ValueClass) -> bool {
+    use crate::plan::classes::ValueClass;
+    matches!(
+        class,
+        ValueClass::Integer | ValueClass::Float | ValueClass::Decimal
+    )
 }
 
 /// Appends every value of `array` as a [`Num`]. A Decimal256 value beyond
@@ -280,6 +277,11 @@ pub fn within(a: Num, b: Num, tol: &Tolerance) -> bool {
             let (Some(x), Some(y)) = (a.as_f64(), b.as_f64()) else {
                 return false;
             };
+            // An infinity is within no tolerance of anything but itself
+            // (inf − x is inf, and a relative bound of inf would admit it).
+            if !x.is_finite() || !y.is_finite() {
+                return x == y;
+            }
             let diff = (x - y).abs();
             let bound = if tol.relative {
                 tol.as_f64() * x.abs().max(y.abs())
@@ -426,6 +428,14 @@ mod tests {
         assert!(within(Num::Float(1.0), Num::Float(1.5), &floats));
         assert!(!within(Num::Float(1.0), Num::Float(1.5000001), &floats));
         assert!(!within(Num::Float(f64::NAN), Num::Float(1.0), &floats));
+        let rel = Tolerance::parse("0.5r").unwrap();
+        assert!(!within(Num::Float(f64::INFINITY), Num::Float(5.0), &rel));
+        assert!(!within(
+            Num::Float(f64::INFINITY),
+            Num::Float(f64::NEG_INFINITY),
+            &rel
+        ));
+        assert!(!within(Num::Float(f64::INFINITY), dec(5, 0), &rel));
         let thousands = Tolerance::parse("1e3").unwrap();
         assert!(within(dec(0, 0), dec(1000, 0), &thousands));
         assert!(!within(dec(0, 0), dec(1001, 0), &thousands));

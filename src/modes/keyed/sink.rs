@@ -220,7 +220,9 @@ impl RowSink for KeyedSink {
             nums.clear();
             let array = &batch.arrays[shape.values[*v]];
             numbers(array, nums).map_err(|m| {
-                ReconError::Internal(format!("tolerance column {}: {m}", shape.values[*v]))
+                ReconError::Usage(format!(
+                    "a column with a --tolerance holds a value it cannot compare: {m}"
+                ))
             })?;
         }
         let nums_at = shape.nums_at();

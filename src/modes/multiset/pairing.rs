@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::digest::Combiner;
+use crate::digest::encode::column_constants;
 use crate::evidence::UnmatchedRow;
 
 /// Distinct unmatched rows per side up to which pairing runs.
@@ -58,29 +58,48 @@ fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// Columns up to which pairs differing in two columns are looked for
+/// (C(n, 2) groupings; one-column pairs are always looked for).
+const TWO_COLUMNS_MOST: usize = 64;
+
 /// Pairs the unmatched rows of the two sides (`columns` compared columns).
 pub fn pair(source: &[UnmatchedRow], target: &[UnmatchedRow], columns: usize) -> Pairing {
     let mut out = Pairing::default();
     let mut used = [vec![false; source.len()], vec![false; target.len()]];
-    let combiner = Combiner::new(columns);
+    // A grouping key: a weighted sum of the column digests (odd weights
+    // per column), computed once per row; leaving columns out subtracts
+    // their terms. Candidates are verified digest by digest, so a key
+    // collision can only cost a pair, never make a wrong one.
+    let weights: Vec<u128> = (0..columns).map(|c| column_constants(c).1).collect();
+    let key_all = |r: &UnmatchedRow| {
+        r.digests
+            .iter()
+            .zip(&weights)
+            .fold(0u128, |acc, (&d, &w)| acc.wrapping_add(d.wrapping_mul(w)))
+    };
+    let sums = [
+        source.iter().map(key_all).collect::<Vec<_>>(),
+        target.iter().map(key_all).collect::<Vec<_>>(),
+    ];
+    let most = if columns > TWO_COLUMNS_MOST {
+        1
+    } else {
+        MOST_CHANGED
+    };
     // At least one column must agree, or "pairs" would be arbitrary.
-    for k in 1..=MOST_CHANGED.min(columns.saturating_sub(1)) {
+    for k in 1..=most.min(columns.saturating_sub(1)) {
         for changed in combinations(columns, k) {
-            let key = |r: &UnmatchedRow| {
-                combiner.digest(r.digests.iter().enumerate().map(|(c, &d)| {
-                    if changed.contains(&c) {
-                        0
-                    } else {
-                        d
-                    }
-                }))
+            let key = |side: usize, i: usize, r: &UnmatchedRow| {
+                changed.iter().fold(sums[side][i], |acc, &c| {
+                    acc.wrapping_sub(r.digests[c].wrapping_mul(weights[c]))
+                })
             };
             let mut groups: HashMap<u128, (Vec<usize>, Vec<usize>)> = HashMap::new();
             for (i, r) in source.iter().enumerate().filter(|(i, _)| !used[0][*i]) {
-                groups.entry(key(r)).or_default().0.push(i);
+                groups.entry(key(0, i, r)).or_default().0.push(i);
             }
             for (i, r) in target.iter().enumerate().filter(|(i, _)| !used[1][*i]) {
-                if let Some(g) = groups.get_mut(&key(r)) {
+                if let Some(g) = groups.get_mut(&key(1, i, r)) {
                     g.1.push(i);
                 }
             }
