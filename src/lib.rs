@@ -21,7 +21,7 @@
 //! | 5 | [`engine`] | run context, scan with sinks, records, spill, reconcile driver |
 //! | 6 | [`evidence`] | fetch rows by locator, atomic outputs |
 //! | 7 | [`report`] | the report model and its renderers |
-//! | 8 | [`modes`] | the multiset and keyed diffs (fingerprint, batch to come) |
+//! | 8 | [`modes`] | the multiset and keyed diffs, fingerprints, batches |
 //!
 //! The library never prints and never exits; the `recon` binary is a thin
 //! CLI over [`modes::diff`].

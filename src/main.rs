@@ -65,6 +65,9 @@ struct BatchArgs {
     /// Stop at the first pair that fails or errors (the rest are reported as skipped).
     #[arg(long)]
     fail_fast: bool,
+    /// Run N pairs at once; each gets its memory limit divided by N.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    jobs: usize,
     /// Write JUnit XML here: one test case per pair.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
@@ -414,6 +417,9 @@ struct DiffArgs {
     /// Print nothing; only the exit code tells.
     #[arg(short, long)]
     quiet: bool,
+    /// Progress on stderr: auto (only on a terminal), always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    progress: ProgressMode,
     /// Read the inputs once (spill every row) or twice (fingerprint buckets first, then spill
     /// only the buckets that differ); auto is 2 unless a side is CSV/NDJSON.
     #[arg(long, value_name = "auto|1|2", default_value = "auto")]
@@ -467,52 +473,117 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
     })
 }
 
-/// Draws a progress bar on stderr from the library's counters until `done`.
-/// Only on a terminal, so logs and pipes stay clean.
+/// When progress is drawn on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ProgressMode {
+    /// Only when stderr is a terminal, so logs and pipes stay clean.
+    Auto,
+    /// Always: a bar on a terminal, else a plain line every 2 seconds.
+    Always,
+    Never,
+}
+
+/// What the run is doing, in words, and its position and length.
+fn progress_state(progress: &Progress) -> (String, u64, u64) {
+    let (pass, passes) = progress.pass();
+    let read = |what: &str| {
+        if passes > 1 {
+            format!("pass {pass} of {passes}: {what}")
+        } else {
+            what.to_string()
+        }
+    };
+    let rows = || {
+        (
+            progress.rows_scanned.load(Ordering::Relaxed),
+            progress.rows_total.load(Ordering::Relaxed),
+        )
+    };
+    let (msg, (pos, len)) = match progress.phase() {
+        Phase::Fingerprint => (read("fingerprinting"), rows()),
+        Phase::Partition if passes > 1 && pass > 1 => {
+            (read("partitioning differing buckets"), rows())
+        }
+        Phase::Partition => (read("partitioning"), rows()),
+        Phase::Reconcile => (
+            "reconciling buckets".to_string(),
+            (
+                progress.buckets_done.load(Ordering::Relaxed),
+                progress.buckets_total.load(Ordering::Relaxed),
+            ),
+        ),
+        Phase::Evidence => ("fetching evidence".to_string(), (0, 0)),
+        Phase::Preflight | Phase::Done => ("preflight".to_string(), (0, 0)),
+    };
+    (msg, pos, len)
+}
+
+/// Draws progress on stderr from the library's counters until `done`: a bar
+/// with the phase, rate and ETA on a terminal; with `always` and no
+/// terminal, a plain line every 2 seconds.
 fn show_progress(
+    mode: ProgressMode,
     progress: Arc<Progress>,
     done: Arc<AtomicBool>,
 ) -> Option<std::thread::JoinHandle<()>> {
-    if !std::io::stderr().is_terminal() {
-        return None;
+    let terminal = std::io::stderr().is_terminal();
+    match (mode, terminal) {
+        (ProgressMode::Never, _) | (ProgressMode::Auto, false) => return None,
+        (ProgressMode::Always, false) => {
+            return Some(std::thread::spawn(move || {
+                let started = std::time::Instant::now();
+                let mut last = started;
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    if last.elapsed().as_secs_f64() < 2.0 {
+                        continue;
+                    }
+                    last = std::time::Instant::now();
+                    let (msg, pos, len) = progress_state(&progress);
+                    let secs = started.elapsed().as_secs_f64();
+                    let pct = if len > 0 {
+                        format!(" {:.0}% ({pos} of {len})", 100.0 * pos as f64 / len as f64)
+                    } else {
+                        String::new()
+                    };
+                    eprintln!("recon: {secs:.0}s {msg}{pct}");
+                }
+            }));
+        }
+        _ => {}
     }
     Some(std::thread::spawn(move || {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         let style = ProgressStyle::with_template(
-            "{spinner} {msg:<40} [{bar:30}] {percent:>3}%  {elapsed_precise}",
+            "{spinner} {msg:<36} [{bar:24}] {percent:>3}% {human_pos}/{human_len} {prefix} ETA {eta}  {elapsed_precise}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
         bar.set_style(style);
+        let mut shown = String::new();
+        let mut phase_start = std::time::Instant::now();
         while !done.load(Ordering::Relaxed) {
-            let (pass, passes) = progress.pass();
-            let read = |what: &str| {
-                if passes > 1 {
-                    format!("pass {pass} of {passes}: {what}")
-                } else {
-                    what.to_string()
-                }
+            let (msg, pos, len) = progress_state(&progress);
+            if msg != shown {
+                // A new phase starts its rate and ETA afresh.
+                bar.reset();
+                shown = msg.clone();
+                phase_start = std::time::Instant::now();
+            }
+            let secs = phase_start.elapsed().as_secs_f64().max(1e-3);
+            let unit = if shown.starts_with("reconciling") {
+                "buckets"
+            } else {
+                "rows"
             };
-            let rows = || {
-                (
-                    progress.rows_scanned.load(Ordering::Relaxed),
-                    progress.rows_total.load(Ordering::Relaxed),
-                )
-            };
-            let (msg, (pos, len)) = match progress.phase() {
-                Phase::Fingerprint => (read("fingerprinting"), rows()),
-                Phase::Partition if passes > 1 => (read("partitioning differing buckets"), rows()),
-                Phase::Partition => (read("partitioning"), rows()),
-                Phase::Reconcile => (
-                    "reconciling".to_string(),
-                    (
-                        progress.buckets_done.load(Ordering::Relaxed),
-                        progress.buckets_total.load(Ordering::Relaxed),
-                    ),
-                ),
-                Phase::Evidence => ("fetching evidence".to_string(), (0, 0)),
-                Phase::Preflight | Phase::Done => ("preflight".to_string(), (0, 0)),
-            };
+            let rate = pos as f64 / secs;
+            bar.set_prefix(if rate >= 1e6 {
+                format!("{:.2} M {unit}/s", rate / 1e6)
+            } else if rate >= 1e3 {
+                format!("{:.1} k {unit}/s", rate / 1e3)
+            } else {
+                format!("{rate:.0} {unit}/s")
+            });
             bar.set_message(msg);
             bar.set_length(len.max(1));
             bar.set_position(pos);
@@ -593,6 +664,7 @@ fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
         &recon::modes::batch::BatchOptions {
             only: a.only.clone(),
             fail_fast: a.fail_fast,
+            jobs: a.jobs,
         },
     )?;
     if let Some(path) = &a.junit {
@@ -628,7 +700,7 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
     let bar = if a.quiet {
         None
     } else {
-        show_progress(opts.progress.clone(), done.clone())
+        show_progress(a.progress, opts.progress.clone(), done.clone())
     };
     let result = diff(&a.source, &a.target, &opts);
     done.store(true, Ordering::Relaxed);

@@ -257,3 +257,31 @@ fn html_reports_are_self_contained_and_escape_values() {
     assert_eq!(html.matches("<section id=\"pair-").count(), 12);
     assert!(html.contains("<a href=\"#pair-3\">orders_keyed</a>"));
 }
+
+#[test]
+fn jobs_run_pairs_at_once_within_a_split_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |jobs: &str| {
+        let json = dir.path().join(format!("b{jobs}.json"));
+        recon()
+            .arg("batch")
+            .arg(fixture("batch/nightly.toml"))
+            .args(["--jobs", jobs, "-q", "--report"])
+            .arg(&json)
+            .assert()
+            .code(1);
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        r["pairs"].as_array().unwrap().clone()
+    };
+    let (one, three) = (run("1"), run("3"));
+    let verdicts = |v: &[Value]| {
+        v.iter()
+            .map(|p| (p["name"].to_string(), p["verdict"].to_string()))
+            .collect::<Vec<_>>()
+    };
+    // Same verdicts, in file order.
+    assert_eq!(verdicts(&one), verdicts(&three));
+    // The example's 512MiB limit is split three ways.
+    let demo = &three[0]["report"]["settings"]["memory_limit_bytes"];
+    assert_eq!(demo.as_u64(), Some((512u64 << 20) / 3));
+}

@@ -22,6 +22,9 @@ pub struct BatchOptions {
     pub only: Vec<String>,
     /// Stop at the first pair that errors or fails.
     pub fail_fast: bool,
+    /// Pairs run at once (at least 1); each gets its memory limit divided
+    /// by this.
+    pub jobs: usize,
 }
 
 fn merge_run(pair: &RunConfig, defaults: &RunConfig) -> RunConfig {
@@ -48,8 +51,9 @@ fn align_of(p: &PairEntry, defaults: &RulesFile) -> std::result::Result<AlignOpt
     Ok(o)
 }
 
-/// Runs one pair; `Err` is the pair's error (recorded, not fatal).
-fn run_pair(p: &PairEntry, file: &BatchFile) -> Result<PairOutcome> {
+/// Runs one pair with its memory limit divided by `jobs`; `Err` is the
+/// pair's error (recorded, not fatal).
+fn run_pair(p: &PairEntry, file: &BatchFile, jobs: usize) -> Result<PairOutcome> {
     let started = Instant::now();
     let d = &file.defaults;
     let usage = |e: String| ReconError::Usage(format!("pair {:?}: {e}", p.name));
@@ -57,7 +61,11 @@ fn run_pair(p: &PairEntry, file: &BatchFile) -> Result<PairOutcome> {
     // A pair's [pair.input] replaces [defaults.input] as a whole.
     let input_cfg = if has_input(p) { &p.input } else { &d.input };
     let inputs = input_cfg.build()?;
-    let run = merge_run(&p.run, &d.run).build(DiffOptions::default().threads, default_limit())?;
+    let mut run =
+        merge_run(&p.run, &d.run).build(DiffOptions::default().threads, default_limit())?;
+    if run.memory_limit != u64::MAX {
+        run.memory_limit /= jobs.max(1) as u64;
+    }
     let thresholds: Thresholds = p.thresholds.or(d.thresholds);
     match p.mode {
         BatchMode::Diff => {
@@ -169,8 +177,62 @@ fn selected(name: &str, only: &[String]) -> Result<bool> {
     Ok(false)
 }
 
-/// Runs the pairs of `path` one after another.
+fn mode_name(p: &PairEntry) -> &'static str {
+    match p.mode {
+        BatchMode::Diff => "diff",
+        BatchMode::Quick => "quick",
+    }
+}
+
+fn skipped(p: &PairEntry) -> PairOutcome {
+    PairOutcome {
+        name: p.name.clone(),
+        mode: mode_name(p),
+        verdict: "skipped",
+        seconds: 0.0,
+        source_rows: None,
+        target_rows: None,
+        unmatched: None,
+        summary: "not run: --fail-fast stopped the batch".into(),
+        text: String::new(),
+        report: None,
+    }
+}
+
+/// Runs one pair, turning its error into an outcome; true: stop the batch.
+fn outcome_of(p: &PairEntry, file: &BatchFile, opts: &BatchOptions) -> (PairOutcome, bool) {
+    let started = Instant::now();
+    match run_pair(p, file, opts.jobs) {
+        Ok(o) => {
+            let stop = opts.fail_fast && o.verdict == "fail";
+            (o, stop)
+        }
+        Err(e) => {
+            let stop = opts.fail_fast || matches!(e, ReconError::Interrupted);
+            (
+                PairOutcome {
+                    name: p.name.clone(),
+                    mode: mode_name(p),
+                    verdict: "error",
+                    seconds: started.elapsed().as_secs_f64(),
+                    source_rows: None,
+                    target_rows: None,
+                    unmatched: None,
+                    summary: format!("ERROR: {}", e.one_line()),
+                    text: String::new(),
+                    report: None,
+                },
+                stop,
+            )
+        }
+    }
+}
+
+/// Runs the pairs of `path`, `opts.jobs` at a time, in file order (results
+/// are reported in file order whatever finishes first).
 pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Mutex;
     let file = BatchFile::load(path).map_err(ReconError::Usage)?;
     let mut picked = Vec::new();
     for p in &file.pairs {
@@ -184,52 +246,37 @@ pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
             path.display()
         )));
     }
-    let mut out = Vec::with_capacity(picked.len());
-    let mut stopped = false;
-    for p in picked {
-        if stopped {
-            out.push(PairOutcome {
-                name: p.name.clone(),
-                mode: match p.mode {
-                    BatchMode::Diff => "diff",
-                    BatchMode::Quick => "quick",
-                },
-                verdict: "skipped",
-                seconds: 0.0,
-                source_rows: None,
-                target_rows: None,
-                unmatched: None,
-                summary: "not run: --fail-fast stopped the batch".into(),
-                text: String::new(),
-                report: None,
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let results: Mutex<Vec<Option<PairOutcome>>> = Mutex::new(vec![None; picked.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..opts.jobs.clamp(1, picked.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(p) = picked.get(i) else {
+                    break;
+                };
+                let outcome = if stop.load(Ordering::Relaxed) {
+                    skipped(p)
+                } else {
+                    let (o, halt) = outcome_of(p, &file, opts);
+                    if halt {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    o
+                };
+                if let Ok(mut r) = results.lock() {
+                    r[i] = Some(outcome);
+                }
             });
-            continue;
         }
-        let started = Instant::now();
-        let outcome = run_pair(p, &file).unwrap_or_else(|e| {
-            if matches!(e, ReconError::Interrupted) {
-                stopped = true;
-            }
-            PairOutcome {
-                name: p.name.clone(),
-                mode: match p.mode {
-                    BatchMode::Diff => "diff",
-                    BatchMode::Quick => "quick",
-                },
-                verdict: "error",
-                seconds: started.elapsed().as_secs_f64(),
-                source_rows: None,
-                target_rows: None,
-                unmatched: None,
-                summary: format!("ERROR: {}", e.one_line()),
-                text: String::new(),
-                report: None,
-            }
-        });
-        if opts.fail_fast && matches!(outcome.verdict, "fail" | "error") {
-            stopped = true;
-        }
-        out.push(outcome);
-    }
-    Ok(out)
+    });
+    let results = results
+        .into_inner()
+        .map_err(|_| ReconError::Internal("a batch worker panicked".into()))?;
+    Ok(results
+        .into_iter()
+        .zip(&picked)
+        .map(|(o, p)| o.unwrap_or_else(|| skipped(p)))
+        .collect())
 }
