@@ -80,6 +80,9 @@ struct BatchArgs {
     /// Print nothing; only the exit code tells.
     #[arg(short, long)]
     quiet: bool,
+    /// A line per finished pair on stderr: auto (only on a terminal), always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    progress: ProgressMode,
 }
 
 #[derive(clap::Args)]
@@ -659,12 +662,30 @@ fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
     use recon::report::batch::{
         exit_code, junit, summary_table, BatchReport, BATCH_REPORT_VERSION,
     };
+    let show = !a.quiet
+        && match a.progress {
+            ProgressMode::Never => false,
+            ProgressMode::Always => true,
+            ProgressMode::Auto => std::io::stderr().is_terminal(),
+        };
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let on_pair: Option<recon::modes::batch::OnPair> = show.then(|| {
+        let done = done.clone();
+        Arc::new(move |o: &recon::report::batch::PairOutcome| {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            eprintln!(
+                "recon: [{n}] {}: {} ({:.2} s)",
+                o.name, o.verdict, o.seconds
+            );
+        }) as recon::modes::batch::OnPair
+    });
     let outcomes = recon::modes::batch::run_batch(
         &a.file,
         &recon::modes::batch::BatchOptions {
             only: a.only.clone(),
             fail_fast: a.fail_fast,
             jobs: a.jobs,
+            on_pair,
         },
     )?;
     if let Some(path) = &a.junit {
@@ -717,13 +738,33 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
         let text = if a.json {
             report.to_json()
         } else {
-            outcome.report.render_text(&outcome.quoted)
+            colour_verdict(outcome.report.render_text(&outcome.quoted), report)
         };
         let mut stdout = std::io::stdout().lock();
         // A closed pipe (recon diff ... | head) is not an error worth reporting.
         let _ = stdout.write_all(text.as_bytes());
     }
     Ok(report.passes())
+}
+
+/// Colours the verdict line on a terminal (green match, yellow pass with
+/// drift, red drift), unless NO_COLOR is set (https://no-color.org).
+fn colour_verdict(text: String, report: &recon::Report) -> String {
+    let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    if no_colour || !std::io::stdout().is_terminal() {
+        return text;
+    }
+    let code = if report.exact_match {
+        "32"
+    } else if report.passes() {
+        "33"
+    } else {
+        "31"
+    };
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("\x1b[1;{code}m{first}\x1b[0m\n{rest}"),
+        None => text,
+    }
 }
 
 fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {

@@ -15,8 +15,11 @@ use crate::modes::fingerprint::{fingerprint_pair, FingerprintOptions};
 use crate::modes::multiset::DiffOptions;
 use crate::report::batch::PairOutcome;
 
+/// Called with each pair's outcome as it finishes (a progress line).
+pub type OnPair = std::sync::Arc<dyn Fn(&PairOutcome) + Send + Sync>;
+
 /// How a batch runs.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct BatchOptions {
     /// Run only the pairs whose names match one of these globs (all when empty).
     pub only: Vec<String>,
@@ -25,6 +28,8 @@ pub struct BatchOptions {
     /// Pairs run at once (at least 1); each gets its memory limit divided
     /// by this.
     pub jobs: usize,
+    /// Told about each pair as it finishes.
+    pub on_pair: Option<OnPair>,
 }
 
 fn merge_run(pair: &RunConfig, defaults: &RunConfig) -> RunConfig {
@@ -262,6 +267,9 @@ pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
                     let (o, halt) = outcome_of(p, &file, opts);
                     if halt {
                         stop.store(true, Ordering::Relaxed);
+                    }
+                    if let Some(tell) = &opts.on_pair {
+                        tell(&o);
                     }
                     o
                 };
