@@ -198,7 +198,7 @@ impl Dialect {
 }
 
 /// The input settings as flags and files spell them, for both sides.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputConfig {
     pub source_format: Option<Format>,

@@ -69,6 +69,17 @@ impl RunSettings {
 }
 
 impl RunConfig {
+    /// `self`, with `fallback`'s value where `self` gives none.
+    pub fn or(&self, fallback: &RunConfig) -> RunConfig {
+        RunConfig {
+            threads: self.threads.or(fallback.threads),
+            memory_limit: self.memory_limit.clone().or(fallback.memory_limit.clone()),
+            temp_dir: self.temp_dir.clone().or(fallback.temp_dir.clone()),
+            passes: self.passes.or(fallback.passes),
+            sample: self.sample.or(fallback.sample),
+        }
+    }
+
     /// Fills in defaults (`default_threads`, `default_limit`) and checks every value.
     pub fn build(&self, default_threads: usize, default_limit: u64) -> Result<RunSettings> {
         let memory_limit = match &self.memory_limit {

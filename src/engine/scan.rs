@@ -38,6 +38,24 @@ pub struct ScanSide<'a> {
 }
 
 impl<'a> ScanSide<'a> {
+    /// A value refused in a row fetched back by locator, as an error naming
+    /// the file (the first message; the scan read those rows already).
+    pub fn refused(&self, refused: Refused) -> ReconError {
+        let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
+        ReconError::input(&self.table.path, m)
+    }
+
+    /// The compared columns of a batch fetched back by locator (the
+    /// table's full rows), after conversions and rules.
+    pub fn prepare_fetched(&self, batch: &arrow::array::RecordBatch) -> Result<Vec<ArrayRef>> {
+        let cols: Vec<ArrayRef> = self
+            .columns
+            .iter()
+            .map(|&c| batch.column(c).clone())
+            .collect();
+        prepare(&self.prep, &cols).map_err(|r| self.refused(r))
+    }
+
     /// The same side, reading only these (file, block) units.
     pub fn only(&self, units: std::collections::HashSet<(usize, usize)>) -> ScanSide<'a> {
         ScanSide {

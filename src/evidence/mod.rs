@@ -144,16 +144,7 @@ pub fn write_side(
             let first = next;
             next += batch.num_rows();
             let copies = first..next;
-            let prepared = scan
-                .columns
-                .iter()
-                .zip(&scan.prep)
-                .map(|(&col, prep)| prep.apply(batch.column(col)))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|refused| {
-                    let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
-                    ReconError::input(&table.path, m)
-                })?;
+            let prepared = scan.prepare_fetched(&batch)?;
             row_digests.clear();
             per_column.clear();
             encoder

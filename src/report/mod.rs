@@ -32,6 +32,14 @@ pub struct DirectionStats {
 }
 
 impl DirectionStats {
+    /// Counts one unmatched row that the other side does not hold at all.
+    pub fn add_absent_row(&mut self) {
+        self.rows += 1;
+        self.distinct_rows += 1;
+        self.absent_rows += 1;
+        self.absent_distinct += 1;
+    }
+
     pub fn add(&mut self, o: &DirectionStats) {
         self.rows += o.rows;
         self.distinct_rows += o.distinct_rows;

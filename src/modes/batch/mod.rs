@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::config::batch::{BatchFile, BatchMode, PairEntry};
-use crate::config::{AlignOptions, RulesFile, RunConfig, Thresholds};
+use crate::config::{AlignOptions, InputConfig, RulesFile, Thresholds};
 use crate::engine::memory::default_limit;
 use crate::error::{ReconError, Result};
 use crate::modes::fingerprint::compare::compare;
@@ -32,16 +32,6 @@ pub struct BatchOptions {
     pub on_pair: Option<OnPair>,
 }
 
-fn merge_run(pair: &RunConfig, defaults: &RunConfig) -> RunConfig {
-    RunConfig {
-        threads: pair.threads.or(defaults.threads),
-        memory_limit: pair.memory_limit.clone().or(defaults.memory_limit.clone()),
-        temp_dir: pair.temp_dir.clone().or(defaults.temp_dir.clone()),
-        passes: pair.passes.or(defaults.passes),
-        sample: pair.sample.or(defaults.sample),
-    }
-}
-
 /// The pair's alignment: its own settings, then its rules file, then the
 /// defaults (settings given earlier win; lists add up).
 fn align_of(p: &PairEntry, defaults: &RulesFile) -> std::result::Result<AlignOptions, String> {
@@ -64,10 +54,16 @@ fn run_pair(p: &PairEntry, file: &BatchFile, jobs: usize) -> Result<PairOutcome>
     let usage = |e: String| ReconError::Usage(format!("pair {:?}: {e}", p.name));
     let align = align_of(p, &d.align).map_err(usage)?;
     // A pair's [pair.input] replaces [defaults.input] as a whole.
-    let input_cfg = if has_input(p) { &p.input } else { &d.input };
+    let input_cfg = if p.input != InputConfig::default() {
+        &p.input
+    } else {
+        &d.input
+    };
     let inputs = input_cfg.build()?;
-    let mut run =
-        merge_run(&p.run, &d.run).build(DiffOptions::default().threads, default_limit())?;
+    let mut run = p
+        .run
+        .or(&d.run)
+        .build(DiffOptions::default().threads, default_limit())?;
     if run.memory_limit != u64::MAX {
         run.memory_limit /= jobs.max(1) as u64;
     }
@@ -148,23 +144,6 @@ fn run_pair(p: &PairEntry, file: &BatchFile, jobs: usize) -> Result<PairOutcome>
             })
         }
     }
-}
-
-fn has_input(p: &PairEntry) -> bool {
-    let i = &p.input;
-    i.source_format.is_some()
-        || i.target_format.is_some()
-        || i.delimiter.is_some()
-        || i.quote.is_some()
-        || i.escape.is_some()
-        || i.no_header
-        || !i.null_values.is_empty()
-        || i.encoding.is_some()
-        || i.infer_types
-        || i.max_parse_errors > 0
-        || i.int96_unit.is_some()
-        || i.trailing_delimiter
-        || i.quoted_empty_as_null
 }
 
 /// Whether `name` is selected by `--only` patterns.

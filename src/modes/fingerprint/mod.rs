@@ -409,18 +409,7 @@ pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<Fingerprin
         &opts.cancel,
         &opts.progress,
     )?;
-    let (columns, total, groups) =
-        one.ok_or_else(|| ReconError::Internal("the fingerprint scan read nothing".into()))?;
-    Ok(FingerprintFile {
-        recon_fingerprint_version: FINGERPRINT_VERSION,
-        encoding_version: ENCODING_VERSION,
-        algorithm: ALGORITHM.into(),
-        table: table.display().to_string(),
-        columns,
-        by: opts.by.clone(),
-        total,
-        groups,
-    })
+    file_of(&src, opts.by.clone(), one)
 }
 
 /// Fingerprints two local tables in one scan (`recon diff --quick`): the
@@ -443,21 +432,30 @@ pub fn fingerprint_pair(
         &opts.cancel,
         &opts.progress,
     )?;
-    let file = |t: &Table, x: Option<SideFingerprint>| {
-        let (columns, total, groups) =
-            x.ok_or_else(|| ReconError::Internal("the fingerprint scan read nothing".into()))?;
-        Ok::<_, ReconError>(FingerprintFile {
-            recon_fingerprint_version: FINGERPRINT_VERSION,
-            encoding_version: ENCODING_VERSION,
-            algorithm: ALGORITHM.into(),
-            table: t.path.display().to_string(),
-            columns,
-            by: opts.by.clone(),
-            total,
-            groups,
-        })
-    };
-    Ok([file(&src, a)?, file(&tgt, b)?])
+    Ok([
+        file_of(&src, opts.by.clone(), a)?,
+        file_of(&tgt, opts.by.clone(), b)?,
+    ])
+}
+
+/// The fingerprint file of one side a scan read.
+fn file_of(
+    t: &Table,
+    by: Option<String>,
+    side: Option<SideFingerprint>,
+) -> Result<FingerprintFile> {
+    let (columns, total, groups) =
+        side.ok_or_else(|| ReconError::Internal("the fingerprint scan read nothing".into()))?;
+    Ok(FingerprintFile {
+        recon_fingerprint_version: FINGERPRINT_VERSION,
+        encoding_version: ENCODING_VERSION,
+        algorithm: ALGORITHM.into(),
+        table: t.path.display().to_string(),
+        columns,
+        by,
+        total,
+        groups,
+    })
 }
 
 /// The plan with its columns in name order: the scan then digests rows in

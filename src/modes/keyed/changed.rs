@@ -129,7 +129,7 @@ fn fetch_rows(table: &Table, locators: &[u64]) -> Result<RecordBatch> {
 
 /// Reads every changed key's two rows once; writes `dest` if given.
 pub fn changed_stage(inp: &ChangedInputs<'_>, dest: Option<&Path>) -> Result<ChangedResult> {
-    let bytes = 32 + 8 * inp.shape.values.len().div_ceil(64).max(1);
+    let bytes = super::matcher::pair_bytes(inp.shape.values.len());
     let expected = inp.found.counts.value_mismatch;
     // The samples: the changed keys with the smallest key digests, a choice
     // that does not depend on row order, file splits or threads.
@@ -273,10 +273,7 @@ fn side_by_side(
         let unchanged = BooleanArray::from(chunk.iter().map(|p| !p.changed(v)).collect::<Vec<_>>());
         if numeric[v] {
             let prep = |side: &ScanSide<'_>, col: &ArrayRef| -> Result<Option<Vec<Num>>> {
-                let arr = side.prep[pos].apply(col).map_err(|refused| {
-                    let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
-                    ReconError::input(&side.table.path, m)
-                })?;
+                let arr = side.prep[pos].apply(col).map_err(|r| side.refused(r))?;
                 let mut nums = Vec::new();
                 // A value beyond i128 (a huge Decimal256) has no exact
                 // difference here: the column gets no max_abs_diff, and

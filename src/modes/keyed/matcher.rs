@@ -72,14 +72,19 @@ impl KeyedSlots {
 
     /// Words of a changed-key record's column mask.
     pub fn mask_words(&self) -> usize {
-        self.shape.values.len().div_ceil(64).max(1)
+        mask_words(self.shape.values.len())
     }
+}
 
-    /// Bytes of one changed-key record: source locator, target locator,
-    /// key digest, column mask.
-    pub fn pair_bytes(&self) -> usize {
-        8 + 8 + 16 + 8 * self.mask_words()
-    }
+/// Words of the column mask for `values` value columns.
+fn mask_words(values: usize) -> usize {
+    values.div_ceil(64).max(1)
+}
+
+/// Bytes of one changed-key record for `values` value columns: source
+/// locator, target locator, key digest, column mask.
+pub fn pair_bytes(values: usize) -> usize {
+    8 + 8 + 16 + 8 * mask_words(values)
 }
 
 /// A changed key: where its two rows are and which columns differ.
@@ -445,10 +450,7 @@ impl KeyedMatcher {
         }
         self.counts.value_mismatch += 1;
         for st in &mut self.stats {
-            st.rows += 1;
-            st.distinct_rows += 1;
-            st.absent_rows += 1;
-            st.absent_distinct += 1;
+            st.add_absent_row();
         }
         let pair = ChangedPair {
             source: a.locator(),
@@ -508,11 +510,7 @@ impl Matcher for KeyedMatcher {
                     let s = if e.count[0] == 1 { 0 } else { 1 };
                     let side = Side::BOTH[s];
                     self.counts.missing[s] += 1;
-                    let st = &mut self.stats[s];
-                    st.rows += 1;
-                    st.distinct_rows += 1;
-                    st.absent_rows += 1;
-                    st.absent_distinct += 1;
+                    self.stats[s].add_absent_row();
                     let range = self.slots.range(side, e.loc[s]);
                     self.missing.push(
                         s * self.slots.ranges + range,

@@ -33,11 +33,11 @@ use sink::{KeyedConfig, KeyedShape, KeyedSink, LocatorSet};
 
 use super::multiset::matcher::Reconciled;
 use super::multiset::{
-    check_output_dir_for, check_row_counts, input_report, parse_errors_report, plan_stage,
-    reconcile_keyless, scan_sides, size_stage_for, write_reports, DiffOptions, DiffOutcome,
-    KeylessBuckets, REPORT_FILE,
+    check_output_dir_for, check_row_counts, evidence_ranges, input_report, parse_errors_report,
+    plan_stage, quoted_columns, reconcile_keyless, sample_reports, scan_sides, size_stage_for,
+    write_reports, DiffOptions, DiffOutcome, KeylessBuckets, REPORT_FILE,
 };
-use crate::config::{AlignOptions, Passes, RunSettings};
+use crate::config::{AlignOptions, Passes};
 use crate::engine::memory::{self, Records, MAP_SLOT_BYTES};
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::scan::{scan, ScanConfig, ScanSide};
@@ -151,14 +151,7 @@ pub fn shape(plan: &ComparePlan, align: &AlignOptions) -> std::result::Result<Ke
 /// Compares `source` and `target` by the key in `opts.align.key`.
 pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutcome> {
     let started = Instant::now();
-    RunSettings {
-        threads: opts.threads,
-        memory_limit: opts.memory_limit,
-        temp_dir: opts.temp_dir.clone(),
-        passes: opts.passes,
-        sample: opts.sample,
-    }
-    .validate()?;
+    opts.validate()?;
     if opts.by.is_some() {
         return Err(ReconError::Usage(
             "--by with --key is not built yet: use --by without --key, or diff --quick --by".into(),
@@ -220,7 +213,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         [&src, &tgt],
         KeylessBuckets {
             index: &found.index,
-            key_base: KeyedFound::dup_base(ranges_of(&ctx, [&src, &tgt])),
+            key_base: KeyedFound::dup_base(evidence_ranges(&ctx, [&src, &tgt])),
             buckets: 1 << DUP_BUCKET_BITS,
             first_level_bits: DUP_BUCKET_BITS,
         },
@@ -250,7 +243,7 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
 
     // Evidence.
     ctx.progress.set_phase(Phase::Evidence);
-    let ranges = ranges_of(&ctx, [&src, &tgt]);
+    let ranges = evidence_ranges(&ctx, [&src, &tgt]);
     let dest = |name: &str| opts.output_dir.as_ref().map(|d| d.join(name));
     let changed = changed_stage(
         &ChangedInputs {
@@ -304,8 +297,15 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     remainder(&nulls, Side::Target, NULL_TARGET_FILE)?;
     let samples = missing_samples(&sides, &found, opts.sample)?;
     let dup_samples = dup_samples(&sides, &plan, &shape, &found)?;
-    let dup_rows = remainder_samples(&sides, &dups)?;
-    let null_rows_shown = remainder_samples(&sides, &nulls)?;
+    let side_samples = |r: &Reconciled| -> Result<SideSamples> {
+        let [source_only, target_only] = sample_reports(&sides, &r.samples)?;
+        Ok(SideSamples {
+            source_only,
+            target_only,
+        })
+    };
+    let dup_rows = side_samples(&dups)?;
+    let null_rows_shown = side_samples(&nulls)?;
     let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
 
     // Report: the EXCEPT ALL totals are the keyed rows' plus the remainders'.
@@ -443,26 +443,10 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
     if let Some(c) = created {
         c.keep();
     }
-    let quoted = |t: &Table| {
-        t.schema
-            .fields()
-            .iter()
-            .map(|f| is_text(f.data_type()))
-            .collect()
-    };
     Ok(DiffOutcome {
         report,
-        quoted: [quoted(&src), quoted(&tgt)],
+        quoted: [quoted_columns(&src), quoted_columns(&tgt)],
     })
-}
-
-/// Locator ranges of the evidence, as the multiset diff cuts them.
-fn ranges_of(ctx: &RunContext, tables: [&Table; 2]) -> usize {
-    let extent = tables[0]
-        .total_extent()
-        .max(tables[1].total_extent())
-        .max(1);
-    ((extent - 1) >> ctx.sizing.range_bits) as usize + 1
 }
 
 /// Changed keys fetched side by side at once: both sides' rows of a chunk
@@ -753,16 +737,7 @@ fn fetch_pass(
                 return Err(ReconError::Interrupted);
             }
             let n = batch.num_rows();
-            let prepared = s
-                .columns
-                .iter()
-                .zip(&s.prep)
-                .map(|(&i, p)| p.apply(batch.column(i)))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|refused| {
-                    let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
-                    ReconError::input(&s.table.path, m)
-                })?;
+            let prepared = s.prepare_fetched(&batch)?;
             digests.clear();
             for c in per_column.iter_mut() {
                 Vec::clear(c);
@@ -837,7 +812,7 @@ fn reconcile_keys(
     ctx.progress.buckets_done.store(0, Ordering::Relaxed);
     ctx.progress.set_phase(Phase::Reconcile);
     let range_bits = ctx.sizing.range_bits;
-    let ranges = ranges_of(ctx, tables);
+    let ranges = evidence_ranges(ctx, tables);
     let slots = Arc::new(KeyedSlots {
         shape: shape.clone(),
         bases: [tables[0].bases(), tables[1].bases()],
@@ -898,28 +873,6 @@ fn missing_samples(
             .collect();
     }
     Ok(out)
-}
-
-/// The sampled unmatched rows of a multiset remainder (duplicated or NULL
-/// keys), per side, with their copies on each side.
-fn remainder_samples(sides: &[ScanSide<'_>; 2], r: &Reconciled) -> Result<SideSamples> {
-    let mut out: [Vec<SampleReport>; 2] = Default::default();
-    for side in Side::BOTH {
-        let t = sides[side.index()].table;
-        let names: Vec<String> = t.schema.fields().iter().map(|f| f.name().clone()).collect();
-        let picked = &r.samples[side.index()];
-        let locators: Vec<u64> = picked.iter().map(|s| s.locator).collect();
-        out[side.index()] = fetch_samples(t, &locators)?
-            .into_iter()
-            .zip(picked)
-            .map(|(values, s)| SampleReport::new(&names, values, s.source_count, s.target_count))
-            .collect();
-    }
-    let [source_only, target_only] = out;
-    Ok(SideSamples {
-        source_only,
-        target_only,
-    })
 }
 
 /// Key values and counts of the sampled duplicated keys.

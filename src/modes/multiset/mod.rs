@@ -119,14 +119,7 @@ pub struct DiffOutcome {
 /// Compares `source` and `target` as multisets of rows.
 pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutcome> {
     let started = Instant::now();
-    RunSettings {
-        threads: opts.threads,
-        memory_limit: opts.memory_limit,
-        temp_dir: opts.temp_dir.clone(),
-        passes: opts.passes,
-        sample: opts.sample,
-    }
-    .validate()?;
+    opts.validate()?;
     let (src, tgt, plan) = plan_stage(source, target, &opts.align, &opts.inputs)?;
     let created = match &opts.output_dir {
         Some(dir) => check_output_dir(dir, opts.force)?,
@@ -202,16 +195,9 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
         opts.report_path.as_deref(),
     )?;
     created.keep();
-    let quoted = |t: &Table| {
-        t.schema
-            .fields()
-            .iter()
-            .map(|f| is_text(f.data_type()))
-            .collect()
-    };
     Ok(DiffOutcome {
         report,
-        quoted: [quoted(&src), quoted(&tgt)],
+        quoted: [quoted_columns(&src), quoted_columns(&tgt)],
     })
 }
 
@@ -516,6 +502,60 @@ pub fn check_row_counts(src: &Table, tgt: &Table, rows: [u64; 2]) -> Result<()> 
     Ok(())
 }
 
+/// Evidence locator ranges: each side's dense positions (rows, or bytes of
+/// text) cut every `1 << range_bits`.
+pub fn evidence_ranges(ctx: &RunContext, tables: [&Table; 2]) -> usize {
+    let extent = tables[0]
+        .total_extent()
+        .max(tables[1].total_extent())
+        .max(1);
+    ((extent - 1) >> ctx.sizing.range_bits) as usize + 1
+}
+
+/// The sampled unmatched rows of each side, fetched and rendered, with
+/// their copies on each side.
+pub fn sample_reports(
+    sides: &[ScanSide<'_>; 2],
+    picked: &[Vec<matcher::SampleRef>; 2],
+) -> Result<[Vec<SampleReport>; 2]> {
+    let mut out: [Vec<SampleReport>; 2] = Default::default();
+    for side in Side::BOTH {
+        let t = sides[side.index()].table;
+        let names: Vec<String> = t.schema.fields().iter().map(|f| f.name().clone()).collect();
+        let picked = &picked[side.index()];
+        let locators: Vec<u64> = picked.iter().map(|s| s.locator).collect();
+        out[side.index()] = fetch_samples(t, &locators)?
+            .into_iter()
+            .zip(picked)
+            .map(|(values, s)| SampleReport::new(&names, values, s.source_count, s.target_count))
+            .collect();
+    }
+    Ok(out)
+}
+
+/// Whether each column of a table holds text (shown quoted).
+pub fn quoted_columns(t: &Table) -> Vec<bool> {
+    t.schema
+        .fields()
+        .iter()
+        .map(|f| is_text(f.data_type()))
+        .collect()
+}
+
+impl DiffOptions {
+    /// Checks the run settings a library caller may have set directly.
+    pub fn validate(&self) -> Result<()> {
+        RunSettings {
+            threads: self.threads,
+            memory_limit: self.memory_limit,
+            temp_dir: self.temp_dir.clone(),
+            passes: self.passes,
+            sample: self.sample,
+        }
+        .validate()
+    }
+}
+
 /// Keyless records to reconcile: bucket `b` of a side is index key
 /// `key_base + side * buckets + b`.
 pub struct KeylessBuckets<'a> {
@@ -537,12 +577,8 @@ pub fn reconcile_keyless(
     record_differences: bool,
 ) -> Result<(Reconciled, u64)> {
     // Evidence ranges follow each side's dense positions (rows, or bytes of text).
-    let extent = tables[0]
-        .total_extent()
-        .max(tables[1].total_extent())
-        .max(1);
     let range_bits = ctx.sizing.range_bits;
-    let ranges = ((extent - 1) >> range_bits) as usize + 1;
+    let ranges = evidence_ranges(ctx, tables);
     let slots = Arc::new(EvidenceSlots {
         bases: [tables[0].bases(), tables[1].bases()],
         range_bits,
@@ -642,18 +678,7 @@ pub fn evidence_stage(
     found: &Reconciled,
     opts: &DiffOptions,
 ) -> Result<EvidenceResult> {
-    let mut samples: [Vec<SampleReport>; 2] = Default::default();
-    for side in Side::BOTH {
-        let t = sides[side.index()].table;
-        let names: Vec<String> = t.schema.fields().iter().map(|f| f.name().clone()).collect();
-        let picked = &found.samples[side.index()];
-        let locators: Vec<u64> = picked.iter().map(|s| s.locator).collect();
-        samples[side.index()] = fetch_samples(t, &locators)?
-            .into_iter()
-            .zip(picked)
-            .map(|(values, s)| SampleReport::new(&names, values, s.source_count, s.target_count))
-            .collect();
-    }
+    let samples = sample_reports(sides, &found.samples)?;
     let dest = |name: &str| opts.output_dir.as_ref().map(|d| d.join(name));
     let (s_dest, t_dest) = (dest(SOURCE_ONLY_FILE), dest(TARGET_ONLY_FILE));
     let wants = Wants {
