@@ -202,12 +202,7 @@ pub fn numbers(array: &ArrayRef, out: &mut Vec<Num>) -> Result<(), String> {
 
 /// `m × 10^by` in i256, or None on overflow.
 fn rescale(m: i128, by: i32) -> Option<i256> {
-    let ten = i256::from_i128(10);
-    let mut v = i256::from_i128(m);
-    for _ in 0..by {
-        v = v.checked_mul(ten)?;
-    }
-    Some(v)
+    rescale_i256(i256::from_i128(m), by)
 }
 
 /// Two exact numbers (and optionally a third) at one common scale.
