@@ -164,9 +164,11 @@ struct AlignArgs {
     /// Ignore columns present on one side only instead of failing.
     #[arg(long, help_heading = "Alignment")]
     ignore_extra_columns: bool,
-    /// Read naive timestamps in this zone when compared with zoned ones (e.g. UTC, Europe/Paris, +02:00).
+    /// Read naive timestamps in this zone when compared with zoned ones (e.g. UTC, Europe/Paris,
+    /// +02:00); or ABBR=OFFSET to read a zone abbreviation in text values, e.g. EST=-05:00
+    /// (repeatable).
     #[arg(long, value_name = "TZ", help_heading = "Types")]
-    assume_tz: Option<String>,
+    assume_tz: Vec<String>,
     /// Parse or convert a column into a type: COL=TYPE, e.g. amount=decimal(18,2) (repeatable).
     #[arg(long = "cast", value_name = "COL=TYPE", help_heading = "Types")]
     casts: Vec<String>,
@@ -220,7 +222,8 @@ impl AlignArgs {
             ignore_extra_columns: self.ignore_extra_columns,
             exclude: self.exclude.clone(),
             columns: self.columns.clone(),
-            assume_tz: self.assume_tz.clone(),
+            assume_tz: (!self.assume_tz.is_empty())
+                .then(|| recon::config::OneOrMany::Many(self.assume_tz.clone())),
             map: pairs("--map", &self.maps)?,
             cast: pairs("--cast", &self.casts)?,
             round,
@@ -360,6 +363,26 @@ struct InputArgs {
     /// NULL as ""); the same as --null-value '""'.
     #[arg(long, help_heading = "Input")]
     quoted_empty_as_null: bool,
+    /// Text dates are written as this strftime pattern: COL=FMT or *=FMT, e.g. '*=%d/%m/%Y'
+    /// (repeatable). A value must read back to its own text under the pattern.
+    #[arg(long, value_name = "COL=FMT", help_heading = "Input")]
+    date_format: Vec<String>,
+    /// Text timestamps are written as this strftime pattern: COL=FMT or *=FMT, e.g.
+    /// '*=%d/%m/%Y %H:%M:%S' (repeatable).
+    #[arg(long, value_name = "COL=FMT", help_heading = "Input")]
+    timestamp_format: Vec<String>,
+}
+
+/// `COL=FMT` flags by column; the pattern may itself hold `=`.
+fn column_patterns(flag: &str, list: &[String]) -> Result<BTreeMap<String, String>, ReconError> {
+    list.iter()
+        .map(|p| {
+            p.split_once('=')
+                .filter(|(c, f)| !c.trim().is_empty() && !f.is_empty())
+                .map(|(c, f)| (c.trim().to_string(), f.to_string()))
+                .ok_or_else(|| ReconError::Usage(format!("{flag} {p}: expected COL=FMT or *=FMT")))
+        })
+        .collect()
 }
 
 impl InputArgs {
@@ -378,6 +401,8 @@ impl InputArgs {
             int96_unit: Some(self.int96_unit),
             trailing_delimiter: self.trailing_delimiter,
             quoted_empty_as_null: self.quoted_empty_as_null,
+            date_format: column_patterns("--date-format", &self.date_format)?,
+            timestamp_format: column_patterns("--timestamp-format", &self.timestamp_format)?,
         }
         .build()
     }

@@ -83,6 +83,10 @@ pub struct TextOptions {
     /// A quoted empty field `""` is NULL too (fully quoted exports that
     /// write NULL as `""`); otherwise it is the empty string.
     pub quoted_empty_as_null: bool,
+    /// (column or `*`, strftime pattern) for text read as dates.
+    pub date_formats: Vec<(String, String)>,
+    /// (column or `*`, strftime pattern) for text read as timestamps.
+    pub timestamp_formats: Vec<(String, String)>,
 }
 
 impl Default for TextOptions {
@@ -97,6 +101,8 @@ impl Default for TextOptions {
             max_parse_errors: 0,
             trailing_delimiter: None,
             quoted_empty_as_null: false,
+            date_formats: Vec::new(),
+            timestamp_formats: Vec::new(),
         }
     }
 }
@@ -226,6 +232,12 @@ pub struct InputConfig {
     /// `""` is NULL (also spelled `null_values = ['""']`).
     #[serde(default)]
     pub quoted_empty_as_null: bool,
+    /// Column (or `*`) to the strftime pattern its dates are written in.
+    #[serde(default)]
+    pub date_format: std::collections::BTreeMap<String, String>,
+    /// Column (or `*`) to the strftime pattern its timestamps are written in.
+    #[serde(default)]
+    pub timestamp_format: std::collections::BTreeMap<String, String>,
 }
 
 fn one_byte(flag: &str, v: &str) -> Result<u8> {
@@ -290,6 +302,20 @@ impl InputConfig {
         text.dialect()
             .validate()
             .map_err(|m| ReconError::Usage(format!("CSV dialect: {m}")))?;
+        for (flag, map, out) in [
+            ("--date-format", &self.date_format, &mut text.date_formats),
+            (
+                "--timestamp-format",
+                &self.timestamp_format,
+                &mut text.timestamp_formats,
+            ),
+        ] {
+            for (column, pattern) in map {
+                crate::units::check_pattern(pattern)
+                    .map_err(|m| ReconError::Usage(format!("{flag} {column}={pattern}: {m}")))?;
+                out.push((column.clone(), pattern.clone()));
+            }
+        }
         let int96_unit = self.int96_unit.unwrap_or_default();
         Ok([
             InputOptions {

@@ -74,6 +74,10 @@ pub struct AlignOptions {
     pub ignore_extra_columns: bool,
     /// Time zone assumed for naive timestamps compared with zoned ones.
     pub assume_tz: Option<String>,
+    /// Zone abbreviations text values may carry (`EST`), with the offset
+    /// each stands for (seconds east of UTC): abbreviations are ambiguous
+    /// (CST is three zones), so recon reads one only as mapped.
+    pub zone_names: Vec<(String, i32)>,
     /// (column, type): parse that column into the type on the side where it differs.
     pub casts: Vec<(String, DataType)>,
     pub rules: Vec<Rule>,
@@ -261,12 +265,29 @@ pub fn parse_type(text: &str) -> Result<DataType, String> {
         .map_err(|_| format!("unknown type '{text}': try int64, float64, decimal(18,2), date, timestamp(us), timestamp(us, UTC), string, bool"))
 }
 
+/// A setting given as one string or a list of them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
 /// The `--rules FILE` format: one TOML file per migrated table.
 ///
 /// ```toml
 /// ignore_case_names = true
 /// exclude = ["load_ts"]
-/// assume_tz = "Europe/Paris"
+/// assume_tz = "Europe/Paris"      # or a list: ["Europe/Paris", "EST=-05:00"]
 /// [map]
 /// cust_id = "customer_id"
 /// [cast]
@@ -295,7 +316,8 @@ pub struct RulesFile {
     #[serde(default)]
     pub exclude: Vec<String>,
     pub columns: Option<Vec<String>>,
-    pub assume_tz: Option<String>,
+    /// A zone for naive timestamps, and `ABBR=±HH:MM` abbreviations.
+    pub assume_tz: Option<OneOrMany>,
     #[serde(default)]
     pub map: std::collections::BTreeMap<String, String>,
     #[serde(default)]
@@ -337,8 +359,34 @@ impl RulesFile {
         if opts.columns.is_none() {
             opts.columns = self.columns;
         }
+        let mut zone = None;
+        for tz in self.assume_tz.map(OneOrMany::into_vec).unwrap_or_default() {
+            match tz.split_once('=') {
+                Some((name, offset)) => {
+                    let (name, offset) = (name.trim(), offset.trim());
+                    let secs = crate::units::parse_utc_offset(offset).ok_or_else(|| {
+                        format!("assume-tz {tz}: expected ABBR=+HH:MM, e.g. EST=-05:00")
+                    })?;
+                    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) {
+                        return Err(format!(
+                            "assume-tz {tz}: a zone abbreviation is letters, e.g. EST=-05:00"
+                        ));
+                    }
+                    if !opts.zone_names.iter().any(|(n, _)| n == name) {
+                        opts.zone_names.push((name.to_string(), secs));
+                    }
+                }
+                None if zone.is_some() => {
+                    return Err(format!(
+                        "assume-tz: two zones for naive timestamps ({} and {tz}); give one",
+                        zone.unwrap_or_default()
+                    ))
+                }
+                None => zone = Some(tz),
+            }
+        }
         if opts.assume_tz.is_none() {
-            opts.assume_tz = self.assume_tz;
+            opts.assume_tz = zone;
         }
         opts.maps.extend(self.map);
         if opts.key.is_none() {
@@ -401,6 +449,27 @@ mod tests {
         );
         for bad in ["", "-1", "abc", "1e", ".", "1.2.3", "r"] {
             assert!(Tolerance::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn assume_tz_takes_one_zone_and_mapped_abbreviations() {
+        let f: RulesFile =
+            toml::from_str(r#"assume_tz = ["Europe/Paris", "EST=-05:00", "IST=+05:30"]"#).unwrap();
+        let mut o = AlignOptions::default();
+        f.apply_to(&mut o).unwrap();
+        assert_eq!(o.assume_tz.as_deref(), Some("Europe/Paris"));
+        assert_eq!(
+            o.zone_names,
+            vec![("EST".to_string(), -5 * 3600), ("IST".to_string(), 5 * 3600 + 1800)]
+        );
+        let one: RulesFile = toml::from_str(r#"assume_tz = "UTC""#).unwrap();
+        let mut o = AlignOptions::default();
+        one.apply_to(&mut o).unwrap();
+        assert_eq!(o.assume_tz.as_deref(), Some("UTC"));
+        for bad in [r#"["UTC", "Europe/Paris"]"#, r#""EST=5""#, r#""E5T=-05:00""#] {
+            let f: RulesFile = toml::from_str(&format!("assume_tz = {bad}")).unwrap();
+            assert!(f.apply_to(&mut AlignOptions::default()).is_err(), "{bad}");
         }
     }
 }

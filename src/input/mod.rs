@@ -141,7 +141,15 @@ pub struct Table {
     partition_arrays: Vec<Vec<ArrayRef>>,
     /// Text values that failed to parse and were counted (`--max-parse-errors`).
     pub parse_errors: text::ParseErrors,
+    /// Per column: how its text is read before and while parsing (trim,
+    /// empty-as-NULL, date patterns); plain for stored columns.
+    pub text_columns: Vec<values::TextColumn>,
 }
+
+/// Field metadata key listing the rules (`trim`, `empty_as_null`) applied to
+/// a text column's raw text before it was parsed into a typed column; the
+/// plan treats those rules as done rather than refusing them on a number.
+pub const TEXT_RULES: &str = "recon.text_rules";
 
 /// Spark and friends leave _SUCCESS, _committed_*, .crc and other markers
 /// beside the data; names starting with `_` or `.` are never data.
@@ -628,7 +636,9 @@ impl Table {
             text,
             partition_arrays: Vec::new(),
             parse_errors: Default::default(),
+            text_columns: Vec::new(),
         };
+        table.text_columns = vec![Default::default(); table.schema.fields().len()];
         table.build_partition_arrays()?;
         Ok(table)
     }
@@ -640,18 +650,25 @@ impl Table {
             let mut arrays = Vec::with_capacity(self.partition_keys.len());
             for (k, v) in f.partition_values.iter().enumerate() {
                 let field = self.schema.field(self.file_columns + k);
-                let arr = values::parse_values(field.data_type(), &[v.as_deref()]).map_err(
-                    |(_, m)| {
-                        ReconError::input(
-                            &f.path,
-                            format!(
-                                "partition value {}={}: {m}",
-                                field.name(),
-                                v.as_deref().unwrap_or("NULL")
-                            ),
-                        )
-                    },
-                )?;
+                let spec = &self.text_columns[self.file_columns + k];
+                let mut bad = Vec::new();
+                let arr = values::parse_lenient_as(
+                    field.data_type(),
+                    &[spec.prepare(v.as_deref())],
+                    &mut bad,
+                    1,
+                    spec,
+                );
+                if let Some((_, m)) = bad.into_iter().next() {
+                    return Err(ReconError::input(
+                        &f.path,
+                        format!(
+                            "partition value {}={}: {m}",
+                            field.name(),
+                            v.as_deref().unwrap_or("NULL")
+                        ),
+                    ));
+                }
                 arrays.push(arr);
             }
             all.push(arrays);
@@ -673,6 +690,38 @@ impl Table {
                 .clone()
                 .with_data_type(ty.clone())
                 .with_nullable(true);
+        }
+        self.schema = Arc::new(Schema::new_with_metadata(
+            fields,
+            self.schema.metadata().clone(),
+        ));
+        self.build_partition_arrays()
+    }
+
+    /// Sets how text columns are read before and while parsing (see
+    /// `plan::typing::resolve`), and marks the rules applied to raw text in
+    /// the fields' metadata.
+    pub(crate) fn set_text_columns(
+        &mut self,
+        specs: Vec<(usize, values::TextColumn)>,
+    ) -> Result<()> {
+        let mut fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        for (i, spec) in specs {
+            let rules: Vec<&str> = [(spec.trim, "trim"), (spec.empty_as_null, "empty_as_null")]
+                .into_iter()
+                .filter_map(|(on, name)| on.then_some(name))
+                .collect();
+            if !rules.is_empty() {
+                let mut meta = fields[i].metadata().clone();
+                meta.insert(TEXT_RULES.to_string(), rules.join(","));
+                fields[i] = fields[i].clone().with_metadata(meta);
+            }
+            self.text_columns[i] = spec;
         }
         self.schema = Arc::new(Schema::new_with_metadata(
             fields,

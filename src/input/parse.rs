@@ -212,15 +212,17 @@ fn days_since_epoch(d: NaiveDate) -> i32 {
     d.num_days_from_ce() - UNIX_EPOCH_DAYS_FROM_CE
 }
 
+const NOT_A_DATE: &str = "not a valid date (expected YYYY-MM-DD)";
+
 /// Parses `YYYY-MM-DD` (years 0000-9999) into days since 1970-01-01.
 pub fn parse_date(s: &str) -> Result<i32, String> {
     let b = s.as_bytes();
     if b.len() != 10 {
-        return Err("not a valid date (expected YYYY-MM-DD)".to_string());
+        return Err(NOT_A_DATE.to_string());
     }
     date_prefix(b)
         .map(days_since_epoch)
-        .ok_or_else(|| "not a valid date (expected YYYY-MM-DD)".to_string())
+        .ok_or_else(|| NOT_A_DATE.to_string())
 }
 
 /// Time units are Arrow's (see [`crate::units`] for their table).
@@ -298,13 +300,15 @@ fn clock_prefix(b: &[u8], need_secs: bool) -> Option<(Clock, usize)> {
     ))
 }
 
-/// Parses `HH:MM:SS[.fraction]` (1-9 fraction digits) into time since
-/// midnight in `unit`. Fraction digits beyond the unit must be zero.
+/// Parses `HH:MM`, `HH:MM:SS` or `HH:MM:SS.fraction` (1-9 fraction digits)
+/// into time since midnight in `unit`. Fraction digits beyond the unit must
+/// be zero. `HH:MM` is 0 seconds: it names one time of day exactly, as
+/// DuckDB and PostgreSQL read it.
 pub fn parse_time(s: &str, unit: Unit) -> Result<i64, String> {
     let b = s.as_bytes();
-    let (c, _) = clock_prefix(b, true)
+    let (c, _) = clock_prefix(b, false)
         .filter(|&(_, used)| used == b.len())
-        .ok_or_else(|| "not a valid time (expected HH:MM:SS[.fraction])".to_string())?;
+        .ok_or_else(|| "not a valid time (expected HH:MM[:SS[.fraction]])".to_string())?;
     // Cannot overflow: 86400 * 1e9 < i64::MAX.
     Ok(i64::from(c.secs) * unit.per_second() + nanos_to_unit(c.nanos, unit)?)
 }
@@ -343,28 +347,17 @@ fn parse_column_tz(tz: &str) -> Result<ColumnTz, String> {
 }
 
 /// Parses a value's zone suffix: `Z`, `UTC`, `+HH:MM`, `+HHMM`, `+HH` (or
-/// `-`). Returns the offset east of UTC in seconds. Stricter than the column
+/// `-`), or an abbreviation the user mapped (`--assume-tz EST=-05:00`).
+/// Returns the offset east of UTC in seconds. Stricter than the column
 /// grammar (minutes < 60, hours < 24) because this is data, not schema.
-fn value_offset(b: &[u8]) -> Option<i32> {
+fn value_offset(b: &[u8], zones: &[(String, i32)]) -> Option<i32> {
     if b == b"Z" || b == b"z" || b == b"UTC" {
         return Some(0);
     }
-    let (neg, rest) = match b.split_first()? {
-        (b'+', rest) => (false, rest),
-        (b'-', rest) => (true, rest),
-        _ => return None,
-    };
-    let (h, m) = match rest.len() {
-        5 if rest.get(2) == Some(&b':') => (fixed_digits(rest, 0, 2)?, fixed_digits(rest, 3, 2)?),
-        4 => (fixed_digits(rest, 0, 2)?, fixed_digits(rest, 2, 2)?),
-        2 => (fixed_digits(rest, 0, 2)?, 0),
-        _ => return None,
-    };
-    if h > 23 || m > 59 {
-        return None;
+    if let Some((_, off)) = zones.iter().find(|(name, _)| name.as_bytes() == b) {
+        return Some(*off);
     }
-    let secs = i32::try_from(h * 3600 + m * 60).ok()?;
-    Some(if neg { -secs } else { secs })
+    crate::units::parse_utc_offset(std::str::from_utf8(b).ok()?)
 }
 
 /// The pieces of a timestamp literal.
@@ -375,7 +368,7 @@ struct TsParts {
     offset: Option<i32>,
 }
 
-fn ts_parts(s: &str) -> Option<TsParts> {
+fn ts_parts(s: &str, zones: &[(String, i32)]) -> Option<TsParts> {
     let b = s.as_bytes();
     let date = date_prefix(b)?;
     if b.len() == 10 {
@@ -402,7 +395,7 @@ fn ts_parts(s: &str) -> Option<TsParts> {
     Some(TsParts {
         date,
         clock,
-        offset: Some(value_offset(zone)?),
+        offset: Some(value_offset(zone, zones)?),
     })
 }
 
@@ -418,10 +411,114 @@ fn ts_parts(s: &str) -> Option<TsParts> {
 /// a value with an offset denotes that instant; one without is a wall-clock
 /// time in `zone`, and ambiguous or nonexistent local times are errors.
 pub fn parse_timestamp(s: &str, unit: Unit, tz: Option<&str>) -> Result<i64, String> {
+    parse_timestamp_as(s, unit, tz, &TextFormat::default())
+}
+
+/// How a date or timestamp column's text is written, beyond ISO 8601: a
+/// strftime pattern (`--date-format`, `--timestamp-format`) and zone
+/// abbreviations mapped to offsets (`--assume-tz EST=-05:00`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextFormat<'a> {
+    pub pattern: Option<&'a str>,
+    pub zones: &'a [(String, i32)],
+}
+
+pub use crate::units::check_pattern;
+
+/// Formats `v` with `pattern` and requires the text it came from: chrono's
+/// parser accepts more than one spelling for some fields (unpadded numbers,
+/// ignored weekdays), and a value whose text is not what the pattern writes
+/// is refused rather than guessed at.
+fn round_trip(text: &str, pattern: &str, v: impl std::fmt::Display) -> Result<(), String> {
+    let mut back = String::new();
+    use std::fmt::Write;
+    write!(back, "{v}").map_err(|_| format!("{pattern:?} cannot format this value"))?;
+    if back != text {
+        return Err(format!(
+            "does not read back under {pattern:?}, which writes this value as \"{back}\" (exact parsing needs the text the pattern writes; use %-d or %-m for unpadded days or months)"
+        ));
+    }
+    Ok(())
+}
+
+/// Splits a trailing ` ABBR` the user mapped to an offset off a value.
+fn mapped_zone<'s>(s: &'s str, zones: &[(String, i32)]) -> (&'s str, Option<i32>) {
+    if let Some((rest, word)) = s.rsplit_once(' ') {
+        if let Some((_, off)) = zones.iter().find(|(name, _)| name == word) {
+            return (rest, Some(*off));
+        }
+    }
+    (s, None)
+}
+
+/// Parses a date written as `pattern` into days since 1970-01-01.
+pub fn parse_date_as(s: &str, pattern: Option<&str>) -> Result<i32, String> {
+    let Some(pattern) = pattern else {
+        return parse_date(s);
+    };
+    let d = NaiveDate::parse_from_str(s, pattern)
+        .map_err(|e| format!("does not match the date format {pattern:?}: {e}"))?;
+    round_trip(s, pattern, d.format(pattern))?;
+    Ok(days_since_epoch(d))
+}
+
+/// The pieces of a timestamp written as `pattern`.
+fn ts_parts_as(s: &str, pattern: &str, zones: &[(String, i32)]) -> Result<TsParts, String> {
+    let (text, mapped) = mapped_zone(s, zones);
+    let bad = |e: chrono::ParseError| format!("does not match the timestamp format {pattern:?}: {e}");
+    let has_offset = pattern.contains("%z")
+        || pattern.contains("%:z")
+        || pattern.contains("%::z")
+        || pattern.contains("%#z");
+    let (local, offset) = if has_offset {
+        if mapped.is_some() {
+            return Err("has both a zone abbreviation and an offset".to_string());
+        }
+        let dt = chrono::DateTime::parse_from_str(text, pattern).map_err(bad)?;
+        round_trip(text, pattern, dt.format(pattern))?;
+        (dt.naive_local(), Some(dt.offset().local_minus_utc()))
+    } else {
+        let local = match NaiveDateTime::parse_from_str(text, pattern) {
+            Ok(t) => t,
+            // A pattern with a date but no time of day is midnight.
+            Err(e) if e.kind() == chrono::format::ParseErrorKind::NotEnough => {
+                NaiveDate::parse_from_str(text, pattern)
+                    .map_err(bad)?
+                    .and_time(NaiveTime::MIN)
+            }
+            Err(e) => return Err(bad(e)),
+        };
+        round_trip(text, pattern, local.format(pattern))?;
+        (local, mapped)
+    };
+    use chrono::Timelike;
+    if local.nanosecond() >= 1_000_000_000 {
+        return Err("is a leap second, which Arrow timestamps cannot hold".to_string());
+    }
+    Ok(TsParts {
+        date: local.date(),
+        clock: Clock {
+            secs: local.num_seconds_from_midnight(),
+            nanos: local.nanosecond(),
+        },
+        offset,
+    })
+}
+
+/// [`parse_timestamp`] for text written as `format` says.
+pub fn parse_timestamp_as(
+    s: &str,
+    unit: Unit,
+    tz: Option<&str>,
+    format: &TextFormat<'_>,
+) -> Result<i64, String> {
     let column_tz = tz.map(parse_column_tz).transpose()?;
-    let parts = ts_parts(s).ok_or_else(|| {
-        "not a valid timestamp (expected YYYY-MM-DD[ HH:MM[:SS[.fraction]]][zone])".to_string()
-    })?;
+    let parts = match format.pattern {
+        Some(pattern) => ts_parts_as(s, pattern, format.zones)?,
+        None => ts_parts(s, format.zones).ok_or_else(|| {
+            "not a valid timestamp (expected YYYY-MM-DD[ HH:MM[:SS[.fraction]]][zone])".to_string()
+        })?,
+    };
     let sub = nanos_to_unit(parts.clock.nanos, unit)?;
     let local_secs = i64::from(days_since_epoch(parts.date)) * 86_400 + i64::from(parts.clock.secs);
     let epoch_secs = match (parts.offset, &column_tz) {
@@ -641,7 +738,7 @@ mod tests {
             "24:00:00",
             "12:60:00",
             "12:00:60",
-            "12:00",
+            "12:0",
             "1:00:00",
             "12:00:00.",
             "12:00:00.1234567890",
@@ -652,6 +749,75 @@ mod tests {
         ] {
             assert!(parse_time(bad, Unit::Nanosecond).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn hh_mm_times_are_whole_minutes() {
+        assert_eq!(parse_time("12:00", Unit::Second), Ok(43_200));
+        assert_eq!(parse_time("23:59", Unit::Millisecond), Ok(86_340_000));
+        assert!(parse_time("24:00", Unit::Second).is_err());
+        assert!(parse_time("12:00:", Unit::Second).is_err());
+    }
+
+    #[test]
+    fn date_patterns_parse_exactly_or_refuse() {
+        let day = |y, m, d| days_since_epoch(NaiveDate::from_ymd_opt(y, m, d).unwrap());
+        assert_eq!(parse_date_as("05/06/2019", Some("%d/%m/%Y")), Ok(day(2019, 6, 5)));
+        assert_eq!(parse_date_as("2005-10-3", Some("%Y-%m-%-d")), Ok(day(2005, 10, 3)));
+        assert_eq!(parse_date_as("2019-06-05", None), Ok(day(2019, 6, 5)));
+        // chrono would read an unpadded day under %d; it does not write it back, so it is refused.
+        let e = parse_date_as("5/06/2019", Some("%d/%m/%Y")).unwrap_err();
+        assert!(e.contains("writes this value as \"05/06/2019\""), "{e}");
+        assert!(parse_date_as("31/02/2019", Some("%d/%m/%Y")).is_err());
+        assert!(parse_date_as("05/06/2019 ", Some("%d/%m/%Y")).is_err());
+        assert!(check_pattern("%d/%m/%Y").is_ok());
+        assert!(check_pattern("%Q").is_err());
+        assert!(check_pattern("%Y-%m-%d %H:%M %Z").is_err());
+    }
+
+    #[test]
+    fn timestamp_patterns_and_mapped_zones() {
+        let zones = vec![("EST".to_string(), -5 * 3600), ("CET".to_string(), 3600)];
+        let us = |s: &str, tz: Option<&str>, pattern: Option<&str>| {
+            parse_timestamp_as(
+                s,
+                Unit::Microsecond,
+                tz,
+                &TextFormat {
+                    pattern,
+                    zones: &zones,
+                },
+            )
+        };
+        let t0 = T0 * 1_000_000;
+        assert_eq!(us("01/01/2024 10:00", None, Some("%d/%m/%Y %H:%M")), Ok(t0));
+        assert_eq!(us("01/01/2024", None, Some("%d/%m/%Y")), Ok(t0 - 36_000_000_000));
+        assert_eq!(
+            us("01/01/2024 10:00:00.250", None, Some("%d/%m/%Y %H:%M:%S%.3f")),
+            Ok(t0 + 250_000)
+        );
+        // Abbreviations only as mapped, with or without a pattern, and only into zoned columns.
+        assert_eq!(us("2024-01-01 05:00:00 EST", Some("UTC"), None), Ok(t0));
+        assert_eq!(us("01/01/2024 11:00 CET", Some("UTC"), Some("%d/%m/%Y %H:%M")), Ok(t0));
+        assert!(us("2024-01-01 05:00:00 PST", Some("UTC"), None).is_err());
+        assert!(us("2024-01-01 05:00:00 EST", None, None).is_err());
+        assert!(parse_timestamp("2024-01-01 05:00:00 EST", Unit::Microsecond, Some("UTC")).is_err());
+        assert_eq!(
+            us("01/01/2024 11:00 +0100", Some("UTC"), Some("%d/%m/%Y %H:%M %z")),
+            Ok(t0)
+        );
+        assert!(us("1/01/2024 10:00", None, Some("%d/%m/%Y %H:%M")).is_err());
+        // Sub-unit digits are refused, never dropped.
+        assert!(parse_timestamp_as(
+            "01/01/2024 10:00:00.250",
+            Unit::Second,
+            None,
+            &TextFormat {
+                pattern: Some("%d/%m/%Y %H:%M:%S%.3f"),
+                zones: &[]
+            }
+        )
+        .is_err());
     }
 
     const T0: i64 = 1_704_103_200; // 2024-01-01T10:00:00Z

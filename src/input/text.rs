@@ -18,7 +18,7 @@ use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use super::csv_lex::{count_newlines, last_record_end, Dialect, Lexer, RecordBuf};
-use super::values::{parse_lenient, BadValue};
+use super::values::{parse_lenient_as, BadValue};
 use super::{pack, Compression, Format, Locators, Table, Unit, POS_BITS};
 use crate::config::{Encoding, TextOptions};
 use crate::error::{quoted_value, ReconError, Result};
@@ -590,10 +590,16 @@ impl Batcher<'_> {
                 ));
                 continue;
             }
-            let values = self.texts[k].values();
+            let spec = &self.table.text_columns[c];
+            let mut values = self.texts[k].values();
+            if !spec.is_plain() {
+                for v in &mut values {
+                    *v = spec.prepare(*v);
+                }
+            }
             let mut bad: Vec<BadValue> = Vec::new();
             let keep = if allowed == 0 { 1 } else { usize::MAX };
-            let arr = parse_lenient(field.data_type(), &values, &mut bad, keep);
+            let arr = parse_lenient_as(field.data_type(), &values, &mut bad, keep, spec);
             for (row, msg) in bad {
                 let (loc, start) = self.rows.get(row).copied().unwrap_or((0, 0));
                 let value = quoted_value(values.get(row).copied().flatten().unwrap_or(""));
@@ -603,12 +609,13 @@ impl Batcher<'_> {
                     field.name(),
                     field.data_type()
                 );
+                let raw = values.get(row).copied().flatten().unwrap_or("");
                 self.table.parse_errors.count(
                     allowed,
                     path,
                     loc,
                     message,
-                    " (use --cast, or --max-parse-errors N to count such values as drift)",
+                    &parse_hint(raw, field, self.table.format),
                 )?;
                 drop_rows.push(row);
             }
@@ -640,6 +647,31 @@ impl Batcher<'_> {
             t.clear();
         }
         Ok(())
+    }
+}
+
+/// The way out of a value that does not parse, by what the value looks
+/// like: padding calls for `--trim`, a quoted empty field for
+/// `--quoted-empty-as-null`; otherwise `--cast` or counting it as drift.
+fn parse_hint(value: &str, field: &Field, format: Format) -> String {
+    let column = field.name();
+    let rest = "or --max-parse-errors N to count such values as drift";
+    if value.is_empty() {
+        let flag = if format == Format::Ndjson {
+            format!("--empty-as-null {column}")
+        } else {
+            "--quoted-empty-as-null".to_string()
+        };
+        format!(" (if \"\" means NULL here, pass {flag}; {rest})")
+    } else if value.trim() != value {
+        format!(" (pass --trim {column} to strip the spaces before parsing, {rest})")
+    } else {
+        let flag = match field.data_type() {
+            DataType::Date32 | DataType::Date64 => format!("--date-format {column}=FMT"),
+            DataType::Timestamp(..) => format!("--timestamp-format {column}=FMT"),
+            _ => "--cast".to_string(),
+        };
+        format!(" (use {flag}, {rest})")
     }
 }
 

@@ -31,6 +31,33 @@ pub fn text_type_for(dt: &DataType) -> std::result::Result<DataType, String> {
     })
 }
 
+/// How one text column's values are read, beyond its type: rules applied to
+/// the raw text before it is parsed (`--trim`, `--empty-as-null` on a text
+/// column read as a typed one, so `" 1992"` meets an integer), and how dates
+/// and timestamps are written (`--date-format`, `--timestamp-format`, zone
+/// abbreviations from `--assume-tz EST=-05:00`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextColumn {
+    pub trim: bool,
+    pub empty_as_null: bool,
+    /// strftime pattern of a date or timestamp column.
+    pub pattern: Option<String>,
+    /// Zone abbreviations and their offsets east of UTC, in seconds.
+    pub zones: Vec<(String, i32)>,
+}
+
+impl TextColumn {
+    /// The value the parser sees: trimmed, and NULL when empty if asked.
+    pub fn prepare<'a>(&self, v: Option<&'a str>) -> Option<&'a str> {
+        let v = if self.trim { v.map(str::trim) } else { v };
+        v.filter(|s| !(self.empty_as_null && s.is_empty()))
+    }
+
+    pub fn is_plain(&self) -> bool {
+        *self == TextColumn::default()
+    }
+}
+
 /// A bad value: its row in the batch and what is wrong.
 pub type BadValue = (usize, String);
 
@@ -56,6 +83,23 @@ pub fn parse_lenient(
     bad: &mut Vec<BadValue>,
     keep: usize,
 ) -> ArrayRef {
+    parse_lenient_as(dt, values, bad, keep, &TextColumn::default())
+}
+
+/// [`parse_lenient`] for values written as `column` says (its pattern and
+/// zones; the caller has applied [`TextColumn::prepare`]).
+pub fn parse_lenient_as(
+    dt: &DataType,
+    values: &[Option<&str>],
+    bad: &mut Vec<BadValue>,
+    keep: usize,
+    column: &TextColumn,
+) -> ArrayRef {
+    let format = parse::TextFormat {
+        pattern: column.pattern.as_deref(),
+        zones: &column.zones,
+    };
+    let date = |s: &str| parse::parse_date_as(s, format.pattern);
     fn go<T, F>(
         values: &[Option<&str>],
         bad: &mut Vec<BadValue>,
@@ -178,14 +222,14 @@ pub fn parse_lenient(
                 }
             }
         }
-        Date32 => Arc::new(Date32Array::from(go(values, bad, keep, parse::parse_date))),
+        Date32 => Arc::new(Date32Array::from(go(values, bad, keep, date))),
         Date64 => Arc::new(Date64Array::from(go(values, bad, keep, |s| {
-            parse::parse_date(s).map(|d| d as i64 * 86_400_000)
+            date(s).map(|d| d as i64 * 86_400_000)
         }))),
         Timestamp(u, tz) => {
             let unit = *u;
             let v = go(values, bad, keep, |s| {
-                parse::parse_timestamp(s, unit, tz.as_deref())
+                parse::parse_timestamp_as(s, unit, tz.as_deref(), &format)
             });
             let a: ArrayRef = match u {
                 TimeUnit::Second => {

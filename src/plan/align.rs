@@ -95,6 +95,20 @@ fn applies_to(rule: &Normalize, class: &ValueClass) -> bool {
     }
 }
 
+/// Whether `rule` was applied to this text column's raw text before it was
+/// parsed into its type (`--trim` on a CSV column read as an integer).
+fn applied_to_text(field: &Field, rule: &Normalize) -> bool {
+    let name = match rule {
+        Normalize::Trim => "trim",
+        Normalize::EmptyAsNull => "empty_as_null",
+        _ => return false,
+    };
+    field
+        .metadata()
+        .get(crate::input::TEXT_RULES)
+        .is_some_and(|v| v.split(',').any(|r| r == name))
+}
+
 fn class_rule(class: &ValueClass) -> &'static str {
     match class {
         ValueClass::Null => "all NULL",
@@ -407,6 +421,8 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             }
             if applies_to(&r.rule, &pair.class()) {
                 pair.normalize.push(r.rule.clone());
+            } else if applied_to_text(s, &r.rule) || applied_to_text(t, &r.rule) {
+                // Done to the raw text before it was parsed (see plan::typing).
             } else if explicit {
                 problems.push(format!(
                     "rule '{}' does not apply to column '{}' ({})",

@@ -2,11 +2,11 @@
 //! pairs with (by the alignment options), the type a `--cast` names, or with
 //! `--infer-types` one inferred from both sides' samples.
 
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, TimeUnit};
 
-use crate::config::AlignOptions;
+use crate::config::{AlignOptions, Normalize};
 use crate::error::{ReconError, Result};
-use crate::input::values::{infer, text_type_for};
+use crate::input::values::{infer, text_type_for, TextColumn};
 use crate::input::Table;
 
 /// Gives each untyped column of one side the type of its partner on the
@@ -21,7 +21,7 @@ pub fn resolve(
     infer_types: bool,
 ) -> Result<()> {
     if !src.untyped.iter().any(|&u| u) && !tgt.untyped.iter().any(|&u| u) {
-        return Ok(());
+        return check_patterns_used(src, tgt, opts);
     }
     let samples = if infer_types {
         [
@@ -101,8 +101,141 @@ pub fn resolve(
         })?;
         types[side].push((i, ty));
     }
+    // A text column a date or timestamp pattern names, with no typed
+    // partner to take a type from, is read as a date or timestamp: the
+    // pattern says so.
+    for (side, t) in [&*src, &*tgt].into_iter().enumerate() {
+        for (i, f) in t.schema.fields().iter().enumerate() {
+            if !t.untyped[i] || cast_already(side, i, &types) {
+                continue;
+            }
+            if named(&t.text.date_formats, f.name(), opts).is_some() {
+                types[side].push((i, DataType::Date32));
+            } else if named(&t.text.timestamp_formats, f.name(), opts).is_some() {
+                types[side].push((i, DataType::Timestamp(TimeUnit::Microsecond, None)));
+            }
+        }
+    }
     let [s_types, t_types] = types;
     src.set_types(&s_types)?;
     tgt.set_types(&t_types)?;
+    for t in [&mut *src, &mut *tgt] {
+        let specs = text_columns(t, opts);
+        t.set_text_columns(specs)?;
+    }
+    check_patterns_used(src, tgt, opts)
+}
+
+/// The pattern `list` gives column `name`: its own, else the `*` one.
+fn named<'a>(list: &'a [(String, String)], name: &str, opts: &AlignOptions) -> Option<&'a str> {
+    let eq = |c: &str| {
+        if opts.ignore_case_names {
+            c.eq_ignore_ascii_case(name)
+        } else {
+            c == name
+        }
+    };
+    list.iter()
+        .find(|(c, _)| eq(c))
+        .or_else(|| list.iter().find(|(c, _)| c == "*"))
+        .map(|(_, p)| p.as_str())
+}
+
+/// How each text column of `t` is read, from its final type: rules on its
+/// raw text when it is parsed into a non-string type (a string column
+/// takes them after reading, like the other side's), its date or timestamp
+/// pattern, and the zone abbreviations.
+fn text_columns(t: &Table, opts: &AlignOptions) -> Vec<(usize, TextColumn)> {
+    let mut out = Vec::new();
+    for (i, f) in t.schema.fields().iter().enumerate() {
+        if !t.untyped[i] {
+            continue;
+        }
+        let ty = f.data_type();
+        let rule = |want: &Normalize| {
+            !matches!(ty, DataType::Utf8)
+                && opts.rules.iter().any(|r| {
+                    &r.rule == want
+                        && (r.column == "*"
+                            || if opts.ignore_case_names {
+                                r.column.eq_ignore_ascii_case(f.name())
+                            } else {
+                                &r.column == f.name()
+                            })
+                })
+        };
+        let pattern = match ty {
+            DataType::Date32 | DataType::Date64 => named(&t.text.date_formats, f.name(), opts),
+            DataType::Timestamp(..) => named(&t.text.timestamp_formats, f.name(), opts),
+            _ => None,
+        };
+        let spec = TextColumn {
+            trim: rule(&Normalize::Trim),
+            empty_as_null: rule(&Normalize::EmptyAsNull),
+            pattern: pattern.map(str::to_string),
+            zones: if matches!(ty, DataType::Timestamp(..)) {
+                opts.zone_names.clone()
+            } else {
+                Vec::new()
+            },
+        };
+        if !spec.is_plain() {
+            out.push((i, spec));
+        }
+    }
+    out
+}
+
+/// A pattern that names a column must be used by it: a date pattern on a
+/// column read as a number would otherwise be silently ignored.
+fn check_patterns_used(src: &Table, tgt: &Table, opts: &AlignOptions) -> Result<()> {
+    let patterns = &src.text;
+    for (flag, list, wants) in [
+        ("--date-format", &patterns.date_formats, "date"),
+        ("--timestamp-format", &patterns.timestamp_formats, "timestamp"),
+    ] {
+        for (column, _) in list.iter().filter(|(c, _)| c != "*") {
+            let mut found = None;
+            for t in [src, tgt] {
+                for (i, f) in t.schema.fields().iter().enumerate() {
+                    let same = if opts.ignore_case_names {
+                        f.name().eq_ignore_ascii_case(column)
+                    } else {
+                        f.name() == column
+                    };
+                    if same {
+                        let used = t.untyped[i]
+                            && match wants {
+                                "date" => {
+                                    matches!(f.data_type(), DataType::Date32 | DataType::Date64)
+                                }
+                                _ => matches!(f.data_type(), DataType::Timestamp(..)),
+                            };
+                        found = Some(found.unwrap_or(false) || used);
+                        if !used && t.untyped[i] {
+                            return Err(ReconError::Usage(format!(
+                                "{flag} {column}=...: column '{column}' of {} is read as {}, not as a {wants}",
+                                t.path.display(),
+                                f.data_type()
+                            )));
+                        }
+                    }
+                }
+            }
+            match found {
+                None => {
+                    return Err(ReconError::Usage(format!(
+                        "{flag} {column}=...: no column named '{column}'"
+                    )))
+                }
+                Some(false) => {
+                    return Err(ReconError::Usage(format!(
+                        "{flag} {column}=...: column '{column}' is not text on either side, so it has no pattern to read"
+                    )))
+                }
+                Some(true) => {}
+            }
+        }
+    }
     Ok(())
 }
