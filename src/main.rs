@@ -316,18 +316,24 @@ struct InputArgs {
     /// Target format instead of the file extension.
     #[arg(long, value_name = "FORMAT", help_heading = "Input")]
     target_format: Option<Format>,
-    /// CSV field delimiter (one byte; \t for tab) [default: ',' or tab for .tsv].
+    /// CSV field delimiter (one byte; \t for tab) [default: sniffed among , ; | tab; tab
+    /// for .tsv, | for .tbl].
     #[arg(long, value_name = "CHAR", help_heading = "Input")]
     delimiter: Option<String>,
-    /// CSV quote character, or 'none' [default: '"'].
+    /// CSV quote character, or 'none' [default: sniffed: '"', '\'' or none].
     #[arg(long, value_name = "CHAR", help_heading = "Input")]
     quote: Option<String>,
-    /// CSV escape character inside quotes, e.g. '\\' [default: none; quotes are doubled].
+    /// CSV escape character inside quotes, e.g. '\\' [default: sniffed: none (quotes are
+    /// doubled) or '\\'].
     #[arg(long, value_name = "CHAR", help_heading = "Input")]
     escape: Option<String>,
     /// CSV files have no header line; columns are column_1, column_2, ...
-    #[arg(long, help_heading = "Input")]
+    /// [default: sniffed from the first lines]
+    #[arg(long, help_heading = "Input", conflicts_with = "header")]
     no_header: bool,
+    /// The first line of CSV files is a header [default: sniffed from the first lines].
+    #[arg(long, help_heading = "Input")]
+    header: bool,
     /// Unquoted CSV fields equal to STR are NULL, besides the empty field (repeatable).
     #[arg(long = "null-value", value_name = "STR", help_heading = "Input")]
     null_values: Vec<String>,
@@ -394,6 +400,7 @@ impl InputArgs {
             quote: self.quote.clone(),
             escape: self.escape.clone(),
             no_header: self.no_header,
+            header: self.header,
             null_values: self.null_values.clone(),
             encoding: Some(self.encoding.clone()),
             infer_types: self.infer_types,

@@ -992,23 +992,28 @@ fn a_semicolon_header_read_as_csv_names_the_delimiter_and_the_hint_works() {
     let p = tmp.path().join("twin.parquet");
     let rows = orders(2);
     write_parquet(&p, &batch(&rows, false), 10);
-    // Against a typed table: one message, with the fix.
+    // Read with a delimiter the user gave wrongly, against a typed table:
+    // one message, with the fix.
     recon()
         .arg("diff")
         .arg(&s)
         .arg(&p)
+        .args(["--delimiter", ","])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("share no column names"))
         .stderr(predicate::str::contains("pass --delimiter ';'"));
-    // Following the hint for two extracts of the same kind works.
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
-        .args(["--delimiter", ";"])
-        .assert()
-        .code(0);
+    // Following the hint for two extracts of the same kind works, and so
+    // does leaving the delimiter to sniffing.
+    for flags in [vec!["--delimiter", ";"], vec![]] {
+        recon()
+            .arg("diff")
+            .arg(&s)
+            .arg(&t)
+            .args(&flags)
+            .assert()
+            .code(0);
+    }
 }
 
 #[test]
@@ -1159,16 +1164,20 @@ fn errors_name_the_fix_for_pipes_quotes_and_header_less_files() {
         .arg("diff")
         .arg(&q)
         .arg(&q)
+        .args(["--quote", "\""])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("pass --quote none"));
-    recon()
-        .arg("diff")
-        .arg(&q)
-        .arg(&q)
-        .args(["--quote", "none"])
-        .assert()
-        .code(0);
+    // Following the hint works, and sniffing finds it alone.
+    for flags in [vec!["--quote", "none"], vec![]] {
+        recon()
+            .arg("diff")
+            .arg(&q)
+            .arg(&q)
+            .args(&flags)
+            .assert()
+            .code(0);
+    }
     // A header that looks like data mentions --no-header.
     let data = tmp.path().join("data.csv");
     fs::write(&data, "1,2\n3,4\n").unwrap();
@@ -1178,9 +1187,26 @@ fn errors_name_the_fix_for_pipes_quotes_and_header_less_files() {
         .arg("diff")
         .arg(&data)
         .arg(&named)
+        .arg("--header")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("pass --no-header"));
+    // Sniffing reads it as data: the names differ, so pair by position.
+    recon()
+        .arg("diff")
+        .arg(&data)
+        .arg(&named)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--by-position"));
+    // (--no-header would apply to both sides; sniffing decides per file.)
+    recon()
+        .arg("diff")
+        .arg(&data)
+        .arg(&named)
+        .arg("--by-position")
+        .assert()
+        .code(0);
 }
 
 #[test]

@@ -85,6 +85,10 @@ pub struct TextOptions {
     pub quoted_empty_as_null: bool,
     /// (column or `*`, strftime pattern) for text read as dates.
     pub date_formats: Vec<(String, String)>,
+    /// The parts of the dialect recon sniffs from the files: those not given.
+    pub sniff: Sniff,
+    /// The header was sniffed with no evidence either way (every column text).
+    pub header_unsure: bool,
     /// (column or `*`, strftime pattern) for text read as timestamps.
     pub timestamp_formats: Vec<(String, String)>,
 }
@@ -103,6 +107,8 @@ impl Default for TextOptions {
             quoted_empty_as_null: false,
             date_formats: Vec::new(),
             timestamp_formats: Vec::new(),
+            sniff: Sniff::default(),
+            header_unsure: false,
         }
     }
 }
@@ -114,6 +120,21 @@ impl TextOptions {
             quote: self.quote,
             escape: self.escape,
         }
+    }
+}
+
+/// What the user left to sniffing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sniff {
+    pub delimiter: bool,
+    pub quote: bool,
+    pub escape: bool,
+    pub header: bool,
+}
+
+impl Sniff {
+    pub fn any(self) -> bool {
+        self.delimiter || self.quote || self.escape || self.header
     }
 }
 
@@ -216,6 +237,9 @@ pub struct InputConfig {
     pub escape: Option<String>,
     #[serde(default)]
     pub no_header: bool,
+    /// The first line is a header (instead of sniffing whether it is).
+    #[serde(default)]
+    pub header: bool,
     #[serde(default)]
     pub null_values: Vec<String>,
     /// `utf-8` (default) or `latin-1`.
@@ -258,8 +282,19 @@ impl InputConfig {
     pub fn build(&self) -> Result<[InputOptions; 2]> {
         // `--null-value '""'` names the quoted empty field, not two quote characters.
         let quoted_empty = self.null_values.iter().any(|v| v == "\"\"");
+        if self.header && self.no_header {
+            return Err(ReconError::Usage(
+                "--header and --no-header contradict each other".into(),
+            ));
+        }
         let mut text = TextOptions {
             header: !self.no_header,
+            sniff: Sniff {
+                delimiter: self.delimiter.is_none(),
+                quote: self.quote.is_none(),
+                escape: self.escape.is_none(),
+                header: !self.header && !self.no_header,
+            },
             null_values: self
                 .null_values
                 .iter()

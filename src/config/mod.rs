@@ -15,7 +15,9 @@ mod run;
 
 use arrow::datatypes::{DataType, TimeUnit};
 
-pub use inputs::{Dialect, Encoding, Format, InputConfig, InputOptions, Int96Unit, TextOptions};
+pub use inputs::{
+    Dialect, Encoding, Format, InputConfig, InputOptions, Int96Unit, Sniff, TextOptions,
+};
 pub use run::{Passes, RunConfig, RunSettings};
 
 /// A normalization rule applied to a column's values before hashing.
@@ -461,13 +463,20 @@ mod tests {
         assert_eq!(o.assume_tz.as_deref(), Some("Europe/Paris"));
         assert_eq!(
             o.zone_names,
-            vec![("EST".to_string(), -5 * 3600), ("IST".to_string(), 5 * 3600 + 1800)]
+            vec![
+                ("EST".to_string(), -5 * 3600),
+                ("IST".to_string(), 5 * 3600 + 1800)
+            ]
         );
         let one: RulesFile = toml::from_str(r#"assume_tz = "UTC""#).unwrap();
         let mut o = AlignOptions::default();
         one.apply_to(&mut o).unwrap();
         assert_eq!(o.assume_tz.as_deref(), Some("UTC"));
-        for bad in [r#"["UTC", "Europe/Paris"]"#, r#""EST=5""#, r#""E5T=-05:00""#] {
+        for bad in [
+            r#"["UTC", "Europe/Paris"]"#,
+            r#""EST=5""#,
+            r#""E5T=-05:00""#,
+        ] {
             let f: RulesFile = toml::from_str(&format!("assume_tz = {bad}")).unwrap();
             assert!(f.apply_to(&mut AlignOptions::default()).is_err(), "{bad}");
         }

@@ -15,6 +15,7 @@
 mod block;
 pub mod csv_lex;
 pub mod parse;
+pub mod sniff;
 mod text;
 pub mod values;
 
@@ -141,6 +142,8 @@ pub struct Table {
     partition_arrays: Vec<Vec<ArrayRef>>,
     /// Text values that failed to parse and were counted (`--max-parse-errors`).
     pub parse_errors: text::ParseErrors,
+    /// The CSV dialect in words, noting what was sniffed (None: not CSV).
+    pub dialect: Option<String>,
     /// Per column: how its text is read before and while parsing (trim,
     /// empty-as-NULL, date patterns); plain for stored columns.
     pub text_columns: Vec<values::TextColumn>,
@@ -519,6 +522,7 @@ impl Table {
         let mut text = opts.text.clone();
         if format == Format::Tsv && text.delimiter.is_none() {
             text.delimiter = Some(b'\t');
+            text.sniff.delimiter = false;
         }
         // `.tbl` files (TPC-H dbgen) are '|'-delimited without a header.
         let tbl = files.iter().all(|f| {
@@ -530,7 +534,16 @@ impl Table {
         if format == Format::Csv && tbl && opts.format.is_none() {
             text.delimiter.get_or_insert(b'|');
             text.header = false;
+            text.sniff.delimiter = false;
+            text.sniff.header = false;
         }
+        if format == Format::Ndjson {
+            text.sniff = Default::default();
+        }
+        // What the user gave (or the format implies), for sniffing each file.
+        let (given, given_header, to_sniff) = (text.dialect(), text.header, text.sniff);
+        let mut sniffed: Option<(sniff::Sniffed, PathBuf)> = None;
+        let many_files = files.len() > 1;
         let mut bytes_on_disk = 0u64;
         let mut schema: Option<SchemaRef> = None;
         let mut rows: Option<u64> = Some(0);
@@ -572,7 +585,50 @@ impl Table {
                     }
                     tf.block = Some(b);
                 }
+                // An empty part file (Spark and Hive write them) holds no rows
+                // and no header; it takes the columns of the table's other files.
+                Format::Csv | Format::Tsv | Format::Ndjson if meta.len() == 0 && many_files => {
+                    rows = None;
+                }
                 Format::Csv | Format::Tsv | Format::Ndjson => {
+                    let head = if to_sniff.any() {
+                        Some(text::sniff_head(&tf.path, tf.compression)?)
+                    } else {
+                        None
+                    };
+                    // An empty file has nothing to sniff; reading it says it is empty.
+                    if let Some((head, eof)) = head.filter(|(h, _)| !h.is_empty()) {
+                        let found = sniff::sniff(&head, eof, given, given_header, to_sniff)
+                            .map_err(|m| ReconError::input(&tf.path, m))?;
+                        match &sniffed {
+                            None => {
+                                text.delimiter = Some(found.dialect.delimiter);
+                                text.quote = found.dialect.quote;
+                                text.escape = found.dialect.escape;
+                                text.header = found.header;
+                                text.header_unsure = found.header_unsure;
+                                sniffed = Some((found, tf.path.clone()));
+                            }
+                            Some((first, first_path))
+                                if first.dialect != found.dialect
+                                    || first.header != found.header =>
+                            {
+                                let words = |f: &sniff::Sniffed| {
+                                    sniff::describe(&f.dialect, f.header, Default::default(), false)
+                                };
+                                return Err(ReconError::input(
+                                    &tf.path,
+                                    format!(
+                                        "reads as {}, but {} reads as {}: one table holds one dialect; pass the options it is written with",
+                                        words(&found),
+                                        first_path.display(),
+                                        words(first)
+                                    ),
+                                ));
+                            }
+                            Some(_) => {}
+                        }
+                    }
                     let (s, trailing) =
                         text::header_schema(&tf.path, tf.compression, format, &text)?;
                     // The files of one table agree on the dialect.
@@ -612,6 +668,14 @@ impl Table {
             }
             fields.push(Field::new(k, DataType::Utf8, true));
         }
+        let dialect = matches!(format, Format::Csv | Format::Tsv).then(|| {
+            sniff::describe(
+                &text.dialect(),
+                text.header,
+                to_sniff,
+                text.trailing_delimiter == Some(true),
+            )
+        });
         let mut untyped = vec![format.is_text(); file_columns];
         if format == Format::Ndjson {
             // Nested JSON values keep the types the header scan found.
@@ -637,6 +701,7 @@ impl Table {
             partition_arrays: Vec::new(),
             parse_errors: Default::default(),
             text_columns: Vec::new(),
+            dialect,
         };
         table.text_columns = vec![Default::default(); table.schema.fields().len()];
         table.build_partition_arrays()?;

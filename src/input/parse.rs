@@ -465,7 +465,8 @@ pub fn parse_date_as(s: &str, pattern: Option<&str>) -> Result<i32, String> {
 /// The pieces of a timestamp written as `pattern`.
 fn ts_parts_as(s: &str, pattern: &str, zones: &[(String, i32)]) -> Result<TsParts, String> {
     let (text, mapped) = mapped_zone(s, zones);
-    let bad = |e: chrono::ParseError| format!("does not match the timestamp format {pattern:?}: {e}");
+    let bad =
+        |e: chrono::ParseError| format!("does not match the timestamp format {pattern:?}: {e}");
     let has_offset = pattern.contains("%z")
         || pattern.contains("%:z")
         || pattern.contains("%::z")
@@ -762,8 +763,14 @@ mod tests {
     #[test]
     fn date_patterns_parse_exactly_or_refuse() {
         let day = |y, m, d| days_since_epoch(NaiveDate::from_ymd_opt(y, m, d).unwrap());
-        assert_eq!(parse_date_as("05/06/2019", Some("%d/%m/%Y")), Ok(day(2019, 6, 5)));
-        assert_eq!(parse_date_as("2005-10-3", Some("%Y-%m-%-d")), Ok(day(2005, 10, 3)));
+        assert_eq!(
+            parse_date_as("05/06/2019", Some("%d/%m/%Y")),
+            Ok(day(2019, 6, 5))
+        );
+        assert_eq!(
+            parse_date_as("2005-10-3", Some("%Y-%m-%-d")),
+            Ok(day(2005, 10, 3))
+        );
         assert_eq!(parse_date_as("2019-06-05", None), Ok(day(2019, 6, 5)));
         // chrono would read an unpadded day under %d; it does not write it back, so it is refused.
         let e = parse_date_as("5/06/2019", Some("%d/%m/%Y")).unwrap_err();
@@ -791,19 +798,35 @@ mod tests {
         };
         let t0 = T0 * 1_000_000;
         assert_eq!(us("01/01/2024 10:00", None, Some("%d/%m/%Y %H:%M")), Ok(t0));
-        assert_eq!(us("01/01/2024", None, Some("%d/%m/%Y")), Ok(t0 - 36_000_000_000));
         assert_eq!(
-            us("01/01/2024 10:00:00.250", None, Some("%d/%m/%Y %H:%M:%S%.3f")),
+            us("01/01/2024", None, Some("%d/%m/%Y")),
+            Ok(t0 - 36_000_000_000)
+        );
+        assert_eq!(
+            us(
+                "01/01/2024 10:00:00.250",
+                None,
+                Some("%d/%m/%Y %H:%M:%S%.3f")
+            ),
             Ok(t0 + 250_000)
         );
         // Abbreviations only as mapped, with or without a pattern, and only into zoned columns.
         assert_eq!(us("2024-01-01 05:00:00 EST", Some("UTC"), None), Ok(t0));
-        assert_eq!(us("01/01/2024 11:00 CET", Some("UTC"), Some("%d/%m/%Y %H:%M")), Ok(t0));
+        assert_eq!(
+            us("01/01/2024 11:00 CET", Some("UTC"), Some("%d/%m/%Y %H:%M")),
+            Ok(t0)
+        );
         assert!(us("2024-01-01 05:00:00 PST", Some("UTC"), None).is_err());
         assert!(us("2024-01-01 05:00:00 EST", None, None).is_err());
-        assert!(parse_timestamp("2024-01-01 05:00:00 EST", Unit::Microsecond, Some("UTC")).is_err());
+        assert!(
+            parse_timestamp("2024-01-01 05:00:00 EST", Unit::Microsecond, Some("UTC")).is_err()
+        );
         assert_eq!(
-            us("01/01/2024 11:00 +0100", Some("UTC"), Some("%d/%m/%Y %H:%M %z")),
+            us(
+                "01/01/2024 11:00 +0100",
+                Some("UTC"),
+                Some("%d/%m/%Y %H:%M %z")
+            ),
             Ok(t0)
         );
         assert!(us("1/01/2024 10:00", None, Some("%d/%m/%Y %H:%M")).is_err());

@@ -173,6 +173,22 @@ fn refuse_cr_line_ends(head: &[u8], path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Bytes of the start of a file sniffing reads.
+const SNIFF_BYTES: usize = 256 << 10;
+
+/// The start of a CSV file for sniffing its dialect: up to 256 KiB after
+/// the byte-order mark and any blank lines, and whether that is all of it.
+pub fn sniff_head(path: &Path, compression: Compression) -> Result<(Vec<u8>, bool)> {
+    let mut r = open_reader(path, compression)?;
+    let mut buf = Vec::new();
+    let eof = read_more(r.as_mut(), &mut buf, SNIFF_BYTES, path, compression)?;
+    refuse_utf16(&buf, path)?;
+    let mut body = buf.strip_prefix(BOM).unwrap_or(&buf);
+    refuse_cr_line_ends(body, path)?;
+    body = &body[leading_blank_lines(body, true).unwrap_or(0)..];
+    Ok((body.to_vec(), eof))
+}
+
 /// The column names (all Utf8) of a text file, from its header line (CSV) or
 /// its first lines (NDJSON), plus the header's length in bytes.
 pub fn header_schema(

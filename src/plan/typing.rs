@@ -123,7 +123,62 @@ pub fn resolve(
         let specs = text_columns(t, opts);
         t.set_text_columns(specs)?;
     }
+    if opts.by_position {
+        let pairs: Vec<(usize, usize)> = plan
+            .columns
+            .iter()
+            .map(|c| (c.source_index, c.target_index))
+            .collect();
+        sure_of_header(src, tgt, &pairs)?;
+        let flipped: Vec<(usize, usize)> = pairs.iter().map(|&(s, t)| (t, s)).collect();
+        sure_of_header(tgt, src, &flipped)?;
+    }
     check_patterns_used(src, tgt, opts)
+}
+
+/// Pairing by position never looks at names, so a wrongly sniffed header
+/// would silently drop a row (or add one) on that side. When sniffing found
+/// no evidence, the other side's types decide: a first line whose values all
+/// parse as the typed columns they pair with is data, one that does not is
+/// a header. With nothing to decide by, the user must say.
+fn sure_of_header(t: &Table, other: &Table, pairs: &[(usize, usize)]) -> Result<()> {
+    if !(t.text.sniff.header && t.text.header_unsure) {
+        return Ok(());
+    }
+    let (mut typed, mut parses) = (0, 0);
+    for &(i, j) in pairs.iter().filter(|(i, _)| *i < t.file_columns) {
+        let (f, partner) = (t.schema.field(i), other.schema.field(j));
+        if other.untyped[j]
+            || matches!(
+                partner.data_type(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            )
+        {
+            continue;
+        }
+        typed += 1;
+        let spec = &t.text_columns[i];
+        let mut bad = Vec::new();
+        crate::input::values::parse_lenient_as(
+            f.data_type(),
+            &[spec.prepare(Some(f.name()))],
+            &mut bad,
+            1,
+            spec,
+        );
+        parses += usize::from(bad.is_empty());
+    }
+    if typed > 0 && parses < typed {
+        return Ok(());
+    }
+    Err(ReconError::input(
+        &t.path,
+        if typed > 0 {
+            "its first line reads as a row of the other table's types, and sniffing cannot tell if it is a header; pairing by position would drop it unseen: pass --no-header if it is data, or --header"
+        } else {
+            "sniffing cannot tell whether its first line is a header (every column is text), and pairing by position would drop or add a row unseen: pass --header or --no-header"
+        },
+    ))
 }
 
 /// The pattern `list` gives column `name`: its own, else the `*` one.
@@ -192,7 +247,11 @@ fn check_patterns_used(src: &Table, tgt: &Table, opts: &AlignOptions) -> Result<
     let patterns = &src.text;
     for (flag, list, wants) in [
         ("--date-format", &patterns.date_formats, "date"),
-        ("--timestamp-format", &patterns.timestamp_formats, "timestamp"),
+        (
+            "--timestamp-format",
+            &patterns.timestamp_formats,
+            "timestamp",
+        ),
     ] {
         for (column, _) in list.iter().filter(|(c, _)| c != "*") {
             let mut found = None;

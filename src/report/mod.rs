@@ -112,6 +112,9 @@ pub struct InputReport {
     pub format: String,
     pub files: usize,
     pub rows: u64,
+    /// CSV only: the dialect read, and which parts of it were sniffed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -878,6 +878,7 @@ pub fn input_report(t: &Table, rows: u64) -> InputReport {
         format: t.format.name().into(),
         files: t.files.len(),
         rows,
+        dialect: t.dialect.clone(),
     }
 }
 
