@@ -337,14 +337,11 @@ struct InputArgs {
     /// Unquoted CSV fields equal to STR are NULL, besides the empty field (repeatable).
     #[arg(long = "null-value", value_name = "STR", help_heading = "Input")]
     null_values: Vec<String>,
-    /// Text encoding of CSV/NDJSON files: utf-8 or latin-1.
-    #[arg(
-        long,
-        value_name = "ENC",
-        default_value = "utf-8",
-        help_heading = "Input"
-    )]
-    encoding: String,
+    /// Text encoding of CSV/NDJSON files: utf-8, latin-1, or a WHATWG label such as
+    /// windows-1252, iso-8859-15, utf-16le, shift_jis [default: utf-8; a UTF-16 byte-order
+    /// mark is read as UTF-16].
+    #[arg(long, value_name = "ENC", help_heading = "Input")]
+    encoding: Option<String>,
     /// When both sides are text (CSV/NDJSON), infer column types from the first records
     /// (so 1.50 equals 1.5) instead of comparing exact text.
     #[arg(long, help_heading = "Input")]
@@ -402,7 +399,7 @@ impl InputArgs {
             no_header: self.no_header,
             header: self.header,
             null_values: self.null_values.clone(),
-            encoding: Some(self.encoding.clone()),
+            encoding: self.encoding.clone(),
             infer_types: self.infer_types,
             max_parse_errors: self.max_parse_errors,
             int96_unit: Some(self.int96_unit),

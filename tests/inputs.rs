@@ -1289,20 +1289,33 @@ fn a_fully_quoted_export_with_quoted_empty_nulls_compares_against_its_typed_twin
 }
 
 #[test]
-fn a_utf16_file_is_named_as_utf16_not_sent_to_latin_1() {
+fn a_utf16_file_is_read_by_its_byte_order_mark_and_named() {
     let tmp = TempDir::new().unwrap();
     let f = tmp.path().join("export.csv");
     let mut bytes = vec![0xff, 0xfe];
-    for c in "a,b\n1,2\n".encode_utf16() {
+    for c in "a,b\n1,é\n".encode_utf16() {
         bytes.extend_from_slice(&c.to_le_bytes());
     }
     fs::write(&f, bytes).unwrap();
+    let twin = tmp.path().join("twin.csv");
+    fs::write(&twin, "a,b\n1,é\n").unwrap();
+    recon().arg("diff").arg(&f).arg(&twin).assert().code(0);
+    recon()
+        .arg("schema")
+        .arg(&f)
+        .arg(&twin)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "encoding UTF-16LE (byte-order mark)",
+        ));
+    // A byte-order mark that contradicts --encoding is named.
     recon()
         .arg("diff")
         .arg(&f)
-        .arg(&f)
+        .arg(&twin)
+        .args(["--encoding", "windows-1252"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("UTF-16 little-endian"))
-        .stderr(predicate::str::contains("iconv"));
+        .stderr(predicate::str::contains("UTF-16LE byte-order mark"));
 }

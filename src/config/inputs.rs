@@ -57,8 +57,53 @@ pub struct InputOptions {
 pub enum Encoding {
     #[default]
     Utf8,
-    /// ISO-8859-1: every byte is the code point of the same value.
+    /// ISO-8859-1: every byte is the code point of the same value. (WHATWG
+    /// maps the label to windows-1252; recon keeps the ISO meaning, which is
+    /// what `latin-1` always meant here.)
     Latin1,
+    /// An encoding whose bytes below 0x80 are always ASCII (single-byte
+    /// code pages, EUC-JP, EUC-KR): the CSV structure is read from the bytes
+    /// and each value decoded.
+    Bytes(&'static encoding_rs::Encoding),
+    /// An encoding whose bytes can look like ASCII inside a character
+    /// (UTF-16, Shift_JIS, Big5, GBK, gb18030, ISO-2022-JP): the file is
+    /// decoded to UTF-8 as it is read, before the CSV structure is.
+    Stream(&'static encoding_rs::Encoding),
+}
+
+impl Encoding {
+    /// The encoding a WHATWG label names (`windows-1252`, `utf-16le`,
+    /// `shift_jis`, ...), or why not.
+    pub fn from_label(label: &str) -> std::result::Result<Encoding, String> {
+        let l = label.trim().to_ascii_lowercase();
+        match l.as_str() {
+            "utf-8" | "utf8" => return Ok(Encoding::Utf8),
+            "latin-1" | "latin1" | "iso-8859-1" | "iso8859-1" | "l1" => {
+                return Ok(Encoding::Latin1)
+            }
+            _ => {}
+        }
+        let e = encoding_rs::Encoding::for_label(l.as_bytes())
+            .filter(|e| *e != encoding_rs::REPLACEMENT)
+            .ok_or_else(|| {
+                format!("--encoding {label}: not an encoding label recon knows (WHATWG labels, e.g. utf-8, windows-1252, iso-8859-15, utf-16le, shift_jis)")
+            })?;
+        Ok(if e == encoding_rs::UTF_8 {
+            Encoding::Utf8
+        } else if e.is_single_byte() || e == encoding_rs::EUC_JP || e == encoding_rs::EUC_KR {
+            Encoding::Bytes(e)
+        } else {
+            Encoding::Stream(e)
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "UTF-8",
+            Encoding::Latin1 => "ISO-8859-1",
+            Encoding::Bytes(e) | Encoding::Stream(e) => e.name(),
+        }
+    }
 }
 
 /// How text files are read.
@@ -89,6 +134,9 @@ pub struct TextOptions {
     pub sniff: Sniff,
     /// The header was sniffed with no evidence either way (every column text).
     pub header_unsure: bool,
+    /// The quote was sniffed with no quoted field in the sample (see
+    /// `input::sniff`): a quoted field in a record is an error.
+    pub quote_unproven: bool,
     /// (column or `*`, strftime pattern) for text read as timestamps.
     pub timestamp_formats: Vec<(String, String)>,
 }
@@ -109,6 +157,7 @@ impl Default for TextOptions {
             timestamp_formats: Vec::new(),
             sniff: Sniff::default(),
             header_unsure: false,
+            quote_unproven: false,
         }
     }
 }
@@ -242,7 +291,7 @@ pub struct InputConfig {
     pub header: bool,
     #[serde(default)]
     pub null_values: Vec<String>,
-    /// `utf-8` (default) or `latin-1`.
+    /// `utf-8` (default), `latin-1`, or any WHATWG label (`windows-1252`, `utf-16le`, ...).
     pub encoding: Option<String>,
     #[serde(default)]
     pub infer_types: bool,
@@ -320,15 +369,7 @@ impl InputConfig {
             text.escape = Some(one_byte("--escape", e)?);
         }
         let encoding = self.encoding.as_deref().unwrap_or("utf-8");
-        text.encoding = match encoding.to_ascii_lowercase().replace('_', "-").as_str() {
-            "utf-8" | "utf8" => Encoding::Utf8,
-            "latin-1" | "latin1" | "iso-8859-1" => Encoding::Latin1,
-            other => {
-                return Err(ReconError::Usage(format!(
-                    "--encoding {other}: expected utf-8 or latin-1"
-                )))
-            }
-        };
+        text.encoding = Encoding::from_label(encoding).map_err(ReconError::Usage)?;
         if text.quote.is_some() && text.quote == text.delimiter {
             return Err(ReconError::Usage(
                 "--quote and --delimiter must differ".into(),
@@ -429,11 +470,34 @@ mod tests {
     }
 
     #[test]
+    fn encodings_by_whatwg_label() {
+        use encoding_rs::{SHIFT_JIS, UTF_16LE, WINDOWS_1252};
+        assert_eq!(Encoding::from_label("UTF8"), Ok(Encoding::Utf8));
+        assert_eq!(Encoding::from_label("latin1"), Ok(Encoding::Latin1));
+        assert_eq!(
+            Encoding::from_label("cp1252"),
+            Ok(Encoding::Bytes(WINDOWS_1252))
+        );
+        assert_eq!(
+            Encoding::from_label("utf-16le"),
+            Ok(Encoding::Stream(UTF_16LE))
+        );
+        assert_eq!(
+            Encoding::from_label("sjis"),
+            Ok(Encoding::Stream(SHIFT_JIS))
+        );
+        assert!(Encoding::from_label("euc-jp").is_ok_and(|e| matches!(e, Encoding::Bytes(_))));
+        for bad in ["ebcdic", "replacement", ""] {
+            assert!(Encoding::from_label(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn bad_names_are_refused() {
         let c = InputConfig {
             encoding: Some("ebcdic".into()),
             ..Default::default()
         };
-        assert!(build(c).unwrap_err().contains("expected utf-8 or latin-1"));
+        assert!(build(c).unwrap_err().contains("not an encoding label"));
     }
 }

@@ -107,9 +107,21 @@ pub struct TableFile {
     /// Rows (block formats) or decompressed bytes (text) of the file; text
     /// files learn it during the scan.
     extent: AtomicU64,
+    /// Text decoded to UTF-8 as it is read (UTF-16, Shift_JIS, ...); its
+    /// locators are offsets in the decoded text.
+    pub decode: Option<&'static encoding_rs::Encoding>,
 }
 
 impl TableFile {
+    /// The encoding its values arrive in: UTF-8 once decoded.
+    pub fn encoding(&self, table: Encoding) -> Encoding {
+        if self.decode.is_some() {
+            Encoding::Utf8
+        } else {
+            table
+        }
+    }
+
     pub fn extent(&self) -> u64 {
         self.extent.load(Ordering::Relaxed)
     }
@@ -494,6 +506,7 @@ impl Table {
                 partition_values: Vec::new(),
                 block: None,
                 extent: AtomicU64::new(0),
+                decode: None,
             });
         }
         let format = format.ok_or_else(|| ReconError::input(path, "no data files"))?;
@@ -591,8 +604,14 @@ impl Table {
                     rows = None;
                 }
                 Format::Csv | Format::Tsv | Format::Ndjson => {
+                    // NDJSON is decoded whole: arrow-json reads UTF-8 only.
+                    let enc = match text.encoding {
+                        Encoding::Bytes(e) if format == Format::Ndjson => Encoding::Stream(e),
+                        e => e,
+                    };
+                    tf.decode = text::file_decoding(&tf.path, tf.compression, enc)?;
                     let head = if to_sniff.any() {
-                        Some(text::sniff_head(&tf.path, tf.compression)?)
+                        Some(text::sniff_head(tf)?)
                     } else {
                         None
                     };
@@ -607,6 +626,7 @@ impl Table {
                                 text.escape = found.dialect.escape;
                                 text.header = found.header;
                                 text.header_unsure = found.header_unsure;
+                                text.quote_unproven = found.quote_unproven;
                                 sniffed = Some((found, tf.path.clone()));
                             }
                             Some((first, first_path))
@@ -626,11 +646,14 @@ impl Table {
                                     ),
                                 ));
                             }
-                            Some(_) => {}
+                            // One file's evidence settles it for the table.
+                            Some(_) => {
+                                text.header_unsure &= found.header_unsure;
+                                text.quote_unproven &= found.quote_unproven;
+                            }
                         }
                     }
-                    let (s, trailing) =
-                        text::header_schema(&tf.path, tf.compression, format, &text)?;
+                    let (s, trailing) = text::header_schema(tf, format, &text)?;
                     // The files of one table agree on the dialect.
                     match text.trailing_delimiter {
                         None => text.trailing_delimiter = Some(trailing),
@@ -669,12 +692,20 @@ impl Table {
             fields.push(Field::new(k, DataType::Utf8, true));
         }
         let dialect = matches!(format, Format::Csv | Format::Tsv).then(|| {
-            sniff::describe(
+            let mut d = sniff::describe(
                 &text.dialect(),
                 text.header,
                 to_sniff,
                 text.trailing_delimiter == Some(true),
-            )
+            );
+            match (files.iter().find_map(|f| f.decode), text.encoding) {
+                (Some(e), Encoding::Utf8) => {
+                    d.push_str(&format!(", encoding {} (byte-order mark)", e.name()))
+                }
+                (_, Encoding::Utf8) => {}
+                (_, e) => d.push_str(&format!(", encoding {}", e.name())),
+            }
+            d
         });
         let mut untyped = vec![format.is_text(); file_columns];
         if format == Format::Ndjson {

@@ -10,6 +10,9 @@
 //! - the quote is one the sample actually uses to quote a field (`"` or `'`);
 //!   with no quoted field in the sample, `"` if it fits, else none. Never `'`
 //!   without evidence: apostrophes are common in plain text;
+//!   A quote chosen without evidence is checked on every later record: a
+//!   quoted field after the sample is an error, since quoting and no quoting
+//!   read it differently and the sample cannot say which the file meant;
 //! - the escape is none (quotes doubled, RFC 4180) when that fits, else `\`;
 //! - the header: the first record is data when every column whose other
 //!   values are all numbers or dates holds a number or date there too, and at
@@ -36,6 +39,9 @@ pub struct Sniffed {
     pub header: bool,
     /// The header choice rests on no evidence (every column is text).
     pub header_unsure: bool,
+    /// The quote was chosen with no quoted field in the sample, where no
+    /// quoting would have read it the same; a quoted field later is refused.
+    pub quote_unproven: bool,
 }
 
 /// Records read from a sample, at most.
@@ -235,6 +241,7 @@ pub fn sniff(
             dialect: given,
             header: given_header,
             header_unsure: false,
+            quote_unproven: false,
         });
     }
     let lexed = std::mem::take(&mut fits);
@@ -294,6 +301,7 @@ pub fn sniff(
         ));
     }
     // The quote: one the sample uses, else '"' if it reads, else none.
+    let mut quote_unproven = false;
     let quote = if sniff.quote {
         let mut used: Vec<Option<u8>> = Vec::new();
         for r in fits.iter().filter(|r| r.quoted > 0) {
@@ -303,7 +311,10 @@ pub fn sniff(
         }
         match used.as_slice() {
             [q] => *q,
-            [] if fits.iter().any(|r| r.dialect.quote == Some(b'"')) => Some(b'"'),
+            [] if fits.iter().any(|r| r.dialect.quote == Some(b'"')) => {
+                quote_unproven = fits.iter().any(|r| r.dialect.quote.is_none());
+                Some(b'"')
+            }
             [] if fits.iter().any(|r| r.dialect.quote.is_none()) => None,
             [] => fits[0].dialect.quote,
             many => {
@@ -340,6 +351,7 @@ pub fn sniff(
         dialect: chosen.dialect,
         header,
         header_unsure,
+        quote_unproven,
     })
 }
 
@@ -465,6 +477,8 @@ mod tests {
         assert!(!s.header && !s.header_unsure);
         let s = sniffed("a,b\nc,d\n").unwrap();
         assert!(s.header && s.header_unsure);
+        assert!(s.quote_unproven);
+        assert!(!sniffed("\"a\",b\nc,d\n").unwrap().quote_unproven);
         // Given settings are kept.
         let s = sniff(
             b"1,2\n3,4\n",

@@ -19,7 +19,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use super::csv_lex::{count_newlines, last_record_end, Dialect, Lexer, RecordBuf};
 use super::values::{parse_lenient_as, BadValue};
-use super::{pack, Compression, Format, Locators, Table, Unit, POS_BITS};
+use super::{pack, Compression, Format, Locators, Table, TableFile, Unit, POS_BITS};
 use crate::config::{Encoding, TextOptions};
 use crate::error::{quoted_value, ReconError, Result};
 
@@ -33,7 +33,16 @@ pub struct TextChunk {
     pub bytes: Vec<u8>,
 }
 
-fn open_reader(path: &Path, compression: Compression) -> Result<Box<dyn Read + Send>> {
+fn open_reader(f: &TableFile) -> Result<Box<dyn Read + Send>> {
+    let r = open_raw(&f.path, f.compression)?;
+    Ok(match f.decode {
+        Some(enc) => Box::new(Transcode::new(r, enc)),
+        None => r,
+    })
+}
+
+/// The decompressed bytes of a file, before any decoding.
+fn open_raw(path: &Path, compression: Compression) -> Result<Box<dyn Read + Send>> {
     let file = File::open(path).map_err(|e| ReconError::input(path, e.to_string()))?;
     Ok(match compression {
         Compression::None => Box::new(file),
@@ -46,6 +55,136 @@ fn open_reader(path: &Path, compression: Compression) -> Result<Box<dyn Read + S
                 .map_err(|e| ReconError::input(path, format!("cannot start zstd decoding: {e}")))?,
         ),
     })
+}
+
+/// Decodes a byte stream in another encoding to UTF-8 as it is read,
+/// refusing malformed input: encoding_rs_io and friends replace it with
+/// U+FFFD, which would make two different byte sequences equal.
+struct Transcode<R> {
+    inner: R,
+    decoder: encoding_rs::Decoder,
+    name: &'static str,
+    input: Vec<u8>,
+    /// Unread part of `input`.
+    at: usize,
+    end: usize,
+    output: Vec<u8>,
+    out_at: usize,
+    out_end: usize,
+    /// Bytes of the input decoded so far, for messages.
+    consumed: u64,
+    eof: bool,
+    done: bool,
+}
+
+impl<R: Read> Transcode<R> {
+    fn new(inner: R, enc: &'static encoding_rs::Encoding) -> Self {
+        Transcode {
+            inner,
+            // A byte-order mark of this encoding is removed, not read as text.
+            decoder: enc.new_decoder_with_bom_removal(),
+            name: enc.name(),
+            input: vec![0; 1 << 16],
+            at: 0,
+            end: 0,
+            output: vec![0; 1 << 17],
+            out_at: 0,
+            out_end: 0,
+            consumed: 0,
+            eof: false,
+            done: false,
+        }
+    }
+}
+
+impl<R: Read> Read for Transcode<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if self.out_at < self.out_end {
+                let n = buf.len().min(self.out_end - self.out_at);
+                buf[..n].copy_from_slice(&self.output[self.out_at..self.out_at + n]);
+                self.out_at += n;
+                return Ok(n);
+            }
+            if self.done {
+                return Ok(0);
+            }
+            if self.at == self.end && !self.eof {
+                let n = self.inner.read(&mut self.input)?;
+                self.at = 0;
+                self.end = n;
+                self.eof = n == 0;
+            }
+            let (result, read, written) = self.decoder.decode_to_utf8_without_replacement(
+                &self.input[self.at..self.end],
+                &mut self.output,
+                self.eof,
+            );
+            self.at += read;
+            self.consumed += read as u64;
+            self.out_at = 0;
+            self.out_end = written;
+            match result {
+                encoding_rs::DecoderResult::InputEmpty => self.done = self.eof,
+                encoding_rs::DecoderResult::OutputFull => {}
+                encoding_rs::DecoderResult::Malformed(_, _) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "bytes that are not valid {} near byte {} (pass the --encoding the file is written in)",
+                            self.name,
+                            self.consumed
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The decoding a text file needs: its table's streamed encoding, or
+/// UTF-16 when the file starts with a UTF-16 byte-order mark (no UTF-8
+/// file can: FF and FE never occur in UTF-8).
+pub fn file_decoding(
+    path: &Path,
+    compression: Compression,
+    enc: Encoding,
+) -> Result<Option<&'static encoding_rs::Encoding>> {
+    let mut head = Vec::new();
+    read_more(
+        open_raw(path, compression)?.as_mut(),
+        &mut head,
+        2,
+        path,
+        compression,
+    )?;
+    let bom = match head.as_slice() {
+        [0xff, 0xfe, ..] => Some(encoding_rs::UTF_16LE),
+        [0xfe, 0xff, ..] => Some(encoding_rs::UTF_16BE),
+        _ => None,
+    };
+    match (enc, bom) {
+        (Encoding::Stream(e), Some(b)) if e != b => Err(ReconError::input(
+            path,
+            format!(
+                "starts with a {} byte-order mark, but --encoding says {}",
+                b.name(),
+                e.name()
+            ),
+        )),
+        (Encoding::Stream(e), _) => Ok(Some(e)),
+        (Encoding::Utf8, b) => Ok(b),
+        (other, Some(b)) => Err(ReconError::input(
+            path,
+            format!(
+                "starts with a {} byte-order mark, but --encoding says {}: pass --encoding {}",
+                b.name(),
+                other.name(),
+                b.name().to_ascii_lowercase()
+            ),
+        )),
+        (_, None) => Ok(None),
+    }
 }
 
 fn read_more(
@@ -107,18 +246,32 @@ fn lex_message(e: &super::csv_lex::LexError, d: Dialect) -> String {
 /// The message for a value that is not UTF-8, with the way out.
 fn utf8_error(e: std::str::Utf8Error) -> String {
     format!(
-        "invalid UTF-8 at byte {} of the value (pass --encoding latin-1 for Latin-1 files)",
+        "invalid UTF-8 at byte {} of the value (pass the --encoding it is written in, e.g. windows-1252 or latin-1)",
         e.valid_up_to()
     )
 }
 
 fn decode_text(bytes: &[u8], enc: Encoding) -> std::result::Result<String, String> {
+    let mut out = String::new();
+    push_decoded(&mut out, bytes, enc)?;
+    Ok(out)
+}
+
+/// Appends a value's text in `enc` to `out`; bytes the encoding does not
+/// map are an error, never a replacement character.
+fn push_decoded(out: &mut String, bytes: &[u8], enc: Encoding) -> std::result::Result<(), String> {
     match enc {
-        Encoding::Utf8 => std::str::from_utf8(bytes)
-            .map(str::to_string)
-            .map_err(utf8_error),
-        Encoding::Latin1 => Ok(bytes.iter().map(|&b| b as char).collect()),
+        // Streamed encodings arrive decoded to UTF-8.
+        Encoding::Utf8 | Encoding::Stream(_) => {
+            out.push_str(std::str::from_utf8(bytes).map_err(utf8_error)?)
+        }
+        Encoding::Latin1 => out.extend(bytes.iter().map(|&b| b as char)),
+        Encoding::Bytes(e) => out.push_str(
+            &e.decode_without_bom_handling_and_without_replacement(bytes)
+                .ok_or_else(|| format!("bytes that are not valid {} in the value", e.name()))?,
+        ),
     }
+    Ok(())
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -140,20 +293,6 @@ fn leading_blank_lines(buf: &[u8], eof: bool) -> Option<usize> {
             None => return Some(at),
         }
     }
-}
-
-/// Refuses a UTF-16 file by its byte-order mark, naming it: read as UTF-8
-/// it fails on the first byte, and the Latin-1 way out would misread it.
-fn refuse_utf16(head: &[u8], path: &Path) -> Result<()> {
-    let which = match head {
-        [0xff, 0xfe, ..] => "UTF-16 little-endian (byte-order mark FF FE)",
-        [0xfe, 0xff, ..] => "UTF-16 big-endian (byte-order mark FE FF)",
-        _ => return Ok(()),
-    };
-    Err(ReconError::input(
-        path,
-        format!("is {which}, which recon does not read yet: convert it first, e.g. iconv -f UTF-16 -t UTF-8 IN > OUT"),
-    ))
 }
 
 /// Refuses a file whose lines end with a bare CR (classic Mac OS exports,
@@ -178,11 +317,11 @@ const SNIFF_BYTES: usize = 256 << 10;
 
 /// The start of a CSV file for sniffing its dialect: up to 256 KiB after
 /// the byte-order mark and any blank lines, and whether that is all of it.
-pub fn sniff_head(path: &Path, compression: Compression) -> Result<(Vec<u8>, bool)> {
-    let mut r = open_reader(path, compression)?;
+pub fn sniff_head(f: &TableFile) -> Result<(Vec<u8>, bool)> {
+    let (path, compression) = (f.path.as_path(), f.compression);
+    let mut r = open_reader(f)?;
     let mut buf = Vec::new();
     let eof = read_more(r.as_mut(), &mut buf, SNIFF_BYTES, path, compression)?;
-    refuse_utf16(&buf, path)?;
     let mut body = buf.strip_prefix(BOM).unwrap_or(&buf);
     refuse_cr_line_ends(body, path)?;
     body = &body[leading_blank_lines(body, true).unwrap_or(0)..];
@@ -192,12 +331,13 @@ pub fn sniff_head(path: &Path, compression: Compression) -> Result<(Vec<u8>, boo
 /// The column names (all Utf8) of a text file, from its header line (CSV) or
 /// its first lines (NDJSON), plus the header's length in bytes.
 pub fn header_schema(
-    path: &Path,
-    compression: Compression,
+    f: &TableFile,
     format: Format,
     opts: &TextOptions,
 ) -> Result<(SchemaRef, bool)> {
-    let mut r = open_reader(path, compression)?;
+    let (path, compression) = (f.path.as_path(), f.compression);
+    let enc = f.encoding(opts.encoding);
+    let mut r = open_reader(f)?;
     let mut buf = Vec::new();
     let mut want = 1 << 16;
     let d = opts.dialect();
@@ -205,7 +345,6 @@ pub fn header_schema(
     let skip = loop {
         let eof = read_more(r.as_mut(), &mut buf, want, path, compression)?;
         let body = buf.strip_prefix(BOM).unwrap_or(&buf);
-        refuse_utf16(&buf, path)?;
         refuse_cr_line_ends(body, path)?;
         let blank = if format != Format::Ndjson && opts.header {
             leading_blank_lines(body, eof)
@@ -304,7 +443,7 @@ pub fn header_schema(
     for i in 0..ncols {
         let name = if opts.header {
             let (bytes, _) = rec.field(i).unwrap_or((&[], false));
-            decode_text(bytes, opts.encoding)
+            decode_text(bytes, enc)
                 .map_err(|m| ReconError::input(path, format!("line 1 (header): {m}")))?
         } else {
             format!("column_{}", i + 1)
@@ -399,7 +538,7 @@ impl<'t> ChunkReader<'t> {
         Ok(ChunkReader {
             table,
             file,
-            r: open_reader(&f.path, f.compression)?,
+            r: open_reader(f)?,
             buf: Vec::new(),
             base: 0,
             line: 1,
@@ -666,6 +805,22 @@ impl Batcher<'_> {
     }
 }
 
+/// Whether field `i` is quoted though nothing in it needs quotes: no
+/// delimiter, line break or quote inside, not empty, no edge spaces. Writers
+/// that quote only where needed never do that; a file whose quote bytes are
+/// plain data does, which is why a sniffed quote with no evidence in the
+/// sample refuses such a field instead of guessing.
+fn needless_quotes(rec: &RecordBuf, i: usize, d: Dialect) -> bool {
+    let Some((b, true)) = rec.field(i) else {
+        return false;
+    };
+    let special = |c: &u8| *c == d.delimiter || *c == b'\n' || *c == b'\r' || Some(*c) == d.quote;
+    !b.is_empty()
+        && !b.iter().any(special)
+        && !b.first().is_some_and(u8::is_ascii_whitespace)
+        && !b.last().is_some_and(u8::is_ascii_whitespace)
+}
+
 /// The way out of a value that does not parse, by what the value looks
 /// like: padding calls for `--trim`, a quoted empty field for
 /// `--quoted-empty-as-null`; otherwise `--cast` or counting it as drift.
@@ -726,11 +881,12 @@ fn parse_records(
         .iter()
         .map(|s| s.as_bytes())
         .collect();
-    let enc = table.text.encoding;
+    let enc = table.files[file].encoding(table.text.encoding);
     // With a trailing delimiter every record has one more, empty, field.
     let trailing = table.text.trailing_delimiter == Some(true);
     let want = ncols + usize::from(trailing);
-    let mut lex = Lexer::new(bytes, table.text.dialect());
+    let d = table.text.dialect();
+    let mut lex = Lexer::new(bytes, d);
     let mut rec = RecordBuf::default();
     loop {
         let start = match lex.next_record(&mut rec) {
@@ -775,6 +931,16 @@ fn parse_records(
                 },
             ));
         }
+        if table.text.quote_unproven && (0..rec.len()).any(|i| needless_quotes(&rec, i, d)) {
+            let q = table.text.quote.map(|q| q as char).unwrap_or('"');
+            return Err(ReconError::input(
+                path,
+                format!(
+                    "line {}: a quoted field, but the first lines quote none, so whether {q:?} quotes or is data here cannot be sniffed: pass --quote '{q}' or --quote none",
+                    b.line_of(start)
+                ),
+            ));
+        }
         for (k, &c) in columns.iter().enumerate() {
             let (raw, quoted) = rec.field(c).unwrap_or((&[], false));
             let t = &mut b.texts[k];
@@ -787,22 +953,15 @@ fn parse_records(
                 t.ends.push(None);
                 continue;
             }
-            match enc {
-                Encoding::Utf8 => match std::str::from_utf8(raw) {
-                    Ok(s) => t.data.push_str(s),
-                    Err(e) => {
-                        return Err(ReconError::input(
-                            path,
-                            format!(
-                                "line {}, column '{}': {}",
-                                b.line_of(start),
-                                table.schema.field(c).name(),
-                                utf8_error(e)
-                            ),
-                        ))
-                    }
-                },
-                Encoding::Latin1 => t.data.extend(raw.iter().map(|&x| x as char)),
+            if let Err(m) = push_decoded(&mut t.data, raw, enc) {
+                return Err(ReconError::input(
+                    path,
+                    format!(
+                        "line {}, column '{}': {m}",
+                        b.line_of(start),
+                        table.schema.field(c).name(),
+                    ),
+                ));
             }
             t.ends.push(Some(t.data.len()));
         }
@@ -1027,7 +1186,7 @@ pub fn fetch<'t>(
             picked.push(b'\n');
         }
     };
-    if f.compression == Compression::None {
+    if f.compression == Compression::None && f.decode.is_none() {
         // Seekable: read a window at each record.
         let mut file_handle =
             File::open(path).map_err(|e| ReconError::input(path, e.to_string()))?;
