@@ -1,0 +1,535 @@
+//! Extracts as legacy databases write them, against their Parquet twins:
+//! sniffed dialects, text rules before typing, date patterns, encodings,
+//! and the hints that lead from an error to a working command.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, Date32Array, Int64Array, RecordBatch, StringArray, Time64MicrosecondArray,
+    TimestampMicrosecondArray,
+};
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+fn recon() -> Command {
+    Command::cargo_bin("recon").unwrap()
+}
+
+fn twin(path: &Path, columns: Vec<(&str, ArrayRef)>) -> PathBuf {
+    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    common::write_parquet(path, &batch, 100);
+    path.to_path_buf()
+}
+
+/// (k, n): "a" 1, "b" NULL, "x;y|z" 3, "it's" 4.
+fn kv_twin(dir: &Path) -> PathBuf {
+    twin(
+        &dir.join("twin.parquet"),
+        vec![
+            (
+                "k",
+                Arc::new(StringArray::from(vec!["a", "b", "x;y|z", "it's"])) as ArrayRef,
+            ),
+            (
+                "n",
+                Arc::new(Int64Array::from(vec![Some(1), None, Some(3), Some(4)])),
+            ),
+        ],
+    )
+}
+
+fn report(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("r.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn each_dialect_is_sniffed_and_compares_against_the_twin_with_no_flags() {
+    let tmp = TempDir::new().unwrap();
+    let pq = kv_twin(tmp.path());
+    for (name, text, dialect) in [
+        (
+            "comma.csv",
+            "k,n\na,1\nb,\nx;y|z,3\nit's,4\n",
+            "delimiter ',' (sniffed), quote '\"' (sniffed), header (sniffed)",
+        ),
+        (
+            "semicolon.csv",
+            "\"k\";\"n\"\n\"a\";\"1\"\n\"b\";\n\"x;y|z\";\"3\"\n\"it's\";\"4\"\n",
+            "delimiter ';' (sniffed), quote '\"' (sniffed)",
+        ),
+        (
+            "pipe.csv",
+            "k|n\na|1\nb|\n\"x;y|z\"|3\nit's|4\n",
+            "delimiter '|' (sniffed)",
+        ),
+        (
+            "tab.csv",
+            "k\tn\na\t1\nb\t\nx;y|z\t3\nit's\t4\n",
+            "delimiter tab (sniffed)",
+        ),
+        (
+            "single.csv",
+            "'k','n'\n'a','1'\n'b',\n'x;y|z','3'\n'it''s','4'\n",
+            "quote ''' (sniffed)",
+        ),
+        (
+            "trailing.csv",
+            "k|n|\na|1|\nb||\n\"x;y|z\"|3|\nit's|4|\n",
+            "trailing delimiter",
+        ),
+    ] {
+        let f = tmp.path().join(name);
+        fs::write(&f, text).unwrap();
+        recon()
+            .current_dir(tmp.path())
+            .arg("diff")
+            .arg(&f)
+            .arg(&pq)
+            .args(["--report", "r.json", "-q"])
+            .assert()
+            .code(0);
+        let r = report(tmp.path());
+        let got = r["inputs"]["source"]["dialect"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(got.contains(dialect), "{name}: {got}");
+        // The schema screen names the dialect too.
+        recon()
+            .arg("schema")
+            .arg(&f)
+            .arg(&pq)
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains(dialect));
+    }
+    // A change is still found with a sniffed dialect.
+    let f = tmp.path().join("drift.csv");
+    fs::write(&f, "k;n\na;1\nb;\nx;y|z;3\n").unwrap();
+    recon().arg("diff").arg(&f).arg(&pq).assert().code(2);
+    fs::write(&f, "k;n\na;1\nb;\n\"x;y|z\";3\nit's;5\n").unwrap();
+    recon().arg("diff").arg(&f).arg(&pq).assert().code(1);
+}
+
+#[test]
+fn an_ambiguous_sample_is_refused_naming_the_candidates_and_the_named_flag_works() {
+    let tmp = TempDir::new().unwrap();
+    let f = tmp.path().join("amounts.csv");
+    // No header, decimal commas: ';' and ',' both read two columns on every line.
+    fs::write(&f, "1;1,5\n2;2,25\n").unwrap();
+    let pq = twin(
+        &tmp.path().join("t.parquet"),
+        vec![
+            ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            ("amount", Arc::new(StringArray::from(vec!["1,5", "2,25"]))),
+        ],
+    );
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&pq)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("amounts.csv"))
+        .stderr(predicate::str::contains("';' (2 columns)"))
+        .stderr(predicate::str::contains("',' (2 columns)"))
+        .stderr(predicate::str::contains("pass --delimiter"));
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&pq)
+        .args(["--delimiter", ";", "--by-position"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn a_wrong_sniff_never_makes_a_match_the_right_dialect_would_not() {
+    let tmp = TempDir::new().unwrap();
+    // A file whose first 256 KiB quote nothing, then a value in needless
+    // quotes: quoting reads x, no quoting reads "x". The sample cannot say
+    // which, so recon refuses rather than pick the one that matches.
+    let mut text = String::from("k,n\n");
+    let mut keys = Vec::new();
+    for i in 0..20_000 {
+        text.push_str(&format!("key{i},{i}\n"));
+        keys.push(format!("key{i}"));
+    }
+    text.push_str("\"x\",20000\n");
+    keys.push("x".into());
+    let f = tmp.path().join("late.csv");
+    fs::write(&f, &text).unwrap();
+    let n: Vec<i64> = (0..=20_000).collect();
+    let pq = twin(
+        &tmp.path().join("t.parquet"),
+        vec![
+            ("k", Arc::new(StringArray::from(keys)) as ArrayRef),
+            ("n", Arc::new(Int64Array::from(n))),
+        ],
+    );
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&pq)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 20002"))
+        .stderr(predicate::str::contains("--quote none"));
+    // Each answer the user can give is then exact: no quoting sees drift,
+    // quoting sees a match.
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&pq)
+        .args(["--quote", "none"])
+        .assert()
+        .code(1);
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&pq)
+        .args(["--quote", "\""])
+        .assert()
+        .code(0);
+    // Quoting a value that needs it (a delimiter inside) is no ambiguity.
+    let g = tmp.path().join("needed.csv");
+    fs::write(&g, text.replace("\"x\",20000", "\"x,y\",20000")).unwrap();
+    recon().arg("diff").arg(&g).arg(&pq).assert().code(1);
+
+    // A sample that fits one delimiter, and a later line that does not:
+    // the line is named, nothing is compared.
+    let mut text = String::from("a;b\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("{i};{i}\n"));
+    }
+    text.push_str("1,2\n");
+    let h = tmp.path().join("later.csv");
+    fs::write(&h, &text).unwrap();
+    recon()
+        .arg("diff")
+        .arg(&h)
+        .arg(&h)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "line 20002: expected 2 fields, found 1",
+        ));
+
+    // By position, a header guessed without evidence would drop a row
+    // unseen: refused, and either answer then works exactly.
+    let a = tmp.path().join("a.csv");
+    let b = tmp.path().join("b.csv");
+    fs::write(&a, "x,y\nc,d\n").unwrap();
+    fs::write(&b, "x,z\nc,d\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .arg("--by-position")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pass --header or --no-header"));
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .args(["--by-position", "--header"])
+        .assert()
+        .code(0);
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .args(["--by-position", "--no-header"])
+        .assert()
+        .code(1);
+}
+
+/// The legacy export of the issue: ';'-delimited, every field quoted, ""
+/// for NULL, dd/mm/yyyy dates, padded numbers, zone abbreviations and HH:MM
+/// times, against its Parquet twin.
+fn legacy(dir: &Path, amount_b: &str) -> (PathBuf, PathBuf) {
+    let csv = dir.join("export.csv");
+    fs::write(
+        &csv,
+        format!(
+            "\"k\";\"n\";\"d\";\"ts\";\"t\"\n\
+             \"a\";\" 1992\";\"05/06/2019\";\"05/06/2019 10:00 EST\";\"10:30\"\n\
+             \"b\";\"\";\"\";\"\";\"\"\n\
+             \"c\";\"{amount_b}\";\"31/12/2020\";\"31/12/2020 23:59 EST\";\"23:59\"\n"
+        ),
+    )
+    .unwrap();
+    let day = |y, m, d| {
+        (chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
+            - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap())
+        .num_days() as i32
+    };
+    let instant = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .timestamp_micros()
+    };
+    let pq = twin(
+        &dir.join("twin.parquet"),
+        vec![
+            (
+                "k",
+                Arc::new(StringArray::from(vec!["a", "b", "c"])) as ArrayRef,
+            ),
+            (
+                "n",
+                Arc::new(Int64Array::from(vec![Some(1992), None, Some(7)])),
+            ),
+            (
+                "d",
+                Arc::new(Date32Array::from(vec![
+                    Some(day(2019, 6, 5)),
+                    None,
+                    Some(day(2020, 12, 31)),
+                ])),
+            ),
+            (
+                "ts",
+                Arc::new(
+                    TimestampMicrosecondArray::from(vec![
+                        Some(instant("2019-06-05T15:00:00Z")),
+                        None,
+                        Some(instant("2021-01-01T04:59:00Z")),
+                    ])
+                    .with_timezone("UTC"),
+                ),
+            ),
+            (
+                "t",
+                Arc::new(Time64MicrosecondArray::from(vec![
+                    Some(37_800_000_000),
+                    None,
+                    Some(86_340_000_000),
+                ])),
+            ),
+        ],
+    );
+    (csv, pq)
+}
+
+#[test]
+fn a_fully_quoted_legacy_export_compares_with_the_flags_each_error_names() {
+    let tmp = TempDir::new().unwrap();
+    let (csv, pq) = legacy(tmp.path(), "7 ");
+    // Each run fails on the next thing the file needs, and names the flag;
+    // adding it moves on, until the comparison runs.
+    let steps: [(&[&str], &str); 4] = [
+        (&[], "pass --trim n"),
+        (&["--trim", "n"], "pass --quoted-empty-as-null"),
+        (&["--quoted-empty-as-null"], "--date-format d=FMT"),
+        (
+            &["--date-format", "*=%d/%m/%Y"],
+            "--timestamp-format ts=FMT",
+        ),
+    ];
+    let mut flags: Vec<&str> = Vec::new();
+    for (add, hint) in steps {
+        flags.extend_from_slice(add);
+        recon()
+            .arg("diff")
+            .arg(&csv)
+            .arg(&pq)
+            .args(&flags)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(hint));
+    }
+    flags.extend_from_slice(&["--timestamp-format", "ts=%d/%m/%Y %H:%M"]);
+    // An abbreviation is read only as mapped.
+    recon()
+        .arg("diff")
+        .arg(&csv)
+        .arg(&pq)
+        .args(&flags)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("EST"));
+    flags.extend_from_slice(&["--assume-tz", "EST=-05:00"]);
+    recon()
+        .arg("diff")
+        .arg(&csv)
+        .arg(&pq)
+        .args(&flags)
+        .assert()
+        .code(0);
+    // The same flags find a changed value.
+    let (csv, pq) = legacy(tmp.path(), "8");
+    recon()
+        .arg("diff")
+        .arg(&csv)
+        .arg(&pq)
+        .args(&flags)
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn date_patterns_read_back_exactly_or_are_refused() {
+    let tmp = TempDir::new().unwrap();
+    let day = |y, m, d| {
+        (chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
+            - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap())
+        .num_days() as i32
+    };
+    let pq = twin(
+        &tmp.path().join("t.parquet"),
+        vec![
+            ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            (
+                "d",
+                Arc::new(Date32Array::from(vec![day(2019, 6, 5), day(2005, 10, 3)])),
+            ),
+        ],
+    );
+    let f = tmp.path().join("d.csv");
+    fs::write(&f, "id,d\n1,5/6/2019\n2,3/10/2005\n").unwrap();
+    // %d writes 05, so 5 does not read back: refused, with the way out.
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&pq)
+        .args(["--date-format", "d=%d/%m/%Y"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "writes this value as \"05/06/2019\"",
+        ));
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&pq)
+        .args(["--date-format", "d=%-d/%-m/%Y"])
+        .assert()
+        .code(0);
+    // A pattern must be used: on a number column it is an error, not a no-op.
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&pq)
+        .args(["--date-format", "id=%Y"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not as a date"));
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&pq)
+        .args(["--date-format", "d=%Q"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a valid strftime pattern"));
+    // Text against text: a pattern makes both sides dates, so formats may differ in padding.
+    let g = tmp.path().join("g.csv");
+    fs::write(&g, "id,d\n2,3/10/2005\n1,5/6/2019\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&f)
+        .arg(&g)
+        .args(["--date-format", "d=%-d/%-m/%Y"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn windows_1252_utf_16_and_shift_jis_extracts() {
+    let tmp = TempDir::new().unwrap();
+    let pq = twin(
+        &tmp.path().join("t.parquet"),
+        vec![
+            (
+                "name",
+                Arc::new(StringArray::from(vec!["Café", "€uro", "表示"])) as ArrayRef,
+            ),
+            ("n", Arc::new(Int64Array::from(vec![1, 2, 3]))),
+        ],
+    );
+    let text = "name;n\nCafé;1\n€uro;2\n表示;3\n";
+    // windows-1252 cannot write 表示: that file holds the first two rows only.
+    let cp = tmp.path().join("cp1252.csv");
+    let (bytes, _, unmappable) = encoding_rs::WINDOWS_1252.encode("name;n\nCafé;1\n€uro;2\n");
+    assert!(!unmappable);
+    fs::write(&cp, &bytes).unwrap();
+    recon()
+        .arg("diff")
+        .arg(&cp)
+        .arg(&pq)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid UTF-8"))
+        .stderr(predicate::str::contains("--encoding"));
+    recon()
+        .arg("diff")
+        .arg(&cp)
+        .arg(&pq)
+        .args(["--encoding", "windows-1252"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("target_only_row_count   1"));
+    // Shift_JIS: trail bytes can be '|' or '\', so the file is decoded before it is split.
+    // (ソ is 83 5C and 表 is 95 5C in Shift_JIS: '\' as a trail byte.)
+    let sj = tmp.path().join("sjis.csv");
+    let (bytes, _, unmappable) = encoding_rs::SHIFT_JIS.encode("name|n\n表示|1\n\"ソ|\"|2\n");
+    assert!(!unmappable);
+    fs::write(&sj, &bytes).unwrap();
+    let jp = twin(
+        &tmp.path().join("jp.parquet"),
+        vec![
+            (
+                "name",
+                Arc::new(StringArray::from(vec!["ソ|", "表示"])) as ArrayRef,
+            ),
+            ("n", Arc::new(Int64Array::from(vec![2, 1]))),
+        ],
+    );
+    recon()
+        .arg("diff")
+        .arg(&sj)
+        .arg(&jp)
+        .args(["--encoding", "shift_jis"])
+        .assert()
+        .code(0);
+    // UTF-16 with a byte-order mark needs no flag.
+    let u16 = tmp.path().join("utf16.csv");
+    let mut b = vec![0xfe, 0xff];
+    for c in text.encode_utf16() {
+        b.extend_from_slice(&c.to_be_bytes());
+    }
+    fs::write(&u16, &b).unwrap();
+    recon().arg("diff").arg(&u16).arg(&pq).assert().code(0);
+    // Malformed bytes are refused, never replaced.
+    let bad = tmp.path().join("bad16.csv");
+    let mut b2 = b.clone();
+    let n = b2.len();
+    b2[n - 4..n - 2].copy_from_slice(&[0xd8, 0x00]); // a lone surrogate
+    fs::write(&bad, &b2).unwrap();
+    recon()
+        .arg("diff")
+        .arg(&bad)
+        .arg(&pq)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not valid UTF-16BE"));
+}
+
+#[test]
+fn empty_part_files_in_a_directory_hold_no_rows() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path().join("export");
+    fs::create_dir(&dir).unwrap();
+    fs::write(dir.join("part-0.csv"), "k,n\na,1\nb,\n").unwrap();
+    fs::write(dir.join("part-1.csv"), "").unwrap();
+    fs::write(dir.join("part-2.csv"), "k,n\n\"x;y|z\",3\nit's,4\n").unwrap();
+    let pq = kv_twin(tmp.path());
+    recon().arg("diff").arg(&dir).arg(&pq).assert().code(0);
+}
