@@ -533,3 +533,91 @@ fn empty_part_files_in_a_directory_hold_no_rows() {
     let pq = kv_twin(tmp.path());
     recon().arg("diff").arg(&dir).arg(&pq).assert().code(0);
 }
+
+#[test]
+fn a_tpch_lineitem_tbl_against_its_parquet_twin_needs_only_the_flag_its_error_names() {
+    use arrow::array::Decimal128Array;
+    let tmp = TempDir::new().unwrap();
+    let n = 3000usize;
+    let day0 = 8035; // 1992-01-01
+    let mut tbl = String::new();
+    let (mut ok, mut part, mut qty, mut price, mut disc) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut flag, mut ship, mut mode, mut comment) = (vec![], vec![], vec![], vec![]);
+    for i in 0..n {
+        let (o, p) = (i as i64 / 4 + 1, (i as i64 * 7919) % 200_000 + 1);
+        let q = (i % 50 + 1) as i128 * 100;
+        let e = (i as i128 * 7_777) % 10_000_000 + 90_000;
+        let d = (i % 11) as i128;
+        let f = ["A", "N", "R"][i % 3];
+        let s = day0 + (i as i32 * 37) % 2500;
+        let m = ["AIR", "MAIL", "SHIP", "TRUCK", "REG AIR"][i % 5];
+        let c = format!("carefully final deposits; {i} sleep, quickly");
+        let date =
+            chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap() + chrono::Duration::days(s as i64);
+        tbl.push_str(&format!(
+            "{o}|{p}|{}.{:02}|{}.{:02}|0.{:02}|{f}|{date}|{m}|{c}|\n",
+            q / 100,
+            q % 100,
+            e / 100,
+            e % 100,
+            d
+        ));
+        ok.push(o);
+        part.push(p);
+        qty.push(q);
+        price.push(e);
+        disc.push(d);
+        flag.push(f);
+        ship.push(s);
+        mode.push(m);
+        comment.push(c);
+    }
+    let dec = |v: Vec<i128>| -> ArrayRef {
+        Arc::new(
+            Decimal128Array::from(v)
+                .with_precision_and_scale(15, 2)
+                .unwrap(),
+        )
+    };
+    let pq = twin(
+        &tmp.path().join("lineitem.parquet"),
+        vec![
+            ("l_orderkey", Arc::new(Int64Array::from(ok)) as ArrayRef),
+            ("l_partkey", Arc::new(Int64Array::from(part))),
+            ("l_quantity", dec(qty)),
+            ("l_extendedprice", dec(price)),
+            ("l_discount", dec(disc)),
+            ("l_returnflag", Arc::new(StringArray::from(flag))),
+            ("l_shipdate", Arc::new(Date32Array::from(ship))),
+            ("l_shipmode", Arc::new(StringArray::from(mode))),
+            ("l_comment", Arc::new(StringArray::from(comment))),
+        ],
+    );
+    let t = tmp.path().join("lineitem.tbl");
+    fs::write(&t, &tbl).unwrap();
+    // No flags: one short message naming the one flag.
+    recon()
+        .arg("diff")
+        .arg(&t)
+        .arg(&pq)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("share no column names"))
+        .stderr(predicate::str::contains("--by-position"));
+    recon()
+        .arg("diff")
+        .arg(&t)
+        .arg(&pq)
+        .arg("--by-position")
+        .assert()
+        .code(0);
+    // A changed price is found, by position too.
+    fs::write(&t, tbl.replacen("|900.00|", "|900.01|", 1)).unwrap();
+    recon()
+        .arg("diff")
+        .arg(&t)
+        .arg(&pq)
+        .arg("--by-position")
+        .assert()
+        .code(1);
+}
