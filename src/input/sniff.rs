@@ -181,21 +181,33 @@ pub fn sniff(
     given_header: bool,
     sniff: Sniff,
 ) -> Result<Sniffed, String> {
+    // Delimiters the sample lacks all read it as one column, so one of
+    // them stands for the rest, beside those present and the default.
+    let present = |b: u8| memchr::memchr(b, sample).is_some();
     let delimiters: Vec<u8> = if sniff.delimiter {
-        vec![b',', b';', b'|', b'\t']
+        let all = [b',', b';', b'|', b'\t'];
+        let mut d: Vec<u8> = all
+            .into_iter()
+            .filter(|&d| d == given.delimiter || present(d))
+            .collect();
+        d.extend(all.into_iter().find(|&x| !d.contains(&x) && !present(x)));
+        d
     } else {
         vec![given.delimiter]
     };
     let quotes: Vec<Option<u8>> = if sniff.quote {
-        let mut q = vec![Some(b'"'), None];
-        if sample.contains(&b'\'') {
-            q.insert(1, Some(b'\''));
+        let mut q = vec![Some(b'"')];
+        if present(b'\'') {
+            q.push(Some(b'\''));
+        }
+        if present(b'"') || present(b'\'') {
+            q.push(None);
         }
         q
     } else {
         vec![given.quote]
     };
-    let escapes: Vec<Option<u8>> = if sniff.escape && sample.contains(&b'\\') {
+    let escapes: Vec<Option<u8>> = if sniff.escape && present(b'\\') {
         vec![None, Some(b'\\')]
     } else if sniff.escape {
         vec![None]
@@ -312,7 +324,8 @@ pub fn sniff(
         match used.as_slice() {
             [q] => *q,
             [] if fits.iter().any(|r| r.dialect.quote == Some(b'"')) => {
-                quote_unproven = fits.iter().any(|r| r.dialect.quote.is_none());
+                // Nothing is quoted, so no quoting reads the sample alike.
+                quote_unproven = true;
                 Some(b'"')
             }
             [] if fits.iter().any(|r| r.dialect.quote.is_none()) => None,
