@@ -15,6 +15,7 @@
 mod block;
 pub mod csv_lex;
 pub mod parse;
+mod spool;
 mod text;
 pub mod values;
 
@@ -26,9 +27,11 @@ use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::{guard, ReconError, Result};
+use crate::side::Side;
 
 pub use crate::config::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
 pub use block::{int96_exact, BlockMeta};
+pub use spool::Spool;
 pub use text::{sample, ParseErrors, RENAMED_HEADER};
 
 /// Bits of a locator that hold the position within a file.
@@ -87,7 +90,12 @@ fn sniff(path: &Path) -> Option<Format> {
     use std::io::Read;
     let mut head = [0u8; 6];
     let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
-    match &head[..n] {
+    magic_format(&head[..n])
+}
+
+/// Parquet or Arrow IPC, by the first bytes of a file.
+fn magic_format(head: &[u8]) -> Option<Format> {
+    match head {
         [b'P', b'A', b'R', b'1', ..] => Some(Format::Parquet),
         [b'A', b'R', b'R', b'O', b'W', b'1'] => Some(Format::Ipc),
         [0xff, 0xff, 0xff, 0xff, ..] => Some(Format::Ipc),
@@ -141,6 +149,29 @@ pub struct Table {
     partition_arrays: Vec<Vec<ArrayRef>>,
     /// Text values that failed to parse and were counted (`--max-parse-errors`).
     pub parse_errors: text::ParseErrors,
+    /// For `-` or a pipe: the copy the table is read from (its one file),
+    /// deleted when the table is dropped.
+    pub spool: Option<Spool>,
+}
+
+/// `e`, naming `to` where it named the file `from`.
+fn renamed(e: ReconError, from: &Path, to: &Path) -> ReconError {
+    let rename = |p: PathBuf| if p == from { to.to_path_buf() } else { p };
+    match e {
+        ReconError::Input { path, message } => ReconError::Input {
+            path: rename(path),
+            message,
+        },
+        ReconError::Parquet { path, source } => ReconError::Parquet {
+            path: rename(path),
+            source,
+        },
+        ReconError::Arrow { path, source } => ReconError::Arrow {
+            path: rename(path),
+            source,
+        },
+        other => other,
+    }
 }
 
 /// Spark and friends leave _SUCCESS, _committed_*, .crc and other markers
@@ -296,17 +327,9 @@ fn discover(path: &Path) -> Result<Vec<Found>> {
             }])
         }
         Ok(meta) if !meta.is_dir() => {
-            use std::os::unix::fs::FileTypeExt;
-            let what = if meta.file_type().is_fifo() {
-                "is a pipe or FIFO (such as <(…) in a shell)"
-            } else {
-                "is not a regular file or directory"
-            };
             return Err(ReconError::input(
                 path,
-                format!(
-                    "{what}: recon reads its inputs more than once, so write it to a file first"
-                ),
+                "is not a regular file, directory or pipe: recon reads its inputs more than once, so write it to a file first",
             ));
         }
         Ok(_) => {
@@ -428,7 +451,24 @@ impl Table {
     /// Opens a table reading only metadata: footers for Parquet and IPC, the
     /// header line (or first lines) for text. Text columns are Utf8 until
     /// `plan::typing::resolve` gives them the other side's types.
-    pub fn open(path: &Path, opts: &InputOptions) -> Result<Table> {
+    ///
+    /// `-` (stdin) and a pipe are first copied to a spool file in a run
+    /// directory under `temp_dir` (see [`Spool`]); `side` names the format
+    /// flag in the error when their format is unknown.
+    pub fn open(path: &Path, opts: &InputOptions, side: Side, temp_dir: &Path) -> Result<Table> {
+        let Some(kind) = spool::stream_kind(path) else {
+            return Table::open_files(path, opts);
+        };
+        let (spool, opts) = spool::spool(path, kind, opts, side, temp_dir)?;
+        // What is wrong with the header or the footer is wrong with the input.
+        let mut table =
+            Table::open_files(spool.path(), &opts).map_err(|e| renamed(e, spool.path(), path))?;
+        table.path = path.to_path_buf();
+        table.spool = Some(spool);
+        Ok(table)
+    }
+
+    fn open_files(path: &Path, opts: &InputOptions) -> Result<Table> {
         let found = discover(path)?;
         if found.len() > MAX_FILES {
             return Err(ReconError::input(
@@ -628,6 +668,7 @@ impl Table {
             text,
             partition_arrays: Vec::new(),
             parse_errors: Default::default(),
+            spool: None,
         };
         table.build_partition_arrays()?;
         Ok(table)
