@@ -9,13 +9,15 @@ use std::time::Instant;
 
 use recon::digest::RowEncoder;
 use recon::input::Table;
+use recon::Side;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let opts = recon::input::InputOptions::default();
+    let temp = std::env::temp_dir();
     let tables = [
-        Table::open(args[1].as_ref(), &opts).unwrap(),
-        Table::open(args[2].as_ref(), &opts).unwrap(),
+        Table::open(args[1].as_ref(), &opts, Side::Source, &temp).unwrap(),
+        Table::open(args[2].as_ref(), &opts, Side::Target, &temp).unwrap(),
     ];
     let threads: usize = args[3].parse().unwrap();
     let hash = args.iter().any(|a| a == "--hash");

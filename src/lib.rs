@@ -14,7 +14,7 @@
 //! | layer | modules | what |
 //! |---|---|---|
 //! | 0 | [`error`], [`size`], [`side`], [`units`] | foundations |
-//! | 1 | [`config`] | options from flags, rules files and batch files, validated |
+//! | 1 | [`config`], [`tempspace`] | options from flags, rules files and batch files, validated; run directories and cleanup |
 //! | 2 | [`digest`] | canonical encoding, row digests, multiset digests |
 //! | 3 | [`input`] | discovery, formats, tables, locators, text values |
 //! | 4 | [`plan`] | value classes, alignment, conversions, text typing |
@@ -36,6 +36,7 @@ pub mod size;
 pub mod units;
 
 pub mod config;
+pub mod tempspace;
 
 pub mod digest;
 

@@ -440,7 +440,8 @@ struct DiffArgs {
     /// Peak memory budget, e.g. 256MiB, 4GiB, or 'unlimited' [default: half of RAM].
     #[arg(short = 'm', long, value_name = "SIZE")]
     memory_limit: Option<String>,
-    /// Directory for spill files [default: the system temp dir].
+    /// Directory for spill files and for the copy of a piped input (`-`, a FIFO)
+    /// [default: the system temp dir].
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<PathBuf>,
     /// Print the JSON report to stdout instead of the text summary.
@@ -644,7 +645,10 @@ fn fingerprint_options(
 }
 
 fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
-    let opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by.clone())?;
+    let mut opts =
+        fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by.clone())?;
+    // A piped input is copied here, as the exact diff would copy it.
+    opts.temp_dir = a.temp_dir.clone();
     let [s, t] = fingerprint_pair(&a.source, &a.target, &opts, &a.input.build()?)?;
     let cmp = compare_fingerprints(&s, &t)?;
     if !a.quiet {

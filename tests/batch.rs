@@ -73,11 +73,11 @@ fn bad_batch_files_are_one_line_errors_naming_the_line_and_key() {
     for (text, msg) in [
         (
             format!("[[pair]]\nname = \"a\"\nsource = \"{demo}\"\ntarget = \"{demo}\"\ncolour = 1\n"),
-            "line 5: unknown field `colour`",
+            "line 5: unknown key 'colour' in [[pair]] (expected one of: name, source,",
         ),
         (
             format!("[defaults.run]\nthreads = \"two\"\n[[pair]]\nname = \"a\"\nsource = \"{demo}\"\ntarget = \"{demo}\"\n"),
-            "line 2: invalid type",
+            "line 2, key 'defaults.run.threads': invalid type",
         ),
         (
             format!("[[pair]]\nname = \"a\"\nsource = \"{demo}\"\ntarget = \"nope.parquet\"\n"),

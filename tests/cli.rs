@@ -806,3 +806,86 @@ fn a_targeted_second_pass_reads_only_the_row_groups_that_differ_and_gives_the_on
     assert_eq!(c, 0);
     assert!(same["settings"]["second_pass"].is_null());
 }
+
+#[test]
+fn columns_pick_each_sides_columns_before_by_position_pairs_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A wide extract with other names (and a column the target lacks)...
+    let csv = tmp.path().join("extract.csv");
+    std::fs::write(&csv, "name,load_ts,qty\na,2024-01-01,1\nb,2024-01-02,2\n").unwrap();
+    // ... against a narrow table with its own names.
+    let pq = tmp.path().join("table.parquet");
+    write_parquet(
+        &pq,
+        &kv_batch(&[(Some("b"), Some(2)), (Some("a"), Some(1))]),
+        10,
+    );
+    let diff = |columns: &str| {
+        let mut cmd = recon();
+        cmd.arg("diff")
+            .arg(&csv)
+            .arg(&pq)
+            .args(["--by-position", "--columns", columns]);
+        cmd
+    };
+    diff("name,qty,k,n").assert().code(0);
+    // --exclude composes too (load_ts is outside --columns anyway).
+    let (code, r) = diff_json(
+        &csv,
+        &pq,
+        &[
+            "--by-position",
+            "--columns",
+            "name,qty,k,n",
+            "--exclude",
+            "load_ts",
+        ],
+    );
+    assert_eq!((code, counts(&r)), (0, (2, 2, 0, 0)));
+    // A changed value in a compared column is drift.
+    let changed = tmp.path().join("changed.csv");
+    std::fs::write(
+        &changed,
+        "name,load_ts,qty\na,2024-01-01,1\nb,2024-01-02,3\n",
+    )
+    .unwrap();
+    let (code, r) = diff_json(
+        &changed,
+        &pq,
+        &["--by-position", "--columns", "name,qty,k,n"],
+    );
+    assert_eq!((code, counts(&r)), (1, (2, 2, 1, 1)));
+    // A wrong name is one line naming it.
+    diff("name,qyt,k,n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--columns: no column named 'qyt' in source or target",
+        ))
+        .stderr(predicate::function(|e: &str| e.lines().count() == 1));
+    // So is a different number of named columns per side.
+    diff("name,qty,n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the source has 2 of them (name, qty) and the target 1 (n)",
+        ));
+    // A header-less side with none of the names follows the other by position.
+    let tbl = tmp.path().join("extract.tbl");
+    std::fs::write(&tbl, "a|2024-01-01|1|\nb|2024-01-02|2|\n").unwrap();
+    let narrow = tmp.path().join("three.parquet");
+    let k: arrow::array::ArrayRef =
+        std::sync::Arc::new(arrow::array::StringArray::from(vec!["b", "a"]));
+    let d: arrow::array::ArrayRef =
+        std::sync::Arc::new(arrow::array::StringArray::from(vec!["x", "y"]));
+    let n: arrow::array::ArrayRef = std::sync::Arc::new(arrow::array::Int64Array::from(vec![2, 1]));
+    let batch = arrow::array::RecordBatch::try_from_iter([("k", k), ("day", d), ("n", n)]).unwrap();
+    write_parquet(&narrow, &batch, 10);
+    recon()
+        .arg("diff")
+        .arg(&tbl)
+        .arg(&narrow)
+        .args(["--by-position", "--columns", "k,n"])
+        .assert()
+        .code(0);
+}

@@ -1138,25 +1138,8 @@ fn blank_and_repeated_header_names_pair_by_position_and_are_refused_by_name() {
 }
 
 #[test]
-fn errors_name_the_fix_for_pipes_quotes_and_header_less_files() {
+fn errors_name_the_fix_for_quotes_and_header_less_files() {
     let tmp = TempDir::new().unwrap();
-    // A FIFO (what <(sed …) gives) is refused with what to do.
-    let fifo = tmp.path().join("pipe.csv");
-    let status = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let ok = tmp.path().join("ok.csv");
-    fs::write(&ok, "a\n1\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&fifo)
-        .arg(&ok)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("is a pipe or FIFO"))
-        .stderr(predicate::str::contains("write it to a file first"));
     // A quote error mentions --quote none, which then reads the file.
     let q = tmp.path().join("q.csv");
     fs::write(&q, "a,b\n1,2\"inch\n").unwrap();
@@ -1318,4 +1301,183 @@ fn a_utf16_file_is_read_by_its_byte_order_mark_and_named() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("UTF-16LE byte-order mark"));
+}
+
+/// A two-column (k, n) CSV and its Parquet twin, in `dir`.
+fn kv_pair(dir: &Path) -> (String, PathBuf) {
+    let csv = "k,n\na,1\nb,2\nb,2\n".to_string();
+    let pq = dir.join("twin.parquet");
+    common::write_parquet(
+        &pq,
+        &common::kv_batch(&[
+            (Some("b"), Some(2)),
+            (Some("a"), Some(1)),
+            (Some("b"), Some(2)),
+        ]),
+        10,
+    );
+    (csv, pq)
+}
+
+/// Makes a FIFO at `path` and writes `data` into it from a thread (which
+/// waits for a reader; a test that fails first leaves it blocked until exit).
+fn fifo_with(path: &Path, data: Vec<u8>) -> std::thread::JoinHandle<()> {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let mut w = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        w.write_all(&data).unwrap();
+    })
+}
+
+#[test]
+fn stdin_is_spooled_and_its_evidence_read_back() {
+    let tmp = TempDir::new().unwrap();
+    let (csv, pq) = kv_pair(tmp.path());
+    recon()
+        .args(["diff", "-"])
+        .arg(&pq)
+        .args(["--source-format", "csv"])
+        .write_stdin(csv.clone())
+        .assert()
+        .code(0);
+    // A changed row: the evidence is fetched back from the spooled copy
+    // by byte offset, typed like the Parquet side.
+    let out = tmp.path().join("out");
+    recon()
+        .args(["diff", "-"])
+        .arg(&pq)
+        .args(["--source-format", "csv", "-o"])
+        .arg(&out)
+        .write_stdin(csv.replace("a,1", "a,7"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("k=\"a\"  n=7"));
+    let rows = read_parquet(&out.join("source_only.parquet"));
+    assert_eq!(rows[0].num_rows(), 1);
+    let n = rows[0].column_by_name("n").unwrap();
+    assert_eq!(n.data_type(), &DataType::Int64);
+    // The report names the input as given.
+    let report: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["inputs"]["source"]["path"], "-");
+    // Either side may be `-`; gzip and zstd streams are told by their bytes.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(csv.as_bytes()).unwrap();
+    recon()
+        .arg("diff")
+        .arg(&pq)
+        .args(["-", "--target-format", "csv"])
+        .write_stdin(gz.finish().unwrap())
+        .assert()
+        .code(0);
+    recon()
+        .args(["diff", "-"])
+        .arg(&pq)
+        .args(["--source-format", "csv"])
+        .write_stdin(zstd::encode_all(csv.as_bytes(), 1).unwrap())
+        .assert()
+        .code(0);
+    // Parquet needs seeking, so it is spooled too; its magic bytes name it.
+    recon()
+        .args(["diff", "-"])
+        .arg(&pq)
+        .write_stdin(fs::read(&pq).unwrap())
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn stdin_without_a_format_or_twice_is_a_one_line_error() {
+    let tmp = TempDir::new().unwrap();
+    let (csv, pq) = kv_pair(tmp.path());
+    let one_line = || predicate::function(|e: &str| e.lines().count() == 1);
+    recon()
+        .args(["diff", "-"])
+        .arg(&pq)
+        .write_stdin(csv.clone())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "-: stdin has no file name to tell its format: pass --source-format csv",
+        ))
+        .stderr(one_line());
+    recon()
+        .args(["diff", "-", "-", "--source-format", "csv"])
+        .write_stdin(csv.clone())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("both '-'"))
+        .stderr(one_line());
+    // Compressed Parquet is not read (nothing compresses Parquet files whole).
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&fs::read(&pq).unwrap()).unwrap();
+    recon()
+        .args(["diff", "-"])
+        .arg(&pq)
+        .args(["--source-format", "parquet"])
+        .write_stdin(gz.finish().unwrap())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("-: is a gzip stream of parquet"))
+        .stderr(one_line());
+    // The spool goes to --temp-dir.
+    recon()
+        .args(["diff", "-"])
+        .arg(&pq)
+        .args(["--source-format", "csv", "--temp-dir"])
+        .arg(tmp.path().join("nowhere"))
+        .write_stdin(csv)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "nowhere: temp directory does not exist",
+        ))
+        .stderr(one_line());
+}
+
+#[test]
+fn a_fifo_is_spooled_and_read_like_its_file() {
+    let tmp = TempDir::new().unwrap();
+    let (csv, pq) = kv_pair(tmp.path());
+    // A FIFO without an extension (what <(zcat x.csv.gz) gives) needs the format.
+    let fifo = tmp.path().join("extract");
+    let writer = fifo_with(&fifo, csv.replace("b,2\n", "b,3\n").into_bytes());
+    recon()
+        .arg("diff")
+        .arg(&fifo)
+        .arg(&pq)
+        .args(["--source-format", "csv"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("k=\"b\"  n=3"));
+    writer.join().unwrap();
+    // A FIFO's own extension names its format, .tbl dialect included.
+    let tbl = tmp.path().join("extract.tbl");
+    let writer = fifo_with(&tbl, b"a|1|\nb|2|\nb|2|\n".to_vec());
+    recon()
+        .arg("diff")
+        .arg(&tbl)
+        .arg(&pq)
+        .arg("--by-position")
+        .assert()
+        .code(0);
+    writer.join().unwrap();
+    // Without a format or a telling name: one line saying which flag to pass.
+    let bare = tmp.path().join("bare");
+    let writer = fifo_with(&bare, csv.into_bytes());
+    recon()
+        .arg("diff")
+        .arg(&pq)
+        .arg(&bare)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is a pipe whose name tells no format: pass --target-format csv",
+        ));
+    writer.join().unwrap();
 }

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("side", 0),
     ("error", 1),
     ("config", 2),
+    ("tempspace", 2),
     ("digest", 3),
     ("input", 4),
     ("plan", 5),

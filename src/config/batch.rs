@@ -91,16 +91,8 @@ impl BatchFile {
     /// made relative to the file's directory.
     pub fn load(path: &Path) -> Result<BatchFile, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut file: BatchFile = toml::from_str(&text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| {
-                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                    format!("line {line}: ")
-                })
-                .unwrap_or_default();
-            format!("{}: {at}{}", path.display(), e.message())
-        })?;
+        let mut file: BatchFile =
+            toml::from_str(&text).map_err(|e| super::toml_error::describe(path, &text, &e))?;
         if file.pairs.is_empty() {
             return Err(format!("{}: no [[pair]] to run", path.display()));
         }
@@ -152,5 +144,49 @@ impl BatchFile {
             }
         }
         Ok(file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error of loading `text` as a batch file (parse errors come
+    /// before any input is looked for).
+    fn batch_error(text: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nightly.toml");
+        std::fs::write(&path, text).unwrap();
+        let e = BatchFile::load(&path).err().unwrap();
+        assert!(!e.contains('\n'), "{e}");
+        e.replace(&format!("{}", path.display()), "nightly.toml")
+    }
+
+    const PAIR: &str = "[[pair]]\nname = \"a\"\nsource = \"s.csv\"\ntarget = \"t.csv\"\n";
+
+    #[test]
+    fn a_batch_file_error_names_the_line_and_the_key() {
+        let unknown = batch_error(&format!("{PAIR}[pair.thresholds]\nmax_chaged = 5\n"));
+        assert_eq!(
+            unknown,
+            "nightly.toml: line 6: unknown key 'max_chaged' in [pair.thresholds]: did you mean 'max_changed'? (expected one of: max_unmatched_rows, max_unmatched_ratio, max_changed, max_missing)"
+        );
+        assert_eq!(
+            batch_error(&format!("[defaults.run]\nthreads = \"two\"\n{PAIR}")),
+            "nightly.toml: line 2, key 'defaults.run.threads': invalid type: string \"two\", expected usize"
+        );
+        assert_eq!(
+            batch_error(&format!("{PAIR}mode = \"quik\"\n")),
+            "nightly.toml: line 5, key 'pair.mode': unknown value 'quik': did you mean 'quick'? (expected one of: diff, quick)"
+        );
+        assert_eq!(
+            batch_error("[[pair]]\nsource = \"s.csv\"\ntarget = \"t.csv\"\n"),
+            "nightly.toml: line 1, in [[pair]]: missing key 'name'"
+        );
+        let syntax = batch_error(&format!("{PAIR}[pair.align\nkey = [\"id\"]\n"));
+        assert!(
+            syntax.starts_with("nightly.toml: line 5, column "),
+            "{syntax}"
+        );
     }
 }

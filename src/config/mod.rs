@@ -12,6 +12,7 @@
 pub mod batch;
 mod inputs;
 mod run;
+mod toml_error;
 
 use arrow::datatypes::{DataType, TimeUnit};
 
@@ -341,15 +342,17 @@ pub struct RulesFile {
 }
 
 impl RulesFile {
-    /// Reads and validates a rules file. Errors name the file but not
-    /// their setting; [`RulesFile::apply_to`] errors name the setting.
+    /// Reads and validates a rules file. TOML errors are one line naming
+    /// the file, the line and the key; [`RulesFile::apply_to`] errors name
+    /// the setting.
     pub fn load(path: &std::path::Path) -> Result<RulesFile, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| {
-            let msg = e.to_string();
-            let first = msg.lines().next().unwrap_or("invalid TOML").to_string();
-            format!("{}: {}", path.display(), first.trim_end_matches('\n'))
-        })
+        RulesFile::parse(path, &text)
+    }
+
+    /// Parses the text of a rules file read from `path` (named in errors).
+    pub fn parse(path: &std::path::Path, text: &str) -> Result<RulesFile, String> {
+        toml::from_str(text).map_err(|e| toml_error::describe(path, text, &e))
     }
 
     /// Adds this file's settings to `opts`; command-line settings given too are kept.
@@ -434,6 +437,38 @@ impl RulesFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rules_error(text: &str) -> String {
+        RulesFile::parse(std::path::Path::new("rules.toml"), text).unwrap_err()
+    }
+
+    #[test]
+    fn a_rules_file_error_names_the_line_and_the_key() {
+        let unknown = rules_error("by_position = true\nexlcude = [\"load_ts\"]\n");
+        assert!(
+            unknown.starts_with(
+                "rules.toml: line 2: unknown key 'exlcude': did you mean 'exclude'? (expected one of: by_position, ignore_case_names,"
+            ),
+            "{unknown}"
+        );
+        assert_eq!(
+            rules_error("trim = [\"a\"]\n[round]\namount = \"x\"\n"),
+            "rules.toml: line 3, key 'round.amount': invalid type: string \"x\", expected u32"
+        );
+        assert_eq!(
+            rules_error("by_position = \"yes\"\n"),
+            "rules.toml: line 1, key 'by_position': invalid type: string \"yes\", expected a boolean"
+        );
+        assert_eq!(
+            rules_error("exclude = [\"a\"\ntrim = [\"b\"]\n"),
+            "rules.toml: line 2, column 1: missing comma between array elements, expected `,`"
+        );
+        assert_eq!(
+            rules_error("trim = [\"a\"]\ntrim = [\"b\"]\n"),
+            "rules.toml: line 2, column 1: duplicate key 'trim'"
+        );
+        assert!(!unknown.contains('\n'), "{unknown}");
+    }
 
     #[test]
     fn tolerances_are_exact_decimals() {

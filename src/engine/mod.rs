@@ -3,7 +3,8 @@
 //!
 //! - [`context`]: one run's cancel token, progress, temp dir and memory division;
 //! - [`memory`]: how a memory limit is divided; peak RSS;
-//! - [`tempspace`]: run directories and cleanup on every exit path;
+//! - [`tempspace`]: run directories and cleanup on every exit path (a lower
+//!   layer, re-exported here: inputs spool pipes into a run directory too);
 //! - [`spill`]: chunked spill storage, memory first, then per-thread files;
 //! - [`record`]: record layouts (a 16-byte partition key, then a payload);
 //! - [`scan`]: the scan driver (feeders, units, workers) with pluggable [`scan::RowSink`]s;
@@ -17,6 +18,6 @@ pub mod reconcile;
 pub mod record;
 pub mod scan;
 pub mod spill;
-pub mod tempspace;
+pub use crate::tempspace;
 
 pub use context::{cancel_all, CancelToken, Phase, Progress, RunContext};

@@ -16,6 +16,7 @@ mod block;
 pub mod csv_lex;
 pub mod parse;
 pub mod sniff;
+mod spool;
 mod text;
 pub mod values;
 
@@ -27,9 +28,11 @@ use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::{guard, ReconError, Result};
+use crate::side::Side;
 
 pub use crate::config::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
 pub use block::{int96_exact, BlockMeta};
+pub use spool::Spool;
 pub use text::{sample, ParseErrors, RENAMED_HEADER};
 
 /// Bits of a locator that hold the position within a file.
@@ -88,7 +91,12 @@ fn sniff(path: &Path) -> Option<Format> {
     use std::io::Read;
     let mut head = [0u8; 6];
     let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
-    match &head[..n] {
+    magic_format(&head[..n])
+}
+
+/// Parquet or Arrow IPC, by the first bytes of a file.
+fn magic_format(head: &[u8]) -> Option<Format> {
+    match head {
         [b'P', b'A', b'R', b'1', ..] => Some(Format::Parquet),
         [b'A', b'R', b'R', b'O', b'W', b'1'] => Some(Format::Ipc),
         [0xff, 0xff, 0xff, 0xff, ..] => Some(Format::Ipc),
@@ -159,6 +167,29 @@ pub struct Table {
     /// Per column: how its text is read before and while parsing (trim,
     /// empty-as-NULL, date patterns); plain for stored columns.
     pub text_columns: Vec<values::TextColumn>,
+    /// For `-` or a pipe: the copy the table is read from (its one file),
+    /// deleted when the table is dropped.
+    pub spool: Option<Spool>,
+}
+
+/// `e`, naming `to` where it named the file `from`.
+fn renamed(e: ReconError, from: &Path, to: &Path) -> ReconError {
+    let rename = |p: PathBuf| if p == from { to.to_path_buf() } else { p };
+    match e {
+        ReconError::Input { path, message } => ReconError::Input {
+            path: rename(path),
+            message,
+        },
+        ReconError::Parquet { path, source } => ReconError::Parquet {
+            path: rename(path),
+            source,
+        },
+        ReconError::Arrow { path, source } => ReconError::Arrow {
+            path: rename(path),
+            source,
+        },
+        other => other,
+    }
 }
 
 /// Field metadata key listing the rules (`trim`, `empty_as_null`) applied to
@@ -319,17 +350,9 @@ fn discover(path: &Path) -> Result<Vec<Found>> {
             }])
         }
         Ok(meta) if !meta.is_dir() => {
-            use std::os::unix::fs::FileTypeExt;
-            let what = if meta.file_type().is_fifo() {
-                "is a pipe or FIFO (such as <(…) in a shell)"
-            } else {
-                "is not a regular file or directory"
-            };
             return Err(ReconError::input(
                 path,
-                format!(
-                    "{what}: recon reads its inputs more than once, so write it to a file first"
-                ),
+                "is not a regular file, directory or pipe: recon reads its inputs more than once, so write it to a file first",
             ));
         }
         Ok(_) => {
@@ -451,7 +474,24 @@ impl Table {
     /// Opens a table reading only metadata: footers for Parquet and IPC, the
     /// header line (or first lines) for text. Text columns are Utf8 until
     /// `plan::typing::resolve` gives them the other side's types.
-    pub fn open(path: &Path, opts: &InputOptions) -> Result<Table> {
+    ///
+    /// `-` (stdin) and a pipe are first copied to a spool file in a run
+    /// directory under `temp_dir` (see [`Spool`]); `side` names the format
+    /// flag in the error when their format is unknown.
+    pub fn open(path: &Path, opts: &InputOptions, side: Side, temp_dir: &Path) -> Result<Table> {
+        let Some(kind) = spool::stream_kind(path) else {
+            return Table::open_files(path, opts);
+        };
+        let (spool, opts) = spool::spool(path, kind, opts, side, temp_dir)?;
+        // What is wrong with the header or the footer is wrong with the input.
+        let mut table =
+            Table::open_files(spool.path(), &opts).map_err(|e| renamed(e, spool.path(), path))?;
+        table.path = path.to_path_buf();
+        table.spool = Some(spool);
+        Ok(table)
+    }
+
+    fn open_files(path: &Path, opts: &InputOptions) -> Result<Table> {
         let found = discover(path)?;
         if found.len() > MAX_FILES {
             return Err(ReconError::input(
@@ -733,6 +773,7 @@ impl Table {
             parse_errors: Default::default(),
             text_columns: Vec::new(),
             dialect,
+            spool: None,
         };
         table.text_columns = vec![Default::default(); table.schema.fields().len()];
         table.build_partition_arrays()?;

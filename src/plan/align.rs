@@ -197,27 +197,7 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
     let mut src_used = vec![false; sf.len()];
     let mut tgt_used = vec![false; tf.len()];
     if opts.by_position {
-        // Excluded columns leave first, so "exclude the 17th column, pair
-        // the rest by position" works; they are reported as excluded below.
-        let kept = |fields: &arrow::datatypes::Fields| -> Vec<usize> {
-            (0..fields.len())
-                .filter(|&i| !named(&opts.exclude, fields[i].name(), fields[i].name()))
-                .collect()
-        };
-        let (ks, kt) = (kept(sf), kept(tf));
-        if ks.len() != kt.len() {
-            let after = if opts.exclude.is_empty() {
-                String::new()
-            } else {
-                " after --exclude".to_string()
-            };
-            problems.push(format!(
-                "--by-position needs the same column count{after}: source has {}, target has {}",
-                ks.len(),
-                kt.len()
-            ));
-        }
-        for (&si, &ti) in ks.iter().zip(&kt) {
+        for (si, ti) in position_pairs(sf, tf, opts, &mut problems) {
             pairs.push((si, ti, "position".into()));
             src_used[si] = true;
             tgt_used[ti] = true;
@@ -269,13 +249,18 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
     }
 
     // 2. Exclusions and subsets, by source or target name.
-    for n in opts.exclude.iter().chain(opts.columns.iter().flatten()) {
-        let known = sf
-            .iter()
-            .chain(tf.iter())
-            .any(|f| eq_name(f.name(), n, opts.ignore_case_names));
-        if !known {
-            problems.push(format!("no column named '{n}' in source or target"));
+    let lists = [("--exclude", &opts.exclude[..])]
+        .into_iter()
+        .chain(opts.columns.as_deref().map(|c| ("--columns", c)));
+    for (flag, list) in lists {
+        for n in list {
+            let known = sf
+                .iter()
+                .chain(tf.iter())
+                .any(|f| eq_name(f.name(), n, opts.ignore_case_names));
+            if !known {
+                problems.push(format!("{flag}: no column named '{n}' in source or target"));
+            }
         }
     }
     let mut kept = Vec::new();
@@ -355,6 +340,9 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
                 "excluded (--exclude)"
             } else if outside_subset {
                 "not in --columns"
+            } else if opts.by_position && opts.columns.is_some() {
+                // The column counts differ: position_pairs said so, with the names.
+                "in --columns, without a partner by position"
             } else if opts.ignore_extra_columns {
                 "only in this side (--ignore-extra-columns)"
             } else if nothing_paired {
@@ -464,6 +452,91 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
         skipped,
         problems,
     }
+}
+
+/// The (source, target) column pairs of `--by-position`.
+///
+/// Excluded columns leave first, so "exclude the 17th column, pair the rest
+/// by position" works. With `--columns`, each side then keeps the columns it
+/// has of those names, in its own order, and the kept columns pair by that
+/// order: `--columns id,amount,ID,AMT` names two columns of each side. A
+/// side that has none of the names follows the other by position (`--columns
+/// l_orderkey` against a header-less `column_1…` side keeps `column_1`),
+/// which needs the same column count on both sides after `--exclude`.
+fn position_pairs(
+    sf: &arrow::datatypes::Fields,
+    tf: &arrow::datatypes::Fields,
+    opts: &AlignOptions,
+    problems: &mut Vec<String>,
+) -> Vec<(usize, usize)> {
+    let listed = |list: &[String], name: &str| {
+        list.iter()
+            .any(|n| eq_name(n, name, opts.ignore_case_names))
+    };
+    let kept = |fields: &arrow::datatypes::Fields| -> Vec<usize> {
+        (0..fields.len())
+            .filter(|&i| !listed(&opts.exclude, fields[i].name()))
+            .collect()
+    };
+    let (ks, kt) = (kept(sf), kept(tf));
+    let after = if opts.exclude.is_empty() {
+        ""
+    } else {
+        " after --exclude"
+    };
+    let counts = format!("source has {}, target has {}", ks.len(), kt.len());
+    let Some(columns) = &opts.columns else {
+        if ks.len() != kt.len() {
+            problems.push(format!(
+                "--by-position needs the same column count{after}: {counts}"
+            ));
+        }
+        return ks.into_iter().zip(kt).collect();
+    };
+    // Positions (among the kept columns) of the named ones, per side.
+    let named = |fields: &arrow::datatypes::Fields, kept: &[usize]| -> Vec<usize> {
+        (0..kept.len())
+            .filter(|&p| listed(columns, fields[kept[p]].name()))
+            .collect()
+    };
+    let (mut ps, mut pt) = (named(sf, &ks), named(tf, &kt));
+    // A side without any of the names follows the other by position.
+    let lead = match (ps.is_empty(), pt.is_empty()) {
+        (false, true) => Some(("source", "target")),
+        (true, false) => Some(("target", "source")),
+        _ => None,
+    };
+    if let Some((lead, other)) = lead {
+        if ks.len() != kt.len() {
+            problems.push(format!(
+                "--columns names only {lead} columns, so the {other}'s columns follow them by position, which needs the same column count{after}: {counts}"
+            ));
+            return Vec::new();
+        }
+        if pt.is_empty() {
+            pt = ps.clone();
+        } else {
+            ps = pt.clone();
+        }
+    }
+    let cs: Vec<usize> = ps.iter().map(|&p| ks[p]).collect();
+    let ct: Vec<usize> = pt.iter().map(|&p| kt[p]).collect();
+    if cs.len() != ct.len() {
+        let names = |fields: &arrow::datatypes::Fields, idx: &[usize]| {
+            idx.iter()
+                .map(|&i| fields[i].name().as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        problems.push(format!(
+            "--by-position with --columns pairs each side's named columns in order, but the source has {} of them ({}) and the target {} ({}): name as many columns of each side",
+            cs.len(),
+            names(sf, &cs),
+            ct.len(),
+            names(tf, &ct)
+        ));
+    }
+    cs.into_iter().zip(ct).collect()
 }
 
 /// When every column name of a side looks like a value (a number, a date),
@@ -814,6 +887,81 @@ mod tests {
         assert_eq!(p.columns[0].pairing, "position");
         let short = schema(vec![("amount", DataType::Int32)]);
         assert!(!plan(&s, &short, &pos).is_compatible());
+    }
+
+    type Names = Vec<(String, String)>;
+
+    /// The (source, target) names the plan compares, and (name, why) of the skipped.
+    fn pairs_and_skips(p: &ComparePlan) -> (Names, Names) {
+        let pairs = p
+            .columns
+            .iter()
+            .map(|c| (c.source_name.clone(), c.target_name.clone()))
+            .collect();
+        let skips = p
+            .skipped
+            .iter()
+            .map(|k| (k.field.name().clone(), k.why.clone()))
+            .collect();
+        (pairs, skips)
+    }
+
+    #[test]
+    fn columns_select_each_side_before_pairing_by_position() {
+        let ints = |names: &[&str]| schema(names.iter().map(|n| (*n, DataType::Int64)).collect());
+        let wide = ints(&["id", "amount", "load_ts", "note"]);
+        let renamed = ints(&["ID_", "AMT"]);
+        let subset = |names: &[&str]| AlignOptions {
+            by_position: true,
+            columns: Some(names.iter().map(|n| n.to_string()).collect()),
+            ..Default::default()
+        };
+        // Two named columns on each side (sides of different widths) pair in order.
+        let p = plan(&wide, &renamed, &subset(&["id", "amount", "ID_", "AMT"]));
+        assert!(p.is_compatible(), "{:?}", p.problems);
+        let (pairs, skips) = pairs_and_skips(&p);
+        assert_eq!(
+            pairs,
+            [("id".into(), "ID_".into()), ("amount".into(), "AMT".into())]
+        );
+        assert!(skips.contains(&("load_ts".into(), "not in --columns".into())));
+        // The list's order does not matter: each side keeps its own order.
+        let p = plan(&wide, &renamed, &subset(&["AMT", "amount", "ID_", "id"]));
+        assert_eq!(pairs_and_skips(&p).0, pairs);
+
+        // A side with none of the names (a header-less file) follows by position.
+        let bare = ints(&["column_1", "column_2", "column_3", "column_4"]);
+        let p = plan(&bare, &wide, &subset(&["id", "note"]));
+        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert_eq!(
+            pairs_and_skips(&p).0,
+            [
+                ("column_1".into(), "id".into()),
+                ("column_4".into(), "note".into())
+            ]
+        );
+        // ... after --exclude, and only when the column counts agree.
+        let mut excluding = subset(&["note"]);
+        excluding.exclude = vec!["load_ts".into(), "column_3".into()];
+        let p = plan(&bare, &wide, &excluding);
+        assert_eq!(pairs_and_skips(&p).0, [("column_4".into(), "note".into())]);
+        let p = plan(&bare, &renamed, &subset(&["AMT"]));
+        assert_eq!(
+            p.problems,
+            ["--columns names only target columns, so the source's columns follow them by position, which needs the same column count: source has 4, target has 2"]
+        );
+
+        // Unequal counts of named columns, and an unknown name, are problems.
+        let p = plan(&wide, &renamed, &subset(&["id", "amount", "AMT"]));
+        assert_eq!(
+            p.problems,
+            ["--by-position with --columns pairs each side's named columns in order, but the source has 2 of them (id, amount) and the target 1 (AMT): name as many columns of each side"]
+        );
+        let p = plan(&wide, &renamed, &subset(&["id", "AMT", "amout"]));
+        assert_eq!(
+            p.problems,
+            ["--columns: no column named 'amout' in source or target"]
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub use align::{ColumnPair, ComparePlan, Convert, Skipped};
 pub use convert::{Prep, Refused};
 
 use crate::config::{AlignOptions, InputOptions};
-use crate::error::Result;
+use crate::error::{ReconError, Result};
 use crate::input::Table;
 use crate::side::Side;
 
@@ -28,14 +28,32 @@ use crate::side::Side;
 ///
 /// Text columns (CSV, NDJSON, Hive partition values) take the types of the
 /// columns they pair with on a typed side before the plan is made.
+///
+/// `-` and pipes are spooled under the system temp dir; see [`preflight_in`].
 pub fn preflight(
     source: &Path,
     target: &Path,
     align_opts: &AlignOptions,
     inputs: &[InputOptions; 2],
 ) -> Result<(Table, Table, ComparePlan)> {
-    let mut src = Table::open(source, &inputs[0])?;
-    let mut tgt = Table::open(target, &inputs[1])?;
+    preflight_in(source, target, align_opts, inputs, &std::env::temp_dir())
+}
+
+/// [`preflight`], spooling `-` (stdin) and pipes under `temp_dir`.
+pub fn preflight_in(
+    source: &Path,
+    target: &Path,
+    align_opts: &AlignOptions,
+    inputs: &[InputOptions; 2],
+    temp_dir: &Path,
+) -> Result<(Table, Table, ComparePlan)> {
+    if source.as_os_str() == "-" && target.as_os_str() == "-" {
+        return Err(ReconError::Usage(
+            "source and target are both '-': stdin can be read only once, so give one side as a file (or a pipe such as <(zcat x.csv.gz))".into(),
+        ));
+    }
+    let mut src = Table::open(source, &inputs[0], Side::Source, temp_dir)?;
+    let mut tgt = Table::open(target, &inputs[1], Side::Target, temp_dir)?;
     typing::resolve(
         &mut src,
         &mut tgt,

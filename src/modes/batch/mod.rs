@@ -106,6 +106,7 @@ fn run_pair(p: &PairEntry, file: &BatchFile, jobs: usize) -> Result<PairOutcome>
         BatchMode::Quick => {
             let opts = FingerprintOptions {
                 threads: run.threads,
+                temp_dir: run.temp_dir,
                 align,
                 ..FingerprintOptions::default()
             };

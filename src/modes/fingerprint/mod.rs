@@ -29,7 +29,7 @@ use crate::engine::{CancelToken, Progress};
 use crate::error::{ReconError, Result};
 use crate::evidence::render_column;
 use crate::input::Table;
-use crate::plan::{preflight, ComparePlan};
+use crate::plan::{preflight_in, ComparePlan};
 use crate::side::Side;
 
 /// Version of the fingerprint file format (docs/fingerprint.md).
@@ -50,6 +50,8 @@ pub struct FingerprintOptions {
     pub by: Option<String>,
     /// Type the text columns like this table's columns.
     pub schema_like: Option<PathBuf>,
+    /// Where `-` and pipes are spooled (None: the system temp dir).
+    pub temp_dir: Option<PathBuf>,
     pub progress: Arc<Progress>,
     pub cancel: CancelToken,
 }
@@ -63,6 +65,7 @@ impl Default for FingerprintOptions {
             inputs: InputOptions::default(),
             by: None,
             schema_like: None,
+            temp_dir: None,
             progress: Arc::new(Progress::default()),
             cancel: CancelToken::new(),
         }
@@ -390,7 +393,8 @@ pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<Fingerprin
     // not matter.
     align.ignore_extra_columns |= opts.schema_like.is_some();
     let inputs = [opts.inputs.clone(), InputOptions::default()];
-    let (src, tgt, plan) = preflight(table, like, &align, &inputs)?;
+    let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let (src, tgt, plan) = preflight_in(table, like, &align, &inputs, &base)?;
     if !plan.is_compatible() {
         return Err(ReconError::Schema {
             source_path: table.to_path_buf(),
@@ -420,7 +424,13 @@ pub fn fingerprint_pair(
     opts: &FingerprintOptions,
     inputs: &[InputOptions; 2],
 ) -> Result<[FingerprintFile; 2]> {
-    let (src, tgt, plan) = super::multiset::plan_stage(source, target, &opts.align, inputs)?;
+    let (src, tgt, plan) = super::multiset::plan_stage(
+        source,
+        target,
+        &opts.align,
+        inputs,
+        opts.temp_dir.as_deref(),
+    )?;
     let plan = name_order(plan);
     let sides = sides_of(&src, &tgt, &plan, false);
     let [a, b] = run_scan(

@@ -157,7 +157,13 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
             "--by with --key is not built yet: use --by without --key, or diff --quick --by".into(),
         ));
     }
-    let (src, tgt, plan) = plan_stage(source, target, &opts.align, &opts.inputs)?;
+    let (src, tgt, plan) = plan_stage(
+        source,
+        target,
+        &opts.align,
+        &opts.inputs,
+        opts.temp_dir.as_deref(),
+    )?;
     let shape = Arc::new(shape(&plan, &opts.align).map_err(ReconError::Usage)?);
     let created = match &opts.output_dir {
         Some(dir) => Some(check_output_dir_for(dir, opts.force, &FILES)?),

@@ -38,7 +38,7 @@ use crate::engine::{CancelToken, Phase, Progress, RunContext};
 use crate::error::{ReconError, Result};
 use crate::evidence::{fetch_samples, write_atomic, write_side, EvidencePass, Wants};
 use crate::input::Table;
-use crate::plan::{preflight, ComparePlan};
+use crate::plan::{preflight_in, ComparePlan};
 use crate::report::*;
 use crate::side::Side;
 
@@ -120,7 +120,13 @@ pub struct DiffOutcome {
 pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutcome> {
     let started = Instant::now();
     opts.validate()?;
-    let (src, tgt, plan) = plan_stage(source, target, &opts.align, &opts.inputs)?;
+    let (src, tgt, plan) = plan_stage(
+        source,
+        target,
+        &opts.align,
+        &opts.inputs,
+        opts.temp_dir.as_deref(),
+    )?;
     let created = match &opts.output_dir {
         Some(dir) => check_output_dir(dir, opts.force)?,
         None => CreatedDir { path: None },
@@ -203,13 +209,17 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
 
 /// Stage 1: opens both tables and plans the comparison (metadata only),
 /// refusing a plan with problems before any data is read.
+///
+/// `-` and pipes are spooled under `temp_dir` (the system temp dir if None).
 pub fn plan_stage(
     source: &Path,
     target: &Path,
     align: &AlignOptions,
     inputs: &[InputOptions; 2],
+    temp_dir: Option<&Path>,
 ) -> Result<(Table, Table, ComparePlan)> {
-    let (src, tgt, plan) = preflight(source, target, align, inputs)?;
+    let base = temp_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let (src, tgt, plan) = preflight_in(source, target, align, inputs, &base)?;
     if !plan.is_compatible() {
         return Err(ReconError::Schema {
             source_path: source.to_path_buf(),
