@@ -16,7 +16,8 @@
 //! - the escape is none (quotes doubled, RFC 4180) when that fits, else `\`;
 //! - the header: the first record is data when every column whose other
 //!   values are all numbers or dates holds a number or date there too, and at
-//!   least one such column exists; otherwise it is a header (the default
+//!   least one such column exists (a lone record: when it holds an unquoted
+//!   number or date); otherwise it is a header (the default
 //!   recon always had). When no column gives evidence either way the guess
 //!   is marked unsure, and pairing by position refuses it (see
 //!   `plan::typing`): there a wrong guess would add or drop a row unseen.
@@ -141,6 +142,12 @@ fn header_of(records: &[Vec<(String, bool)>]) -> (bool, bool) {
     let Some((first, rest)) = records.split_first() else {
         return (true, true);
     };
+    // A lone record holding a number or a date is a row: header names
+    // are words.
+    if rest.is_empty() {
+        let data = first.iter().any(|(v, q)| !q && kind(v) != Kind::Text);
+        return (!data, !data);
+    }
     let (mut header_votes, mut data_votes) = (0, 0);
     for (j, (v, _)) in first.iter().enumerate() {
         let kinds: Vec<Kind> = rest
@@ -490,6 +497,10 @@ mod tests {
         assert!(!s.header && !s.header_unsure);
         let s = sniffed("a,b\nc,d\n").unwrap();
         assert!(s.header && s.header_unsure);
+        // A file of one record: a row when it holds a number or a date.
+        let s = sniffed("1,StreetA\n").unwrap();
+        assert!(!s.header && !s.header_unsure);
+        assert!(sniffed("id,street\n").unwrap().header);
         assert!(s.quote_unproven);
         assert!(!sniffed("\"a\",b\nc,d\n").unwrap().quote_unproven);
         // Given settings are kept.
