@@ -131,6 +131,17 @@ impl BlockMeta {
                 .map_err(|e| ReconError::parquet(path, e))
         })?;
         let (meta, int96) = int96_hints(path, meta, int96_unit)?;
+        // String and binary views (what newer writers such as delta-rs and
+        // Polars store) are read as plain strings and binaries: the same
+        // values, so files of one table written by different writers share
+        // one schema.
+        let meta = with_field_hints(&meta, |_, f| match f.data_type() {
+            arrow::datatypes::DataType::Utf8View => Some(arrow::datatypes::DataType::Utf8),
+            arrow::datatypes::DataType::BinaryView => Some(arrow::datatypes::DataType::Binary),
+            _ => None,
+        })
+        .map_err(|e| ReconError::parquet(path, e))?
+        .unwrap_or(meta);
         let starts = starts_of(
             path,
             meta.metadata().row_groups().iter().map(|rg| rg.num_rows()),

@@ -14,6 +14,8 @@
 
 mod block;
 pub mod csv_lex;
+#[cfg(feature = "delta")]
+pub mod delta;
 pub mod parse;
 pub mod sniff;
 mod spool;
@@ -118,6 +120,9 @@ pub struct TableFile {
     /// Text decoded to UTF-8 as it is read (UTF-16, Shift_JIS, ...); its
     /// locators are offsets in the decoded text.
     pub decode: Option<&'static encoding_rs::Encoding>,
+    /// Rows (positions, ascending) a table format's deletes remove: they
+    /// are skipped by every read (a Delta deletion vector).
+    pub deleted: Option<Arc<[u64]>>,
 }
 
 impl TableFile {
@@ -170,6 +175,36 @@ pub struct Table {
     /// For `-` or a pipe: the copy the table is read from (its one file),
     /// deleted when the table is dropped.
     pub spool: Option<Spool>,
+    /// A lakehouse table read as of a version: its format and what was read
+    /// ("delta version 3: 4 live files, 1 with a deletion vector").
+    pub snapshot: Option<Snapshot>,
+}
+
+/// A lakehouse table's version, for the report and the schema screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// `delta`.
+    pub format: &'static str,
+    pub version: u64,
+    pub live_files: usize,
+    /// Files some of whose rows deletes remove.
+    pub files_with_deletes: usize,
+}
+
+impl Snapshot {
+    pub fn describe(&self) -> String {
+        format!(
+            "{} version {}: {} live file{}{}",
+            self.format,
+            self.version,
+            self.live_files,
+            if self.live_files == 1 { "" } else { "s" },
+            match self.files_with_deletes {
+                0 => String::new(),
+                n => format!(", {n} with deleted rows"),
+            }
+        )
+    }
 }
 
 /// `e`, naming `to` where it named the file `from`.
@@ -196,6 +231,37 @@ fn renamed(e: ReconError, from: &Path, to: &Path) -> ReconError {
 /// a text column's raw text before it was parsed into a typed column; the
 /// plan treats those rules as done rather than refusing them on a number.
 pub const TEXT_RULES: &str = "recon.text_rules";
+
+/// The rows of a batch (positions `first..first + n` of `file`) that
+/// `deleted` (ascending positions) leaves, with their locators.
+fn skip_deleted(
+    columns: &[ArrayRef],
+    first: u64,
+    n: usize,
+    deleted: &[u64],
+    file: usize,
+) -> std::result::Result<(Vec<ArrayRef>, Vec<u64>), arrow::error::ArrowError> {
+    let start = deleted.partition_point(|&r| r < first);
+    let end = deleted.partition_point(|&r| r < first + n as u64);
+    let gone = &deleted[start..end];
+    let mut keep = vec![true; n];
+    for &r in gone {
+        keep[(r - first) as usize] = false;
+    }
+    let locs: Vec<u64> = (0..n as u64)
+        .filter(|&i| keep[i as usize])
+        .map(|i| pack(file, first + i))
+        .collect();
+    if gone.is_empty() {
+        return Ok((columns.to_vec(), locs));
+    }
+    let mask = arrow::array::BooleanArray::from(keep);
+    let out = columns
+        .iter()
+        .map(|c| arrow::compute::filter(c.as_ref(), &mask))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((out, locs))
+}
 
 /// Spark and friends leave _SUCCESS, _committed_*, .crc and other markers
 /// beside the data; names starting with `_` or `.` are never data.
@@ -314,8 +380,13 @@ fn refuse_table_folder(dir: &Path) -> Result<()> {
             return Err(ReconError::input(
                 dir,
                 format!(
-                    "this is a Delta table ({} has _delta_log/): {TABLE_FOLDER_WHY}. recon does not read Delta logs yet: compare an export of the version you mean, or name its live files with a glob",
-                    level.display()
+                    "this is inside a Delta table ({} has _delta_log/): {TABLE_FOLDER_WHY}. {}",
+                    level.display(),
+                    if cfg!(feature = "delta") {
+                        format!("Read the table with delta:{} (its latest version), or pin one with delta:{}@VERSION", level.display(), level.display())
+                    } else {
+                        "This recon was built without Delta support: compare an export of the version you mean".to_string()
+                    }
                 ),
             ));
         }
@@ -479,6 +550,9 @@ impl Table {
     /// directory under `temp_dir` (see [`Spool`]); `side` names the format
     /// flag in the error when their format is unknown.
     pub fn open(path: &Path, opts: &InputOptions, side: Side, temp_dir: &Path) -> Result<Table> {
+        if let Some(table) = Table::open_lakehouse(path, opts)? {
+            return Ok(table);
+        }
         let Some(kind) = spool::stream_kind(path) else {
             return Table::open_files(path, opts);
         };
@@ -489,6 +563,130 @@ impl Table {
         table.path = path.to_path_buf();
         table.spool = Some(spool);
         Ok(table)
+    }
+
+    /// `delta:PATH[@VERSION]`, or a directory that is a Delta table's root
+    /// (read at its latest version); None for anything else.
+    #[cfg(feature = "delta")]
+    fn open_lakehouse(path: &Path, opts: &InputOptions) -> Result<Option<Table>> {
+        let text = path.to_string_lossy();
+        let (root, version) = match delta::parse_source(&text) {
+            Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
+            None if path.join("_delta_log").is_dir() => (path.to_path_buf(), None),
+            None => return Ok(None),
+        };
+        if opts.format.is_some_and(|f| f != Format::Parquet) {
+            return Err(ReconError::input(
+                path,
+                "is a Delta table, whose files are Parquet: leave out --source-format/--target-format",
+            ));
+        }
+        let v = delta::open(&root, version)?;
+        let mut files = Vec::with_capacity(v.files.len());
+        let mut schema: Option<SchemaRef> = None;
+        let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
+        for lf in &v.files {
+            let b = BlockMeta::parquet(&lf.path, opts.int96_unit)?;
+            let names: Vec<&str> = b
+                .schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect();
+            if names != v.physical_names {
+                return Err(ReconError::input(
+                    &lf.path,
+                    format!(
+                        "holds the columns ({}), but version {} of the Delta table has ({}): a file written before a schema change, which recon does not fill with NULLs; compare an export of this version",
+                        names.join(", "),
+                        v.version,
+                        v.physical_names.join(", ")
+                    ),
+                ));
+            }
+            // The files' own types, under the logical names.
+            let renamed: Vec<Field> = b
+                .schema
+                .fields()
+                .iter()
+                .zip(&v.data_columns)
+                .map(|(f, logical)| f.as_ref().clone().with_name(logical.name()))
+                .collect();
+            merge_schema(path, &lf.path, &mut schema, Arc::new(Schema::new(renamed)))?;
+            let n = b.rows().unwrap_or(0);
+            let deleted = lf
+                .deleted
+                .as_ref()
+                .map(|d| Arc::<[u64]>::from(d.as_slice()));
+            let gone = deleted
+                .as_ref()
+                .map_or(0, |d| d.iter().filter(|&&r| r < n).count() as u64);
+            rows += n - gone;
+            bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
+            files.push(TableFile {
+                path: lf.path.clone(),
+                compression: Compression::None,
+                partition_values: lf.partition_values.clone(),
+                block: Some(b),
+                extent: AtomicU64::new(n),
+                decode: None,
+                deleted,
+            });
+        }
+        let data_fields: Vec<Field> = match &schema {
+            Some(s) => s.fields().iter().map(|f| f.as_ref().clone()).collect(),
+            // No live file: the version's own types.
+            None => v.data_columns.clone(),
+        };
+        let file_columns = data_fields.len();
+        let mut fields = data_fields;
+        fields.extend(
+            v.partition_columns
+                .iter()
+                .cloned()
+                .map(|f| f.with_nullable(true)),
+        );
+        let n_fields = fields.len();
+        let mut table = Table {
+            path: path.to_path_buf(),
+            format: Format::Parquet,
+            files,
+            schema: Arc::new(Schema::new(fields)),
+            file_columns,
+            partition_keys: v
+                .partition_columns
+                .iter()
+                .map(|f| f.name().clone())
+                .collect(),
+            untyped: vec![false; n_fields],
+            rows: Some(rows),
+            bytes_on_disk,
+            text: opts.text.clone(),
+            partition_arrays: Vec::new(),
+            parse_errors: Default::default(),
+            text_columns: vec![Default::default(); n_fields],
+            dialect: None,
+            spool: None,
+            snapshot: Some(Snapshot {
+                format: "delta",
+                version: v.version,
+                live_files: v.files.len(),
+                files_with_deletes: v.with_deletes(),
+            }),
+        };
+        table.build_partition_arrays()?;
+        Ok(Some(table))
+    }
+
+    #[cfg(not(feature = "delta"))]
+    fn open_lakehouse(path: &Path, _opts: &InputOptions) -> Result<Option<Table>> {
+        if path.to_string_lossy().starts_with("delta:") {
+            return Err(ReconError::input(
+                path,
+                "this recon was built without Delta support (cargo feature `delta`)",
+            ));
+        }
+        Ok(None)
     }
 
     fn open_files(path: &Path, opts: &InputOptions) -> Result<Table> {
@@ -547,6 +745,7 @@ impl Table {
                 block: None,
                 extent: AtomicU64::new(0),
                 decode: None,
+                deleted: None,
             });
         }
         let format = format.ok_or_else(|| ReconError::input(path, "no data files"))?;
@@ -774,6 +973,7 @@ impl Table {
             text_columns: Vec::new(),
             dialect,
             spool: None,
+            snapshot: None,
         };
         table.text_columns = vec![Default::default(); table.schema.fields().len()];
         table.build_partition_arrays()?;
@@ -1014,7 +1214,14 @@ impl Table {
                     batch_size,
                     &mut |cols: &[ArrayRef], first: u64, n: usize| {
                         let out = self.pick(*file, wanted, &projected, cols, n)?;
-                        each(&out, Locators::Run(pack(*file, first)))
+                        match f.deleted.as_deref() {
+                            Some(deleted) => {
+                                let (out, locs) = skip_deleted(&out, first, n, deleted, *file)
+                                    .map_err(|e| ReconError::arrow(&f.path, e))?;
+                                each(&out, Locators::List(&locs))
+                            }
+                            None => each(&out, Locators::Run(pack(*file, first))),
+                        }
                     },
                 )
             }

@@ -115,6 +115,9 @@ pub struct InputReport {
     /// CSV only: the dialect read, and which parts of it were sniffed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dialect: Option<String>,
+    /// Lakehouse tables: the version read ("delta version 3: 2 live files").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -34,6 +34,9 @@ pub fn schema_json(plan: &ComparePlan) -> String {
 pub fn schema_text(plan: &ComparePlan, tables: [&Table; 2]) -> String {
     let mut out = render_plan(plan);
     for (side, t) in [("source", tables[0]), ("target", tables[1])] {
+        if let Some(snap) = &t.snapshot {
+            out.push_str(&format!("{side}: {}\n", snap.describe()));
+        }
         if let Some(d) = &t.dialect {
             out.push_str(&format!("{side} ({}): {d}\n", t.format.name()));
         }

@@ -885,10 +885,15 @@ pub fn parse_errors_report(src: &Table, tgt: &Table) -> ParseErrorsReport {
 pub fn input_report(t: &Table, rows: u64) -> InputReport {
     InputReport {
         path: t.path.display().to_string(),
-        format: t.format.name().into(),
+        format: t
+            .snapshot
+            .as_ref()
+            .map_or(t.format.name(), |s| s.format)
+            .into(),
         files: t.files.len(),
         rows,
         dialect: t.dialect.clone(),
+        snapshot: t.snapshot.as_ref().map(|s| s.describe()),
     }
 }
 
