@@ -2,6 +2,7 @@
 //! thresholds at their boundaries, JUnit output and mixed exit codes.
 
 mod common;
+mod junit_schema;
 
 use std::path::Path;
 
@@ -284,4 +285,251 @@ fn jobs_run_pairs_at_once_within_a_split_memory_limit() {
     // The example's 512MiB limit is split three ways.
     let demo = &three[0]["report"]["settings"]["memory_limit_bytes"];
     assert_eq!(demo.as_u64(), Some((512u64 << 20) / 3));
+}
+
+fn junit_schema() -> junit_schema::Schema {
+    junit_schema::Schema::load(&fixture("schemas/junit-10.xsd"))
+}
+
+/// A batch of every outcome: pass, pass with drift, fail (drift), error,
+/// and a quick pair.
+fn mixed_batch(dir: &Path) -> std::path::PathBuf {
+    let broken = fixture("bad/garbage.parquet");
+    let text = format!(
+        "[defaults.run]\nsample = 5\n[defaults.thresholds]\nmax_unmatched_rows = 0\n\
+         [[pair]]\nname = \"decimal_scales\"\nsource = \"{}\"\ntarget = \"{}\"\n\
+         [[pair]]\nname = \"broken\"\nsource = \"{b}\"\ntarget = \"{b}\"\n\
+         [[pair]]\nname = \"demo\"\nsource = \"{}\"\ntarget = \"{}\"\n\
+         [[pair]]\nname = \"orders_keyed\"\nsource = \"{}\"\ntarget = \"{}\"\n\
+         [pair.align]\nkey = [\"order_id\", \"line_no\"]\n[pair.align.tolerance]\namount = \"0.01\"\n\
+         [pair.thresholds]\nmax_unmatched_rows = 20\nmax_changed = 5\n\
+         [[pair]]\nname = \"lake_quick\"\nsource = \"{}\"\ntarget = \"{}\"\nmode = \"quick\"\n",
+        fixture("decimal/source.parquet").display(),
+        fixture("decimal/target.parquet").display(),
+        fixture("demo/source.parquet").display(),
+        fixture("demo/target.parquet").display(),
+        fixture("keyed/orders_source.parquet").display(),
+        fixture("keyed/orders_target.parquet").display(),
+        fixture("demo/extract.csv.gz").display(),
+        fixture("lake/orders").display(),
+        b = broken.display(),
+    );
+    write(dir, "mixed.toml", &text)
+}
+
+/// Runs a batch with `--junit` and `--report`: (exit code, the XML, the pairs of the JSON).
+fn junit_of(file: &Path, extra: &[&str]) -> (Option<i32>, String, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (xml, json) = (dir.path().join("r.xml"), dir.path().join("b.json"));
+    let out = recon()
+        .arg("batch")
+        .arg(file)
+        .args(extra)
+        .arg("--junit")
+        .arg(&xml)
+        .arg("--report")
+        .arg(&json)
+        .args(["-q"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (
+        out.status.code(),
+        std::fs::read_to_string(&xml).unwrap(),
+        report["pairs"].as_array().unwrap().clone(),
+    )
+}
+
+/// Beyond the schema, which types every count and time as a string: the
+/// counts are integers that match the test cases, and each case's time is
+/// an xs:decimal, as the Ant schema (windyroad's JUnit.xsd) types them and
+/// as build servers read them.
+fn counts_and_times_are_numbers(root: &junit_schema::Element) -> Vec<String> {
+    let mut problems = Vec::new();
+    let decimal = regex::Regex::new(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$").unwrap();
+    let int = |e: &junit_schema::Element, a: &str, problems: &mut Vec<String>| {
+        let v = e.attr(a).unwrap_or("");
+        v.parse::<u64>().unwrap_or_else(|_| {
+            problems.push(format!("<{}> {a}={v:?} is not a count", e.name));
+            u64::MAX
+        })
+    };
+    let cases: Vec<&junit_schema::Element> = root
+        .all("testsuite")
+        .into_iter()
+        .flat_map(|s| s.all("testcase"))
+        .collect();
+    let with = |cases: &[&junit_schema::Element], child: &str| {
+        cases.iter().filter(|c| c.child(child).is_some()).count() as u64
+    };
+    for (a, want) in [
+        ("tests", cases.len() as u64),
+        ("failures", with(&cases, "failure")),
+        ("errors", with(&cases, "error")),
+    ] {
+        let got = int(root, a, &mut problems);
+        if got != want {
+            problems.push(format!("<testsuites> {a}={got}, but {want} cases"));
+        }
+    }
+    for suite in root.all("testsuite") {
+        let cases = suite.all("testcase");
+        for (a, want) in [
+            ("tests", cases.len() as u64),
+            ("failures", with(&cases, "failure")),
+            ("errors", with(&cases, "error")),
+            ("skipped", with(&cases, "skipped")),
+        ] {
+            let got = int(suite, a, &mut problems);
+            if got != want {
+                problems.push(format!("<testsuite> {a}={got}, but {want} cases"));
+            }
+        }
+        // recon times each case; the suite's time is optional in both schemas.
+        for (e, required) in std::iter::once((suite, false)).chain(cases.iter().map(|c| (*c, true)))
+        {
+            match e.attr("time") {
+                Some(t) if decimal.is_match(t) => {}
+                None if !required => {}
+                t => problems.push(format!("<{}> time={t:?} is not a decimal", e.name)),
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn junit_of_a_mixed_batch_is_valid_against_the_junit_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = mixed_batch(dir.path());
+    let (code, xml, pairs) = junit_of(&file, &["--jobs", "2"]);
+    assert_eq!(code, Some(2));
+    let schema = junit_schema();
+    let root = junit_schema::parse(&xml).unwrap();
+    assert_eq!(root.name, "testsuites");
+    assert_eq!(schema.validate(&root), Vec::<String>::new(), "{xml}");
+    assert_eq!(
+        counts_and_times_are_numbers(&root),
+        Vec::<String>::new(),
+        "{xml}"
+    );
+    let suite = &root.all("testsuite")[0];
+    let case = |name: &str| {
+        *suite
+            .all("testcase")
+            .iter()
+            .find(|c| c.attr("name") == Some(name))
+            .unwrap_or_else(|| panic!("no test case {name}: {xml}"))
+    };
+    let pair = |name: &str| pairs.iter().find(|p| p["name"] == name).unwrap();
+    let kinds = |c: &junit_schema::Element| {
+        c.children
+            .iter()
+            .map(|e| e.name.clone())
+            .collect::<Vec<_>>()
+    };
+    // A drift beyond the thresholds: a failure whose message is the
+    // verdict line, and whose system-out is the pair's summary with its
+    // sample rows (the very text `recon diff` prints for the pair).
+    let demo = case("demo");
+    assert_eq!(kinds(demo), ["failure", "system-out"]);
+    let failure = demo.child("failure").unwrap();
+    let summary = pair("demo")["summary"].as_str().unwrap();
+    assert!(summary.starts_with("DRIFT: 1 source-only and 1 target-only rows"));
+    assert_eq!(failure.attr("message"), Some(summary));
+    let out = &demo.child("system-out").unwrap().text;
+    let diff = recon()
+        .arg("diff")
+        .arg(fixture("demo/source.parquet"))
+        .arg(fixture("demo/target.parquet"))
+        .args(["--sample", "5", "--max-unmatched-rows", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out, &String::from_utf8(diff.stdout).unwrap());
+    assert!(out.contains("region=\"south\"  amount=200"), "{out}");
+    assert!(out.contains("region=\"south\"  amount=201"), "{out}");
+    // An error is an <error> with the one-line message, and nothing else.
+    let broken = case("broken");
+    assert_eq!(kinds(broken), ["error"]);
+    let message = broken.child("error").unwrap().attr("message").unwrap();
+    assert_eq!(message, pair("broken")["summary"].as_str().unwrap());
+    assert!(message.starts_with("ERROR: ") && message.contains("garbage.parquet"));
+    // Passes, with drift or without, are successes that keep their summary.
+    for name in ["decimal_scales", "orders_keyed", "lake_quick"] {
+        assert_eq!(kinds(case(name)), ["system-out"], "{name}");
+    }
+    assert_eq!(pair("orders_keyed")["verdict"], "pass_with_drift");
+    assert_eq!(case("lake_quick").attr("classname"), Some("recon.quick"));
+    // --fail-fast: the pairs not run are <skipped>, still valid.
+    let (code, xml, _) = junit_of(&file, &["--fail-fast"]);
+    assert_eq!(code, Some(2));
+    let root = junit_schema::parse(&xml).unwrap();
+    assert_eq!(schema.validate(&root), Vec::<String>::new(), "{xml}");
+    assert_eq!(
+        counts_and_times_are_numbers(&root),
+        Vec::<String>::new(),
+        "{xml}"
+    );
+    let skipped: Vec<_> = root.all("testsuite")[0]
+        .all("testcase")
+        .into_iter()
+        .filter_map(|c| c.child("skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 3, "{xml}");
+    assert_eq!(
+        skipped[0].attr("message"),
+        Some("not run: --fail-fast stopped the batch")
+    );
+}
+
+#[test]
+fn the_junit_schema_check_rejects_what_the_schema_forbids() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, xml, _) = junit_of(&mixed_batch(dir.path()), &[]);
+    let schema = junit_schema();
+    let problems = |doc: &str| schema.validate(&junit_schema::parse(doc).unwrap());
+    assert!(problems(&xml).is_empty());
+    // Each edit breaks one rule of junit-10.xsd, and is named.
+    let first_case = xml.find("<testcase ").unwrap();
+    let with = |at: usize, insert: &str| format!("{}{insert}{}", &xml[..at], &xml[at..]);
+    let suites_end = xml.find("<testsuite ").unwrap();
+    for (doc, expected) in [
+        (
+            xml.replacen("<testcase name=\"decimal_scales\"", "<testcase", 1),
+            "required attribute name is missing",
+        ),
+        (
+            xml.replacen("<testcase ", "<testcase colour=\"red\" ", 1),
+            "attribute colour is not declared",
+        ),
+        (with(suites_end, "stray text"), "in element-only content"),
+        (
+            xml.replacen("<testsuite ", "<testsuite time=\"1.2.3\" ", 1),
+            "does not match SUREFIRE_TIME",
+        ),
+        (
+            xml.replacen("<error ", "<error><testcase name=\"x\"/></error><error ", 1),
+            "do not fit the content model",
+        ),
+        (with(first_case, "<testrun/>"), "<testrun> is not declared"),
+        (
+            with(suites_end, "<testcase name=\"loose\"/>"),
+            "do not fit the content model",
+        ),
+        (
+            xml.replacen("<system-out>", "<system-out kind=\"x\">", 1),
+            "attribute kind not allowed",
+        ),
+    ] {
+        let found = problems(&doc);
+        assert!(
+            found.iter().any(|p| p.contains(expected)),
+            "expected {expected:?}, found {found:?}"
+        );
+    }
+    // The time pattern allows what Surefire writes, thousands separators included.
+    for time in ["0.012", "1,234.5", "12"] {
+        let doc = xml.replacen("<testsuite ", &format!("<testsuite time=\"{time}\" "), 1);
+        assert!(problems(&doc).is_empty(), "{time}");
+    }
 }
