@@ -287,6 +287,281 @@ fn jobs_run_pairs_at_once_within_a_split_memory_limit() {
     assert_eq!(demo.as_u64(), Some((512u64 << 20) / 3));
 }
 
+/// A batch file of `pairs` (name, source, target, extra TOML lines) in `dir`.
+fn batch_file(dir: &Path, pairs: &[(&str, &Path, &Path, &str)]) -> std::path::PathBuf {
+    let mut text = String::new();
+    for (name, s, t, extra) in pairs {
+        text.push_str(&format!(
+            "[[pair]]\nname = \"{name}\"\nsource = \"{}\"\ntarget = \"{}\"\n{extra}",
+            s.display(),
+            t.display()
+        ));
+    }
+    write(dir, "b.toml", &text)
+}
+
+/// A FIFO `slow.csv` in `dir` whose writer holds the reader for `hold`
+/// before writing a small (k, n) CSV, and the Parquet table it matches: a
+/// pair that is still running (in preflight, spooling the pipe) for as long
+/// as the test needs. Join the writer only after checking recon's output: it
+/// blocks until a reader opens the pipe.
+fn slow_pair(
+    dir: &Path,
+    hold: std::time::Duration,
+) -> (
+    std::path::PathBuf,
+    std::path::PathBuf,
+    std::thread::JoinHandle<()>,
+) {
+    use std::io::Write;
+    let fifo = dir.join("slow.csv");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let twin = dir.join("slow_twin.parquet");
+    write_parquet(
+        &twin,
+        &kv_batch(&[(Some("a"), Some(1)), (Some("b"), Some(2))]),
+        10,
+    );
+    let path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        // Opening blocks until recon opens the pipe to read it.
+        let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        std::thread::sleep(hold);
+        w.write_all(b"k,n\na,1\nb,2\n").unwrap();
+    });
+    (fifo, twin, writer)
+}
+
+/// What indicatif writes to redraw a line: erase it.
+#[cfg(target_os = "linux")]
+const BAR_REDRAW: &str = "\x1b[2K";
+
+fn has_bar_codes(text: &str) -> bool {
+    text.contains('\r') || text.contains('\x1b')
+}
+
+#[test]
+fn progress_is_off_without_a_terminal_and_always_gives_plain_lines() {
+    // Under the test harness stderr is a pipe: `auto` prints nothing.
+    let quiet_runs: [&[&str]; 3] = [
+        &[],
+        &["--progress", "never"],
+        &["--progress", "always", "-q"],
+    ];
+    for args in quiet_runs {
+        recon()
+            .arg("batch")
+            .arg(fixture("batch/nightly.toml"))
+            .args(["--jobs", "3"])
+            .args(args)
+            .assert()
+            .code(1)
+            .stderr("");
+    }
+    // `always` in a log: one plain line per finished pair, never a bar.
+    let out = recon()
+        .arg("batch")
+        .arg(fixture("batch/nightly.toml"))
+        .args(["--jobs", "3", "--progress", "always"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!has_bar_codes(&err), "bar codes in a log: {err:?}");
+    assert_eq!(err.lines().count(), 12, "{err}");
+    for n in 1..=12 {
+        assert!(err.contains(&format!("recon: [{n}] ")), "{err}");
+    }
+    assert!(err.contains("orders_keyed: pass_with_drift ("), "{err}");
+    assert!(err.contains("demo: fail ("), "{err}");
+}
+
+#[test]
+fn always_in_a_log_names_each_running_pair_every_two_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fifo, twin, writer) = slow_pair(dir.path(), std::time::Duration::from_millis(4500));
+    let f = batch_file(
+        dir.path(),
+        &[
+            ("slow", &fifo, &twin, ""),
+            (
+                "demo",
+                &fixture("demo/source.parquet"),
+                &fixture("demo/target.parquet"),
+                "",
+            ),
+        ],
+    );
+    let out = recon()
+        .arg("batch")
+        .arg(&f)
+        .args(["--jobs", "2", "--progress", "always"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!has_bar_codes(&err), "bar codes in a log: {err:?}");
+    let lines: Vec<&str> = err.lines().collect();
+    // demo finishes at once; slow is reported while it waits on its pipe,
+    // at 2 s and 4 s, then finishes.
+    assert!(lines[0].starts_with("recon: [1] demo: fail ("), "{err}");
+    let running: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.ends_with("s slow: preflight"))
+        .collect();
+    assert!(running.len() >= 2, "{err}");
+    assert!(
+        running[0].starts_with("recon: 2s ") || running[0].starts_with("recon: 1s "),
+        "{err}"
+    );
+    assert!(
+        lines.last().unwrap().starts_with("recon: [2] slow: pass ("),
+        "{err}"
+    );
+    assert!(!err.contains("demo: preflight"), "{err}");
+    writer.join().unwrap();
+}
+
+/// Runs `recon ARGS` under a pseudo-terminal 150 columns wide with util-linux
+/// `script`, and returns what the terminal received (stdout and stderr).
+#[cfg(target_os = "linux")]
+fn on_a_terminal(args: &[&str]) -> (Option<i32>, String) {
+    on_a_terminal_of("xterm", args)
+}
+
+/// [`on_a_terminal`] with `TERM` set to `term`.
+#[cfg(target_os = "linux")]
+fn on_a_terminal_of(term: &str, args: &[&str]) -> (Option<i32>, String) {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let bin = assert_cmd::cargo::cargo_bin("recon");
+    let mut cmd = format!(
+        "stty cols 150 rows 40; exec {}",
+        quote(bin.to_str().unwrap())
+    );
+    for a in args {
+        cmd.push(' ');
+        cmd.push_str(&quote(a));
+    }
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .env("TERM", term)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux `script` (Debian: bsdutils) runs recon under a pseudo-terminal");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn on_a_terminal_each_running_pair_has_a_bar_above_the_overall_bar() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fifo, twin, writer) = slow_pair(dir.path(), std::time::Duration::from_millis(1500));
+    let broken = fixture("bad/garbage.parquet");
+    let f = batch_file(
+        dir.path(),
+        &[
+            (
+                "demo",
+                &fixture("demo/source.parquet"),
+                &fixture("demo/target.parquet"),
+                "",
+            ),
+            ("slow_extract", &fifo, &twin, ""),
+            ("broken", &broken, &broken, ""),
+            (
+                "decimal_scales",
+                &fixture("decimal/source.parquet"),
+                &fixture("decimal/target.parquet"),
+                "",
+            ),
+        ],
+    );
+    let (code, screen) = on_a_terminal(&["batch", f.to_str().unwrap(), "--jobs", "2"]);
+    assert_eq!(code, Some(2), "{screen}");
+    // The bars are drawn and redrawn in place (the terminal's own line
+    // ends are \r\n, so a carriage return alone proves nothing).
+    assert!(screen.contains(BAR_REDRAW), "{screen:?}");
+    // The running pair's bar: its name, phase and rate.
+    let running =
+        regex::Regex::new(r"slow_extract +preflight +\[ *\] +0% 0/1 0 rows/s ETA").unwrap();
+    assert!(running.is_match(&screen), "{screen:?}");
+    // The overall bar, before and after pairs finished, with the counts.
+    assert!(screen.contains("/4 pairs ["), "{screen:?}");
+    assert!(
+        screen.contains("1 pass, 0 pass_with_drift, 1 fail, 1 error"),
+        "{screen:?}"
+    );
+    // Finished pairs turn into their one-line results, then the summary.
+    for name in [
+        "demo: fail",
+        "broken: error",
+        "decimal_scales: pass",
+        "slow_extract: pass",
+    ] {
+        assert!(
+            screen.contains(&format!("] {name} (")),
+            "{name}: {screen:?}"
+        );
+    }
+    assert!(
+        screen.contains("recon: [4] slow_extract: pass ("),
+        "{screen:?}"
+    );
+    writer.join().unwrap();
+    assert!(
+        regex::Regex::new(r"pair +verdict +source_rows")
+            .unwrap()
+            .is_match(&screen),
+        "{screen:?}"
+    );
+    // `never` and `--quiet` draw nothing, on a terminal too.
+    let (code, screen) = on_a_terminal(&[
+        "batch",
+        fixture("batch/nightly.toml").to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    assert_eq!(code, Some(1), "{screen}");
+    assert!(
+        !screen.contains('\x1b') && !screen.contains("recon: ["),
+        "{screen:?}"
+    );
+    assert!(
+        screen.contains("orders_keyed           pass_with_drift"),
+        "{screen:?}"
+    );
+    let (code, screen) = on_a_terminal(&[
+        "batch",
+        fixture("batch/nightly.toml").to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, Some(1), "{screen}");
+    assert_eq!(screen, "");
+    // A dumb terminal cannot redraw a line: it is treated as a log.
+    let nightly = fixture("batch/nightly.toml");
+    let (code, screen) = on_a_terminal_of("dumb", &["batch", nightly.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{screen}");
+    assert!(
+        !screen.contains('\x1b') && !screen.contains("recon: ["),
+        "{screen:?}"
+    );
+    let (code, screen) = on_a_terminal_of(
+        "dumb",
+        &["batch", nightly.to_str().unwrap(), "--progress", "always"],
+    );
+    assert_eq!(code, Some(1), "{screen}");
+    assert!(!screen.contains('\x1b'), "{screen:?}");
+    assert_eq!(screen.matches("recon: [").count(), 12, "{screen:?}");
+}
+
 fn junit_schema() -> junit_schema::Schema {
     junit_schema::Schema::load(&fixture("schemas/junit-10.xsd"))
 }
