@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use recon::config::{
     AlignOptions, DiffColumns, Format, InputConfig, InputOptions, Int96Unit, RulesFile, RunConfig,
@@ -18,6 +18,7 @@ use recon::config::{
 use recon::engine::memory::default_limit;
 use recon::engine::{Phase, Progress};
 use recon::error::panic_message;
+use recon::modes::batch::{BatchProgress, PairState};
 use recon::modes::fingerprint::compare::compare as compare_fingerprints;
 use recon::modes::fingerprint::{
     fingerprint, fingerprint_pair, FingerprintFile, FingerprintOptions,
@@ -80,7 +81,9 @@ struct BatchArgs {
     /// Print nothing; only the exit code tells.
     #[arg(short, long)]
     quiet: bool,
-    /// A line per finished pair on stderr: auto (only on a terminal), always, never.
+    /// Progress on stderr: auto (bars per running pair and overall, only on a terminal),
+    /// always (also a line per finished pair and every 2 seconds per running pair in a log),
+    /// never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     progress: ProgressMode,
 }
@@ -551,78 +554,366 @@ fn progress_state(progress: &Progress) -> (String, u64, u64) {
     (msg, pos, len)
 }
 
+/// The run's state in words for a log line: "pass 1 of 2: fingerprinting
+/// 40% (400 of 1000)".
+fn progress_line(progress: &Progress) -> String {
+    let (msg, pos, len) = progress_state(progress);
+    if len > 0 {
+        format!(
+            "{msg} {:.0}% ({pos} of {len})",
+            100.0 * pos as f64 / len as f64
+        )
+    } else {
+        msg
+    }
+}
+
+/// The bar style of one run: `label_width` is the room for the phase (and,
+/// in a batch, the pair's name before it).
+fn phase_style(label_width: usize) -> ProgressStyle {
+    ProgressStyle::with_template(&format!(
+        "{{spinner}} {{msg:<{label_width}}} [{{bar:24}}] {{percent:>3}}% {{human_pos}}/{{human_len}} {{prefix}} ETA {{eta}}  {{elapsed_precise}}"
+    ))
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ")
+}
+
+/// A bar that follows one run's counters: the phase, rows (or buckets) per
+/// second and ETA, restarted when the phase changes. `recon diff` draws one;
+/// `recon batch` one per running pair.
+struct PhaseBar {
+    bar: ProgressBar,
+    label: String,
+    shown: String,
+    /// When this bar first saw the phase, and the count then: the rate is
+    /// measured from there (a batch's bar may appear mid-phase).
+    phase_start: std::time::Instant,
+    phase_start_pos: u64,
+}
+
+impl PhaseBar {
+    /// `label` goes before the phase ("orders_keyed: "), or is empty.
+    fn new(bar: ProgressBar, label: String, label_width: usize) -> PhaseBar {
+        bar.set_style(phase_style(label_width));
+        PhaseBar {
+            bar,
+            label,
+            shown: String::new(),
+            phase_start: std::time::Instant::now(),
+            phase_start_pos: 0,
+        }
+    }
+
+    fn update(&mut self, progress: &Progress) {
+        let (msg, pos, len) = progress_state(progress);
+        if msg != self.shown {
+            // A new phase starts its rate and ETA afresh.
+            self.bar.reset();
+            self.shown = msg.clone();
+            self.phase_start = std::time::Instant::now();
+            self.phase_start_pos = pos;
+        }
+        let secs = self.phase_start.elapsed().as_secs_f64().max(1e-3);
+        let unit = if self.shown.starts_with("reconciling") {
+            "buckets"
+        } else {
+            "rows"
+        };
+        let rate = pos.saturating_sub(self.phase_start_pos) as f64 / secs;
+        self.bar.set_prefix(if rate >= 1e6 {
+            format!("{:.2} M {unit}/s", rate / 1e6)
+        } else if rate >= 1e3 {
+            format!("{:.1} k {unit}/s", rate / 1e3)
+        } else {
+            format!("{rate:.0} {unit}/s")
+        });
+        self.bar.set_message(format!("{}{msg}", self.label));
+        self.bar.set_length(len.max(1));
+        self.bar.set_position(pos);
+    }
+}
+
+/// How progress is shown, once `--progress` meets the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Nothing,
+    /// Plain lines (a log): a line every 2 seconds.
+    Lines,
+    Bars,
+}
+
+/// Whether stderr can show bars: a terminal that moves its cursor. Where
+/// `TERM` is unset or `dumb` indicatif draws nothing, so that is a log.
+fn bars_drawable() -> bool {
+    std::io::stderr().is_terminal() && std::env::var("TERM").is_ok_and(|t| t != "dumb")
+}
+
+fn shown_for(mode: ProgressMode, quiet: bool) -> Shown {
+    match (mode, bars_drawable()) {
+        _ if quiet => Shown::Nothing,
+        (ProgressMode::Never, _) | (ProgressMode::Auto, false) => Shown::Nothing,
+        (ProgressMode::Always, false) => Shown::Lines,
+        _ => Shown::Bars,
+    }
+}
+
+const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+const REDRAW_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Draws progress on stderr from the library's counters until `done`: a bar
 /// with the phase, rate and ETA on a terminal; with `always` and no
 /// terminal, a plain line every 2 seconds.
 fn show_progress(
-    mode: ProgressMode,
+    shown: Shown,
     progress: Arc<Progress>,
     done: Arc<AtomicBool>,
 ) -> Option<std::thread::JoinHandle<()>> {
-    let terminal = std::io::stderr().is_terminal();
-    match (mode, terminal) {
-        (ProgressMode::Never, _) | (ProgressMode::Auto, false) => return None,
-        (ProgressMode::Always, false) => {
-            return Some(std::thread::spawn(move || {
-                let started = std::time::Instant::now();
-                let mut last = started;
-                while !done.load(Ordering::Relaxed) {
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                    if last.elapsed().as_secs_f64() < 2.0 {
-                        continue;
-                    }
-                    last = std::time::Instant::now();
-                    let (msg, pos, len) = progress_state(&progress);
-                    let secs = started.elapsed().as_secs_f64();
-                    let pct = if len > 0 {
-                        format!(" {:.0}% ({pos} of {len})", 100.0 * pos as f64 / len as f64)
-                    } else {
-                        String::new()
-                    };
-                    eprintln!("recon: {secs:.0}s {msg}{pct}");
+    match shown {
+        Shown::Nothing => None,
+        Shown::Lines => Some(std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let mut last = started;
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(REDRAW_EVERY);
+                if last.elapsed() < LOG_EVERY {
+                    continue;
                 }
-            }));
-        }
-        _ => {}
-    }
-    Some(std::thread::spawn(move || {
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template(
-            "{spinner} {msg:<36} [{bar:24}] {percent:>3}% {human_pos}/{human_len} {prefix} ETA {eta}  {elapsed_precise}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-        bar.set_style(style);
-        let mut shown = String::new();
-        let mut phase_start = std::time::Instant::now();
-        while !done.load(Ordering::Relaxed) {
-            let (msg, pos, len) = progress_state(&progress);
-            if msg != shown {
-                // A new phase starts its rate and ETA afresh.
-                bar.reset();
-                shown = msg.clone();
-                phase_start = std::time::Instant::now();
+                last = std::time::Instant::now();
+                let secs = started.elapsed().as_secs_f64();
+                eprintln!("recon: {secs:.0}s {}", progress_line(&progress));
             }
-            let secs = phase_start.elapsed().as_secs_f64().max(1e-3);
-            let unit = if shown.starts_with("reconciling") {
-                "buckets"
-            } else {
-                "rows"
-            };
-            let rate = pos as f64 / secs;
-            bar.set_prefix(if rate >= 1e6 {
-                format!("{:.2} M {unit}/s", rate / 1e6)
-            } else if rate >= 1e3 {
-                format!("{:.1} k {unit}/s", rate / 1e3)
-            } else {
-                format!("{rate:.0} {unit}/s")
-            });
-            bar.set_message(msg);
-            bar.set_length(len.max(1));
-            bar.set_position(pos);
-            std::thread::sleep(std::time::Duration::from_millis(100));
+        })),
+        Shown::Bars => Some(std::thread::spawn(move || {
+            // Drawn only once it has its words.
+            let mut bar = PhaseBar::new(ProgressBar::hidden(), String::new(), 36);
+            bar.update(&progress);
+            bar.bar.set_draw_target(ProgressDrawTarget::stderr());
+            while !done.load(Ordering::Relaxed) {
+                bar.update(&progress);
+                std::thread::sleep(REDRAW_EVERY);
+            }
+            bar.bar.finish_and_clear();
+        })),
+    }
+}
+
+/// The overall bar's words: "3 pass, 1 pass_with_drift, 1 fail, 0 error".
+fn batch_counts(pairs: &[(String, PairState)]) -> String {
+    let count = |v: &str| {
+        pairs
+            .iter()
+            .filter(|(_, s)| matches!(s, PairState::Finished { verdict, .. } if *verdict == v))
+            .count()
+    };
+    let mut words = format!(
+        "{} pass, {} pass_with_drift, {} fail, {} error",
+        count("pass"),
+        count("pass_with_drift"),
+        count("fail"),
+        count("error")
+    );
+    let skipped = count("skipped");
+    if skipped > 0 {
+        words.push_str(&format!(", {skipped} skipped"));
+    }
+    words
+}
+
+/// Which pairs have been announced as finished, and how many.
+#[derive(Default)]
+struct Announced {
+    seen: Vec<bool>,
+    count: usize,
+}
+
+impl Announced {
+    /// The pairs that finished since the last call, with their result line
+    /// (`recon: [3] orders_keyed: pass_with_drift (0.01 s)`), numbered in
+    /// the order they finished. Skipped pairs are left to the summary table.
+    fn newly_finished(&mut self, pairs: &[(String, PairState)]) -> Vec<(usize, String)> {
+        self.seen.resize(pairs.len(), false);
+        let mut out = Vec::new();
+        for (i, (name, state)) in pairs.iter().enumerate() {
+            if let PairState::Finished { verdict, seconds } = state {
+                if !self.seen[i] {
+                    self.seen[i] = true;
+                    if *verdict != "skipped" {
+                        self.count += 1;
+                        let n = self.count;
+                        out.push((
+                            i,
+                            format!("recon: [{n}] {name}: {verdict} ({seconds:.2} s)"),
+                        ));
+                    }
+                }
+            }
         }
-        bar.finish_and_clear();
+        out
+    }
+}
+
+/// A way of showing a batch's progress, fed a snapshot ten times a second.
+trait BatchDisplay: Send {
+    fn draw(&mut self, pairs: &[(String, PairState)]);
+    /// The batch is over: `pairs` holds every result.
+    fn finish(&mut self, pairs: &[(String, PairState)]);
+}
+
+/// In a log: the result lines, and every 2 seconds a line per running pair.
+struct BatchLines {
+    announced: Announced,
+    last: std::time::Instant,
+}
+
+impl BatchLines {
+    fn results(&mut self, pairs: &[(String, PairState)]) {
+        for (_, line) in self.announced.newly_finished(pairs) {
+            eprintln!("{line}");
+        }
+    }
+}
+
+impl BatchDisplay for BatchLines {
+    fn draw(&mut self, pairs: &[(String, PairState)]) {
+        self.results(pairs);
+        if self.last.elapsed() < LOG_EVERY {
+            return;
+        }
+        self.last = std::time::Instant::now();
+        for (name, state) in pairs {
+            if let PairState::Running { progress, started } = state {
+                let secs = started.elapsed().as_secs_f64();
+                eprintln!("recon: {secs:.0}s {name}: {}", progress_line(progress));
+            }
+        }
+    }
+
+    fn finish(&mut self, pairs: &[(String, PairState)]) {
+        self.results(pairs);
+    }
+}
+
+/// On a terminal: a bar per running pair above the overall bar; a finished
+/// pair's bar gives way to its result line, printed above the bars.
+struct BatchBars {
+    multi: MultiProgress,
+    overall: ProgressBar,
+    /// The overall bar joins the display once it has its words.
+    overall_shown: bool,
+    bars: BTreeMap<usize, PhaseBar>,
+    announced: Announced,
+}
+
+impl BatchBars {
+    fn new() -> BatchBars {
+        let overall = ProgressBar::hidden();
+        overall.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {pos}/{len} pairs [{bar:24}] {msg}  {elapsed_precise}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        BatchBars {
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+            overall,
+            overall_shown: false,
+            bars: BTreeMap::new(),
+            announced: Announced::default(),
+        }
+    }
+}
+
+impl BatchDisplay for BatchBars {
+    fn draw(&mut self, pairs: &[(String, PairState)]) {
+        let finished = pairs
+            .iter()
+            .filter(|(_, s)| matches!(s, PairState::Finished { .. }))
+            .count();
+        self.overall.set_message(batch_counts(pairs));
+        self.overall.set_length(pairs.len() as u64);
+        self.overall.set_position(finished as u64);
+        if !self.overall_shown {
+            self.overall = self.multi.add(self.overall.clone());
+            self.overall_shown = true;
+        }
+        self.overall.tick();
+        for (i, line) in self.announced.newly_finished(pairs) {
+            if let Some(bar) = self.bars.remove(&i) {
+                bar.bar.finish_and_clear();
+                self.multi.remove(&bar.bar);
+            }
+            let _ = self.multi.println(line);
+        }
+        let width = pairs
+            .iter()
+            .map(|(n, _)| n.len())
+            .max()
+            .unwrap_or(0)
+            .min(40);
+        for (i, (name, state)) in pairs.iter().enumerate() {
+            // A pair that finished lost its bar above; one skipped never had one.
+            let PairState::Running { progress, .. } = state else {
+                continue;
+            };
+            let (multi, overall) = (&self.multi, &self.overall);
+            self.bars
+                .entry(i)
+                .or_insert_with(|| {
+                    // Drawn only once it has its words.
+                    let mut bar = PhaseBar::new(
+                        ProgressBar::hidden(),
+                        format!("{name:<width$}  "),
+                        width + 38,
+                    );
+                    bar.update(progress);
+                    bar.bar = multi.insert_before(overall, bar.bar.clone());
+                    bar
+                })
+                .update(progress);
+        }
+    }
+
+    fn finish(&mut self, pairs: &[(String, PairState)]) {
+        self.draw(pairs);
+        for bar in self.bars.values() {
+            bar.bar.finish_and_clear();
+        }
+        self.overall.finish_and_clear();
+    }
+}
+
+/// Draws a batch's progress on stderr from its counters until `done`: bars
+/// on a terminal, plain lines in a log with `always`.
+fn show_batch_progress(
+    shown: Shown,
+    batch: Arc<BatchProgress>,
+    done: Arc<AtomicBool>,
+) -> Option<std::thread::JoinHandle<()>> {
+    let mut display: Box<dyn BatchDisplay> = match shown {
+        Shown::Nothing => return None,
+        Shown::Lines => Box::new(BatchLines {
+            announced: Announced::default(),
+            last: std::time::Instant::now(),
+        }),
+        Shown::Bars => Box::new(BatchBars::new()),
+    };
+    Some(std::thread::spawn(move || loop {
+        // Read `done` first: the snapshot after it holds every result.
+        let ending = done.load(Ordering::Relaxed);
+        let pairs = batch.snapshot();
+        // Empty while the batch file loads (or when it failed to).
+        if !pairs.is_empty() {
+            if ending {
+                display.finish(&pairs);
+            } else {
+                display.draw(&pairs);
+            }
+        }
+        if ending {
+            break;
+        }
+        std::thread::sleep(REDRAW_EVERY);
     }))
 }
 
@@ -695,32 +986,23 @@ fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
     use recon::report::batch::{
         exit_code, junit, summary_table, BatchReport, BATCH_REPORT_VERSION,
     };
-    let show = !a.quiet
-        && match a.progress {
-            ProgressMode::Never => false,
-            ProgressMode::Always => true,
-            ProgressMode::Auto => std::io::stderr().is_terminal(),
-        };
-    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let on_pair: Option<recon::modes::batch::OnPair> = show.then(|| {
-        let done = done.clone();
-        Arc::new(move |o: &recon::report::batch::PairOutcome| {
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            eprintln!(
-                "recon: [{n}] {}: {} ({:.2} s)",
-                o.name, o.verdict, o.seconds
-            );
-        }) as recon::modes::batch::OnPair
-    });
-    let outcomes = recon::modes::batch::run_batch(
+    let batch = Arc::new(BatchProgress::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let drawer = show_batch_progress(shown_for(a.progress, a.quiet), batch.clone(), done.clone());
+    let result = recon::modes::batch::run_batch(
         &a.file,
         &recon::modes::batch::BatchOptions {
             only: a.only.clone(),
             fail_fast: a.fail_fast,
             jobs: a.jobs,
-            on_pair,
+            progress: batch,
         },
-    )?;
+    );
+    done.store(true, Ordering::Relaxed);
+    if let Some(handle) = drawer {
+        let _ = handle.join();
+    }
+    let outcomes = result?;
     if let Some(path) = &a.junit {
         let xml = junit(&outcomes).map_err(|e| ReconError::Internal(format!("JUnit XML: {e}")))?;
         recon::evidence::write_atomic(path, xml.as_bytes())?;
@@ -751,11 +1033,11 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
     }
     let opts = build_options(&a)?;
     let done = Arc::new(AtomicBool::new(false));
-    let bar = if a.quiet {
-        None
-    } else {
-        show_progress(a.progress, opts.progress.clone(), done.clone())
-    };
+    let bar = show_progress(
+        shown_for(a.progress, a.quiet),
+        opts.progress.clone(),
+        done.clone(),
+    );
     let result = diff(&a.source, &a.target, &opts);
     done.store(true, Ordering::Relaxed);
     if let Some(handle) = bar {

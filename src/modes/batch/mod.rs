@@ -1,22 +1,69 @@
 //! Batch runs (`recon batch FILE.toml`): many pairs from one file, one
 //! after another, each a run of its own (its own run context and cancel
 //! token), with per-pair thresholds. A pair that errors is recorded and the
-//! others still run, unless `fail_fast`.
+//! others still run, unless `fail_fast`. Like a single run, a batch never
+//! prints: it updates a [`BatchProgress`] that a caller may poll.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::config::batch::{BatchFile, BatchMode, PairEntry};
 use crate::config::{AlignOptions, InputConfig, RulesFile, Thresholds};
 use crate::engine::memory::default_limit;
+use crate::engine::Progress;
 use crate::error::{ReconError, Result};
 use crate::modes::fingerprint::compare::compare;
 use crate::modes::fingerprint::{fingerprint_pair, FingerprintOptions};
 use crate::modes::multiset::DiffOptions;
 use crate::report::batch::PairOutcome;
 
-/// Called with each pair's outcome as it finishes (a progress line).
-pub type OnPair = std::sync::Arc<dyn Fn(&PairOutcome) + Send + Sync>;
+/// Where one pair of a batch is.
+#[derive(Debug, Clone)]
+pub enum PairState {
+    Waiting,
+    /// Running since `started`; `progress` is its run's live counters (phase,
+    /// rows, buckets), the ones a single `recon diff` shows.
+    Running {
+        progress: Arc<Progress>,
+        started: Instant,
+    },
+    /// Ended with this verdict (`pass`, `pass_with_drift`, `fail`, `error`
+    /// or `skipped`).
+    Finished {
+        verdict: &'static str,
+        seconds: f64,
+    },
+}
+
+/// A batch's live state, for a progress display: the batch updates it as
+/// pairs start and finish, a caller polls [`BatchProgress::snapshot`].
+#[derive(Debug, Default)]
+pub struct BatchProgress {
+    pairs: Mutex<Vec<(String, PairState)>>,
+}
+
+impl BatchProgress {
+    /// Every selected pair, in file order, with its state (empty until the
+    /// batch file is loaded).
+    pub fn snapshot(&self) -> Vec<(String, PairState)> {
+        self.pairs.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    fn start(&self, names: Vec<String>) {
+        if let Ok(mut p) = self.pairs.lock() {
+            *p = names.into_iter().map(|n| (n, PairState::Waiting)).collect();
+        }
+    }
+
+    fn set(&self, i: usize, state: PairState) {
+        if let Ok(mut p) = self.pairs.lock() {
+            if let Some(slot) = p.get_mut(i) {
+                slot.1 = state;
+            }
+        }
+    }
+}
 
 /// How a batch runs.
 #[derive(Clone, Default)]
@@ -28,8 +75,8 @@ pub struct BatchOptions {
     /// Pairs run at once (at least 1); each gets its memory limit divided
     /// by this.
     pub jobs: usize,
-    /// Told about each pair as it finishes.
-    pub on_pair: Option<OnPair>,
+    /// Updated as pairs start and finish.
+    pub progress: Arc<BatchProgress>,
 }
 
 /// The pair's alignment: its own settings, then its rules file, then the
@@ -46,9 +93,14 @@ fn align_of(p: &PairEntry, defaults: &RulesFile) -> std::result::Result<AlignOpt
     Ok(o)
 }
 
-/// Runs one pair with its memory limit divided by `jobs`; `Err` is the
-/// pair's error (recorded, not fatal).
-fn run_pair(p: &PairEntry, file: &BatchFile, jobs: usize) -> Result<PairOutcome> {
+/// Runs one pair with its memory limit divided by `jobs`, updating
+/// `progress`; `Err` is the pair's error (recorded, not fatal).
+fn run_pair(
+    p: &PairEntry,
+    file: &BatchFile,
+    jobs: usize,
+    progress: Arc<Progress>,
+) -> Result<PairOutcome> {
     let started = Instant::now();
     let d = &file.defaults;
     let usage = |e: String| ReconError::Usage(format!("pair {:?}: {e}", p.name));
@@ -79,6 +131,7 @@ fn run_pair(p: &PairEntry, file: &BatchFile, jobs: usize) -> Result<PairOutcome>
                 align,
                 inputs,
                 thresholds,
+                progress,
                 ..DiffOptions::default()
             };
             let outcome = crate::modes::diff(&p.source, &p.target, &opts)?;
@@ -108,6 +161,7 @@ fn run_pair(p: &PairEntry, file: &BatchFile, jobs: usize) -> Result<PairOutcome>
                 threads: run.threads,
                 temp_dir: run.temp_dir,
                 align,
+                progress,
                 ..FingerprintOptions::default()
             };
             let [s, t] = fingerprint_pair(&p.source, &p.target, &opts, &inputs)?;
@@ -185,9 +239,14 @@ fn skipped(p: &PairEntry) -> PairOutcome {
 }
 
 /// Runs one pair, turning its error into an outcome; true: stop the batch.
-fn outcome_of(p: &PairEntry, file: &BatchFile, opts: &BatchOptions) -> (PairOutcome, bool) {
+fn outcome_of(
+    p: &PairEntry,
+    file: &BatchFile,
+    opts: &BatchOptions,
+    progress: Arc<Progress>,
+) -> (PairOutcome, bool) {
     let started = Instant::now();
-    match run_pair(p, file, opts.jobs) {
+    match run_pair(p, file, opts.jobs, progress) {
         Ok(o) => {
             let stop = opts.fail_fast && o.verdict == "fail";
             (o, stop)
@@ -217,7 +276,6 @@ fn outcome_of(p: &PairEntry, file: &BatchFile, opts: &BatchOptions) -> (PairOutc
 /// are reported in file order whatever finishes first).
 pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::Mutex;
     let file = BatchFile::load(path).map_err(ReconError::Usage)?;
     let mut picked = Vec::new();
     for p in &file.pairs {
@@ -231,6 +289,8 @@ pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
             path.display()
         )));
     }
+    opts.progress
+        .start(picked.iter().map(|p| p.name.clone()).collect());
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let results: Mutex<Vec<Option<PairOutcome>>> = Mutex::new(vec![None; picked.len()]);
@@ -244,15 +304,27 @@ pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
                 let outcome = if stop.load(Ordering::Relaxed) {
                     skipped(p)
                 } else {
-                    let (o, halt) = outcome_of(p, &file, opts);
+                    let progress = Arc::new(Progress::default());
+                    opts.progress.set(
+                        i,
+                        PairState::Running {
+                            progress: progress.clone(),
+                            started: Instant::now(),
+                        },
+                    );
+                    let (o, halt) = outcome_of(p, &file, opts, progress);
                     if halt {
                         stop.store(true, Ordering::Relaxed);
                     }
-                    if let Some(tell) = &opts.on_pair {
-                        tell(&o);
-                    }
                     o
                 };
+                opts.progress.set(
+                    i,
+                    PairState::Finished {
+                        verdict: outcome.verdict,
+                        seconds: outcome.seconds,
+                    },
+                );
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(outcome);
                 }
@@ -267,4 +339,80 @@ pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
         .zip(&picked)
         .map(|(o, p)| o.unwrap_or_else(|| skipped(p)))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Phase;
+    use std::sync::atomic::Ordering;
+
+    /// A batch file over the shipped fixtures: a drifting diff, a quick
+    /// pair and a pair that errors.
+    fn batch(dir: &Path) -> std::path::PathBuf {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let d = |p: &str| data.join(p).display().to_string();
+        let text = format!(
+            "[[pair]]\nname = \"demo\"\nsource = \"{}\"\ntarget = \"{}\"\n\
+             [[pair]]\nname = \"lake\"\nsource = \"{}\"\ntarget = \"{}\"\nmode = \"quick\"\n\
+             [[pair]]\nname = \"broken\"\nsource = \"{b}\"\ntarget = \"{b}\"\n",
+            d("demo/source.parquet"),
+            d("demo/target.parquet"),
+            d("demo/extract.csv.gz"),
+            d("lake/orders"),
+            b = d("bad/garbage.parquet"),
+        );
+        let path = dir.join("b.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn every_pair_ends_finished_with_its_verdict() {
+        let dir = tempfile::tempdir().unwrap();
+        let progress = Arc::new(BatchProgress::default());
+        let opts = BatchOptions {
+            jobs: 2,
+            progress: progress.clone(),
+            ..BatchOptions::default()
+        };
+        let outcomes = run_batch(&batch(dir.path()), &opts).unwrap();
+        let states: Vec<(String, &str)> = progress
+            .snapshot()
+            .into_iter()
+            .map(|(name, state)| match state {
+                PairState::Finished { verdict, .. } => (name, verdict),
+                other => panic!("{name} did not finish: {other:?}"),
+            })
+            .collect();
+        let verdicts: Vec<(String, &str)> = outcomes
+            .iter()
+            .map(|o| (o.name.clone(), o.verdict))
+            .collect();
+        assert_eq!(states, verdicts);
+        assert_eq!(
+            verdicts.iter().map(|v| v.1).collect::<Vec<_>>(),
+            ["fail", "pass", "error"]
+        );
+    }
+
+    #[test]
+    fn a_pair_reports_its_phases_and_rows_like_a_single_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = BatchFile::load(&batch(dir.path())).unwrap();
+        // A drifting diff of 4 + 4 Parquet rows: two passes, the second
+        // partitioning the differing buckets.
+        let diff = Arc::new(Progress::default());
+        run_pair(&file.pairs[0], &file, 1, diff.clone()).unwrap();
+        assert_eq!(diff.phase(), Phase::Done);
+        assert_eq!(diff.pass(), (2, 2));
+        assert!(diff.rows_total.load(Ordering::Relaxed) >= 8);
+        // A quick pair: one fingerprinting read of 120 + 120 rows.
+        let quick = Arc::new(Progress::default());
+        run_pair(&file.pairs[1], &file, 1, quick.clone()).unwrap();
+        assert_eq!(quick.phase(), Phase::Done);
+        assert_eq!(quick.pass(), (1, 1));
+        assert_eq!(quick.rows_scanned.load(Ordering::Relaxed), 240);
+        assert!(quick.rows_total.load(Ordering::Relaxed) > 0);
+    }
 }

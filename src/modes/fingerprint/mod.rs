@@ -18,6 +18,7 @@ pub mod compare;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -25,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{AlignOptions, InputOptions};
 use crate::digest::{null_digest, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
 use crate::engine::scan::{scan, Batch, RowSink, ScanConfig, ScanSide};
-use crate::engine::{CancelToken, Progress};
+use crate::engine::{CancelToken, Phase, Progress};
 use crate::error::{ReconError, Result};
 use crate::evidence::render_column;
 use crate::input::Table;
@@ -338,7 +339,10 @@ fn run_scan(
         cancel,
         progress,
     };
+    // One read, reported like the first pass of a diff.
+    progress.start_pass(1, 1, Phase::Fingerprint);
     let scanned = scan(sides, &cfg, || GroupSink::new(layout.clone()))?;
+    progress.set_phase(Phase::Done);
     let specs: Vec<ColumnSpec> = plan
         .columns
         .iter()
@@ -404,6 +408,9 @@ pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<Fingerprin
     }
     let plan = name_order(plan);
     let sides = sides_of(&src, &tgt, &plan, true);
+    opts.progress
+        .rows_total
+        .store(super::multiset::estimated_rows(&src), Ordering::Relaxed);
     let [one, _] = run_scan(
         &sides,
         &plan,
@@ -433,6 +440,9 @@ pub fn fingerprint_pair(
     )?;
     let plan = name_order(plan);
     let sides = sides_of(&src, &tgt, &plan, false);
+    let rows =
+        super::multiset::estimated_rows(&src).saturating_add(super::multiset::estimated_rows(&tgt));
+    opts.progress.rows_total.store(rows, Ordering::Relaxed);
     let [a, b] = run_scan(
         &sides,
         &plan,

@@ -898,8 +898,8 @@ pub fn input_report(t: &Table, rows: u64) -> InputReport {
 }
 
 /// Rows of a table for sizing: from metadata, else guessed from its size
-/// (sizing only; a wrong guess costs speed, never correctness).
-fn estimated_rows(t: &Table) -> u64 {
+/// (sizing and progress only; a wrong guess costs speed, never correctness).
+pub(crate) fn estimated_rows(t: &Table) -> u64 {
     t.rows.unwrap_or_else(|| {
         let compressed = t
             .files
