@@ -184,3 +184,27 @@ fn bad_delta_sources_are_one_line_errors() {
         .code(2)
         .stderr(predicate::str::contains("no _delta_log"));
 }
+
+#[test]
+fn column_mapping_with_partitions_and_deletion_vectors() {
+    // delta-kernel-rs's golden table `dv-with-columnmapping` (Apache-2.0):
+    // physical column names (`col-…`, also in the partition folders), 15
+    // versions, deletion vectors; `expected/` holds its rows.
+    let root = fixture("delta/dv-with-columnmapping");
+    recon()
+        .arg("diff")
+        .arg(format!("delta:{}", root.join("delta").display()))
+        .arg(root.join("expected"))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("source_row_count        35"));
+    recon()
+        .arg("schema")
+        .arg(format!("delta:{}", root.join("delta").display()))
+        .arg(root.join("expected"))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("delta version 15"))
+        .stdout(predicate::str::contains("with deleted rows"))
+        .stdout(predicate::str::contains("col-").not());
+}
