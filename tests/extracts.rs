@@ -111,9 +111,9 @@ fn each_dialect_is_sniffed_and_compares_against_the_twin_with_no_flags() {
     // A change is still found with a sniffed dialect.
     let f = tmp.path().join("drift.csv");
     fs::write(&f, "k;n\na;1\nb;\nx;y|z;3\n").unwrap();
-    recon().arg("diff").arg(&f).arg(&pq).assert().code(2);
+    common::diff(&f, &pq, &[]).code(2);
     fs::write(&f, "k;n\na;1\nb;\n\"x;y|z\";3\nit's;5\n").unwrap();
-    recon().arg("diff").arg(&f).arg(&pq).assert().code(1);
+    common::diff(&f, &pq, &[]).code(1);
 }
 
 #[test]
@@ -129,23 +129,13 @@ fn an_ambiguous_sample_is_refused_naming_the_candidates_and_the_named_flag_works
             ("amount", Arc::new(StringArray::from(vec!["1,5", "2,25"]))),
         ],
     );
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&pq)
-        .assert()
+    common::diff(&f, &pq, &[])
         .code(2)
         .stderr(predicate::str::contains("amounts.csv"))
         .stderr(predicate::str::contains("';' (2 columns)"))
         .stderr(predicate::str::contains("',' (2 columns)"))
         .stderr(predicate::str::contains("pass --delimiter"));
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&pq)
-        .args(["--delimiter", ";", "--by-position"])
-        .assert()
-        .code(0);
+    common::diff(&f, &pq, &["--delimiter", ";", "--by-position"]).code(0);
 }
 
 #[test]
@@ -172,34 +162,18 @@ fn a_wrong_sniff_never_makes_a_match_the_right_dialect_would_not() {
             ("n", Arc::new(Int64Array::from(n))),
         ],
     );
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&pq)
-        .assert()
+    common::diff(&f, &pq, &[])
         .code(2)
         .stderr(predicate::str::contains("line 20002"))
         .stderr(predicate::str::contains("--quote none"));
     // Each answer the user can give is then exact: no quoting sees drift,
     // quoting sees a match.
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&pq)
-        .args(["--quote", "none"])
-        .assert()
-        .code(1);
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&pq)
-        .args(["--quote", "\""])
-        .assert()
-        .code(0);
+    common::diff(&f, &pq, &["--quote", "none"]).code(1);
+    common::diff(&f, &pq, &["--quote", "\""]).code(0);
     // Quoting a value that needs it (a delimiter inside) is no ambiguity.
     let g = tmp.path().join("needed.csv");
     fs::write(&g, text.replace("\"x\",20000", "\"x,y\",20000")).unwrap();
-    recon().arg("diff").arg(&g).arg(&pq).assert().code(1);
+    common::diff(&g, &pq, &[]).code(1);
 
     // A sample that fits one delimiter, and a later line that does not:
     // the line is named, nothing is compared.
@@ -210,11 +184,7 @@ fn a_wrong_sniff_never_makes_a_match_the_right_dialect_would_not() {
     text.push_str("1,2\n");
     let h = tmp.path().join("later.csv");
     fs::write(&h, &text).unwrap();
-    recon()
-        .arg("diff")
-        .arg(&h)
-        .arg(&h)
-        .assert()
+    common::diff(&h, &h, &[])
         .code(2)
         .stderr(predicate::str::contains(
             "line 20002: expected 2 fields, found 1",
@@ -226,28 +196,11 @@ fn a_wrong_sniff_never_makes_a_match_the_right_dialect_would_not() {
     let b = tmp.path().join("b.csv");
     fs::write(&a, "x,y\nc,d\n").unwrap();
     fs::write(&b, "x,z\nc,d\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&a)
-        .arg(&b)
-        .arg("--by-position")
-        .assert()
+    common::diff(&a, &b, &["--by-position"])
         .code(2)
         .stderr(predicate::str::contains("pass --header or --no-header"));
-    recon()
-        .arg("diff")
-        .arg(&a)
-        .arg(&b)
-        .args(["--by-position", "--header"])
-        .assert()
-        .code(0);
-    recon()
-        .arg("diff")
-        .arg(&a)
-        .arg(&b)
-        .args(["--by-position", "--no-header"])
-        .assert()
-        .code(1);
+    common::diff(&a, &b, &["--by-position", "--header"]).code(0);
+    common::diff(&a, &b, &["--by-position", "--no-header"]).code(1);
 }
 
 /// The legacy export of the issue: ';'-delimited, every field quoted, ""
@@ -336,42 +289,20 @@ fn a_fully_quoted_legacy_export_compares_with_the_flags_each_error_names() {
     let mut flags: Vec<&str> = Vec::new();
     for (add, hint) in steps {
         flags.extend_from_slice(add);
-        recon()
-            .arg("diff")
-            .arg(&csv)
-            .arg(&pq)
-            .args(&flags)
-            .assert()
+        common::diff(&csv, &pq, &flags)
             .code(2)
             .stderr(predicate::str::contains(hint));
     }
     flags.extend_from_slice(&["--timestamp-format", "ts=%d/%m/%Y %H:%M"]);
     // An abbreviation is read only as mapped.
-    recon()
-        .arg("diff")
-        .arg(&csv)
-        .arg(&pq)
-        .args(&flags)
-        .assert()
+    common::diff(&csv, &pq, &flags)
         .code(2)
         .stderr(predicate::str::contains("EST"));
     flags.extend_from_slice(&["--assume-tz", "EST=-05:00"]);
-    recon()
-        .arg("diff")
-        .arg(&csv)
-        .arg(&pq)
-        .args(&flags)
-        .assert()
-        .code(0);
+    common::diff(&csv, &pq, &flags).code(0);
     // The same flags find a changed value.
     let (csv, pq) = legacy(tmp.path(), "8");
-    recon()
-        .arg("diff")
-        .arg(&csv)
-        .arg(&pq)
-        .args(&flags)
-        .assert()
-        .code(1);
+    common::diff(&csv, &pq, &flags).code(1);
 }
 
 #[test]
@@ -395,50 +326,23 @@ fn date_patterns_read_back_exactly_or_are_refused() {
     let f = tmp.path().join("d.csv");
     fs::write(&f, "id,d\n1,5/6/2019\n2,3/10/2005\n").unwrap();
     // %d writes 05, so 5 does not read back: refused, with the way out.
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&pq)
-        .args(["--date-format", "d=%d/%m/%Y"])
-        .assert()
+    common::diff(&f, &pq, &["--date-format", "d=%d/%m/%Y"])
         .code(2)
         .stderr(predicate::str::contains(
             "writes this value as \"05/06/2019\"",
         ));
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&pq)
-        .args(["--date-format", "d=%-d/%-m/%Y"])
-        .assert()
-        .code(0);
+    common::diff(&f, &pq, &["--date-format", "d=%-d/%-m/%Y"]).code(0);
     // A pattern must be used: on a number column it is an error, not a no-op.
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&pq)
-        .args(["--date-format", "id=%Y"])
-        .assert()
+    common::diff(&f, &pq, &["--date-format", "id=%Y"])
         .code(2)
         .stderr(predicate::str::contains("not as a date"));
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&pq)
-        .args(["--date-format", "d=%Q"])
-        .assert()
+    common::diff(&f, &pq, &["--date-format", "d=%Q"])
         .code(2)
         .stderr(predicate::str::contains("not a valid strftime pattern"));
     // Text against text: a pattern makes both sides dates, so formats may differ in padding.
     let g = tmp.path().join("g.csv");
     fs::write(&g, "id,d\n2,3/10/2005\n1,5/6/2019\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&g)
-        .args(["--date-format", "d=%-d/%-m/%Y"])
-        .assert()
-        .code(0);
+    common::diff(&f, &g, &["--date-format", "d=%-d/%-m/%Y"]).code(0);
 }
 
 #[test]
@@ -460,20 +364,11 @@ fn windows_1252_utf_16_and_shift_jis_extracts() {
     let (bytes, _, unmappable) = encoding_rs::WINDOWS_1252.encode("name;n\nCafé;1\n€uro;2\n");
     assert!(!unmappable);
     fs::write(&cp, &bytes).unwrap();
-    recon()
-        .arg("diff")
-        .arg(&cp)
-        .arg(&pq)
-        .assert()
+    common::diff(&cp, &pq, &[])
         .code(2)
         .stderr(predicate::str::contains("invalid UTF-8"))
         .stderr(predicate::str::contains("--encoding"));
-    recon()
-        .arg("diff")
-        .arg(&cp)
-        .arg(&pq)
-        .args(["--encoding", "windows-1252"])
-        .assert()
+    common::diff(&cp, &pq, &["--encoding", "windows-1252"])
         .code(1)
         .stdout(predicate::str::contains("target_only_row_count   1"));
     // Shift_JIS: trail bytes can be '|' or '\', so the file is decoded before it is split.
@@ -492,13 +387,7 @@ fn windows_1252_utf_16_and_shift_jis_extracts() {
             ("n", Arc::new(Int64Array::from(vec![2, 1]))),
         ],
     );
-    recon()
-        .arg("diff")
-        .arg(&sj)
-        .arg(&jp)
-        .args(["--encoding", "shift_jis"])
-        .assert()
-        .code(0);
+    common::diff(&sj, &jp, &["--encoding", "shift_jis"]).code(0);
     // UTF-16 with a byte-order mark needs no flag.
     let u16 = tmp.path().join("utf16.csv");
     let mut b = vec![0xfe, 0xff];
@@ -506,18 +395,14 @@ fn windows_1252_utf_16_and_shift_jis_extracts() {
         b.extend_from_slice(&c.to_be_bytes());
     }
     fs::write(&u16, &b).unwrap();
-    recon().arg("diff").arg(&u16).arg(&pq).assert().code(0);
+    common::diff(&u16, &pq, &[]).code(0);
     // Malformed bytes are refused, never replaced.
     let bad = tmp.path().join("bad16.csv");
     let mut b2 = b.clone();
     let n = b2.len();
     b2[n - 4..n - 2].copy_from_slice(&[0xd8, 0x00]); // a lone surrogate
     fs::write(&bad, &b2).unwrap();
-    recon()
-        .arg("diff")
-        .arg(&bad)
-        .arg(&pq)
-        .assert()
+    common::diff(&bad, &pq, &[])
         .code(2)
         .stderr(predicate::str::contains("not valid UTF-16BE"));
 }
@@ -531,7 +416,7 @@ fn empty_part_files_in_a_directory_hold_no_rows() {
     fs::write(dir.join("part-1.csv"), "").unwrap();
     fs::write(dir.join("part-2.csv"), "k,n\n\"x;y|z\",3\nit's,4\n").unwrap();
     let pq = kv_twin(tmp.path());
-    recon().arg("diff").arg(&dir).arg(&pq).assert().code(0);
+    common::diff(&dir, &pq, &[]).code(0);
 }
 
 #[test]
@@ -596,28 +481,12 @@ fn a_tpch_lineitem_tbl_against_its_parquet_twin_needs_only_the_flag_its_error_na
     let t = tmp.path().join("lineitem.tbl");
     fs::write(&t, &tbl).unwrap();
     // No flags: one short message naming the one flag.
-    recon()
-        .arg("diff")
-        .arg(&t)
-        .arg(&pq)
-        .assert()
+    common::diff(&t, &pq, &[])
         .code(2)
         .stderr(predicate::str::contains("share no column names"))
         .stderr(predicate::str::contains("--by-position"));
-    recon()
-        .arg("diff")
-        .arg(&t)
-        .arg(&pq)
-        .arg("--by-position")
-        .assert()
-        .code(0);
+    common::diff(&t, &pq, &["--by-position"]).code(0);
     // A changed price is found, by position too.
     fs::write(&t, tbl.replacen("|900.00|", "|900.01|", 1)).unwrap();
-    recon()
-        .arg("diff")
-        .arg(&t)
-        .arg(&pq)
-        .arg("--by-position")
-        .assert()
-        .code(1);
+    common::diff(&t, &pq, &["--by-position"]).code(1);
 }

@@ -32,19 +32,15 @@ fn expected(name: &str) -> String {
 #[test]
 fn every_version_holds_exactly_the_rows_its_writer_says() {
     for v in 0..4 {
-        recon()
-            .arg("diff")
-            .arg(delta("orders", Some(v)))
-            .arg(expected(&format!("orders_v{v}")))
-            .assert()
-            .code(0);
+        common::diff(
+            delta("orders", Some(v)),
+            expected(&format!("orders_v{v}")),
+            &[],
+        )
+        .code(0);
     }
     // Versions differ from each other, so each comparison above could fail.
-    recon()
-        .arg("diff")
-        .arg(delta("orders", Some(1)))
-        .arg(expected("orders_v2"))
-        .assert()
+    common::diff(delta("orders", Some(1)), expected("orders_v2"), &[])
         .code(1)
         .stdout(predicate::str::contains("source_only_row_count   1"));
 }
@@ -52,55 +48,40 @@ fn every_version_holds_exactly_the_rows_its_writer_says() {
 #[test]
 fn the_table_folder_reads_the_latest_version_not_every_file() {
     let dir = fixture("delta/orders");
-    recon()
-        .arg("diff")
-        .arg(&dir)
-        .arg(expected("orders_v3"))
-        .assert()
-        .code(0);
+    common::diff(&dir, expected("orders_v3"), &[]).code(0);
     // Every Parquet file in the folder, dead ones included, is the trap:
     // read as a glob it holds rows of older versions.
     let glob = format!("{}/**/*.parquet", dir.display());
-    recon()
-        .arg("diff")
-        .arg(&glob)
-        .arg(expected("orders_v3"))
-        .args(["--ignore-extra-columns"])
-        .assert()
-        .code(1);
+    common::diff(&glob, expected("orders_v3"), &["--ignore-extra-columns"]).code(1);
     // A partition folder inside the table is refused, naming the way to read it.
-    recon()
-        .arg("diff")
-        .arg(dir.join("business_date=2024-01-01"))
-        .arg(expected("orders_v3"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("delta:"));
+    common::diff(
+        dir.join("business_date=2024-01-01"),
+        expected("orders_v3"),
+        &[],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("delta:"));
 }
 
 #[test]
 fn deletion_vectors_remove_their_rows() {
-    recon()
-        .arg("diff")
-        .arg(delta("table-with-dv-small", None))
-        .arg(expected("dv_small_v1"))
-        .assert()
-        .code(0);
-    recon()
-        .arg("diff")
-        .arg(delta("table-with-dv-small", Some(0)))
-        .arg(expected("dv_small_v0"))
-        .assert()
-        .code(0);
+    common::diff(
+        delta("table-with-dv-small", None),
+        expected("dv_small_v1"),
+        &[],
+    )
+    .code(0);
+    common::diff(
+        delta("table-with-dv-small", Some(0)),
+        expected("dv_small_v0"),
+        &[],
+    )
+    .code(0);
     // The data file alone still holds the deleted rows.
     let file = fixture(
         "delta/table-with-dv-small/part-00000-fae5310a-a37d-4e51-827b-c3d5516560ca-c000.snappy.parquet",
     );
-    recon()
-        .arg("diff")
-        .arg(&file)
-        .arg(expected("dv_small_v1"))
-        .assert()
+    common::diff(&file, expected("dv_small_v1"), &[])
         .code(1)
         .stdout(predicate::str::contains("source_only_row_count   2"));
     // Evidence of a version with deletes comes back from the live file.
@@ -159,30 +140,23 @@ fn the_report_and_schema_screen_name_the_format_and_version() {
 
 #[test]
 fn bad_delta_sources_are_one_line_errors() {
-    recon()
-        .arg("diff")
-        .arg(delta("orders", Some(99)))
-        .arg(expected("orders_v3"))
-        .assert()
+    common::diff(delta("orders", Some(99)), expected("orders_v3"), &[])
         .code(2)
         .stderr(predicate::str::contains("orders"));
-    recon()
-        .arg("diff")
-        .arg(format!(
-            "delta:{}@latest",
-            fixture("delta/orders").display()
-        ))
-        .arg(expected("orders_v3"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("whole number"));
-    recon()
-        .arg("diff")
-        .arg(format!("delta:{}", fixture("lake/orders").display()))
-        .arg(expected("orders_v3"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no _delta_log"));
+    common::diff(
+        format!("delta:{}@latest", fixture("delta/orders").display()),
+        expected("orders_v3"),
+        &[],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("whole number"));
+    common::diff(
+        format!("delta:{}", fixture("lake/orders").display()),
+        expected("orders_v3"),
+        &[],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("no _delta_log"));
 }
 
 #[test]
@@ -191,13 +165,13 @@ fn column_mapping_with_partitions_and_deletion_vectors() {
     // physical column names (`col-…`, also in the partition folders), 15
     // versions, deletion vectors; `expected/` holds its rows.
     let root = fixture("delta/dv-with-columnmapping");
-    recon()
-        .arg("diff")
-        .arg(format!("delta:{}", root.join("delta").display()))
-        .arg(root.join("expected"))
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("source_row_count        35"));
+    common::diff(
+        format!("delta:{}", root.join("delta").display()),
+        root.join("expected"),
+        &[],
+    )
+    .code(0)
+    .stdout(predicate::str::contains("source_row_count        35"));
     recon()
         .arg("schema")
         .arg(format!("delta:{}", root.join("delta").display()))

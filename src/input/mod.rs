@@ -1014,25 +1014,33 @@ impl Table {
         Ok(())
     }
 
-    /// Gives untyped columns new types (see `plan::typing::resolve`).
-    pub(crate) fn set_types(&mut self, types: &[(usize, DataType)]) -> Result<()> {
+    /// Rebuilds the schema with `edit` applied to its fields, then the
+    /// partition values in the (maybe new) types.
+    fn edit_fields(&mut self, edit: impl FnOnce(&mut [Field])) -> Result<()> {
         let mut fields: Vec<Field> = self
             .schema
             .fields()
             .iter()
             .map(|f| f.as_ref().clone())
             .collect();
-        for (i, ty) in types {
-            fields[*i] = fields[*i]
-                .clone()
-                .with_data_type(ty.clone())
-                .with_nullable(true);
-        }
+        edit(&mut fields);
         self.schema = Arc::new(Schema::new_with_metadata(
             fields,
             self.schema.metadata().clone(),
         ));
         self.build_partition_arrays()
+    }
+
+    /// Gives untyped columns new types (see `plan::typing::resolve`).
+    pub(crate) fn set_types(&mut self, types: &[(usize, DataType)]) -> Result<()> {
+        self.edit_fields(|fields| {
+            for (i, ty) in types {
+                fields[*i] = fields[*i]
+                    .clone()
+                    .with_data_type(ty.clone())
+                    .with_nullable(true);
+            }
+        })
     }
 
     /// Sets how text columns are read before and while parsing (see
@@ -1042,29 +1050,25 @@ impl Table {
         &mut self,
         specs: Vec<(usize, values::TextColumn)>,
     ) -> Result<()> {
-        let mut fields: Vec<Field> = self
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
+        let text_columns = &mut self.text_columns;
+        let mut marks = Vec::new();
         for (i, spec) in specs {
             let rules: Vec<&str> = [(spec.trim, "trim"), (spec.empty_as_null, "empty_as_null")]
                 .into_iter()
                 .filter_map(|(on, name)| on.then_some(name))
                 .collect();
             if !rules.is_empty() {
+                marks.push((i, rules.join(",")));
+            }
+            text_columns[i] = spec;
+        }
+        self.edit_fields(|fields| {
+            for (i, rules) in marks {
                 let mut meta = fields[i].metadata().clone();
-                meta.insert(TEXT_RULES.to_string(), rules.join(","));
+                meta.insert(TEXT_RULES.to_string(), rules);
                 fields[i] = fields[i].clone().with_metadata(meta);
             }
-            self.text_columns[i] = spec;
-        }
-        self.schema = Arc::new(Schema::new_with_metadata(
-            fields,
-            self.schema.metadata().clone(),
-        ));
-        self.build_partition_arrays()
+        })
     }
 
     /// Whether reading the table means decompressing text (slow to repeat).

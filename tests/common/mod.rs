@@ -55,3 +55,18 @@ pub fn read_parquet(path: &Path) -> Vec<RecordBatch> {
 pub fn parquet_rows(path: &Path) -> usize {
     read_parquet(path).iter().map(|b| b.num_rows()).sum()
 }
+
+/// `recon diff SOURCE TARGET FLAGS...`, run, for its assertions.
+pub fn diff(
+    source: impl AsRef<std::ffi::OsStr>,
+    target: impl AsRef<std::ffi::OsStr>,
+    flags: &[&str],
+) -> assert_cmd::assert::Assert {
+    assert_cmd::Command::cargo_bin("recon")
+        .unwrap()
+        .arg("diff")
+        .arg(source)
+        .arg(target)
+        .args(flags)
+        .assert()
+}
