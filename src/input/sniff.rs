@@ -244,7 +244,9 @@ pub fn sniff(
                 match read(&sample[..end], d) {
                     Ok(r) if !r.records.is_empty() => fits.push(r),
                     Ok(_) => {}
-                    Err(m) => unterminated |= m.contains("unterminated"),
+                    // Only the default quote: a field starting with an
+                    // apostrophe ('90s) opens a "quote" no one meant.
+                    Err(m) => unterminated |= quote == Some(b'"') && m.contains("unterminated"),
                 }
             }
         }
@@ -503,6 +505,9 @@ mod tests {
         assert!(sniffed("id,street\n").unwrap().header);
         assert!(s.quote_unproven);
         assert!(!sniffed("\"a\",b\nc,d\n").unwrap().quote_unproven);
+        // An apostrophe opening a field is text, not a quote left open.
+        let s = sniffed("name;era\nx;'90s\ny;'80s\n").unwrap();
+        assert_eq!(s.dialect, dialect(b';', Some(b'"')));
         // Given settings are kept.
         let s = sniff(
             b"1,2\n3,4\n",
