@@ -647,7 +647,7 @@ impl Table {
                 .map(|f| f.with_nullable(true)),
         );
         let n_fields = fields.len();
-        let mut table = Table {
+        let table = Table {
             path: path.to_path_buf(),
             format: Format::Parquet,
             files,
@@ -664,7 +664,7 @@ impl Table {
             text: opts.text.clone(),
             partition_arrays: Vec::new(),
             parse_errors: Default::default(),
-            text_columns: vec![Default::default(); n_fields],
+            text_columns: Vec::new(),
             dialect: None,
             spool: None,
             snapshot: Some(Snapshot {
@@ -674,8 +674,7 @@ impl Table {
                 files_with_deletes: v.with_deletes(),
             }),
         };
-        table.build_partition_arrays()?;
-        Ok(Some(table))
+        table.finish().map(Some)
     }
 
     #[cfg(not(feature = "delta"))]
@@ -954,7 +953,7 @@ impl Table {
             }
         }
         untyped.extend(std::iter::repeat_n(true, keys.len()));
-        let mut table = Table {
+        let table = Table {
             path: path.to_path_buf(),
             format,
             files,
@@ -975,9 +974,15 @@ impl Table {
             spool: None,
             snapshot: None,
         };
-        table.text_columns = vec![Default::default(); table.schema.fields().len()];
-        table.build_partition_arrays()?;
-        Ok(table)
+        table.finish()
+    }
+
+    /// Completes a table built from its files: plain text rules for every
+    /// column, and the partition values parsed into their types.
+    fn finish(mut self) -> Result<Table> {
+        self.text_columns = vec![Default::default(); self.schema.fields().len()];
+        self.build_partition_arrays()?;
+        Ok(self)
     }
 
     /// Parses each file's partition values into the current column types.

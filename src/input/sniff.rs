@@ -270,6 +270,7 @@ pub fn sniff(
         lexed.into_iter().partition(|r| r.columns.is_some());
     // The delimiter.
     let delimiter = if sniff.delimiter {
+        let ragged = ragged(&uneven);
         let mut wide: Vec<(u8, usize)> = Vec::new();
         for r in &fits {
             let c = r.columns.unwrap_or(0);
@@ -280,7 +281,7 @@ pub fn sniff(
         match wide.as_slice() {
             // A header split in two or more by a delimiter that some later
             // line breaks: a ragged file, which reading reports by line.
-            [] if ragged(&uneven).is_some() => ragged(&uneven).unwrap_or(given.delimiter),
+            [] if ragged.is_some() => ragged.unwrap_or(given.delimiter),
             [] if fits.is_empty() => {
                 return Err(
                     "no delimiter among ',' ';' '|' tab reads the first lines with the same number of fields on every line: pass --delimiter (and --quote) as the file is written".to_string(),

@@ -886,6 +886,10 @@ fn parse_records(
     let trailing = table.text.trailing_delimiter == Some(true);
     let want = ncols + usize::from(trailing);
     let d = table.text.dialect();
+    // A chunk without the quote byte quotes nothing: one scan of the chunk
+    // instead of a look at every field of every record.
+    let check_quotes =
+        table.text.quote_unproven && d.quote.is_some_and(|q| memchr::memchr(q, bytes).is_some());
     let mut lex = Lexer::new(bytes, d);
     let mut rec = RecordBuf::default();
     loop {
@@ -931,7 +935,7 @@ fn parse_records(
                 },
             ));
         }
-        if table.text.quote_unproven && (0..rec.len()).any(|i| needless_quotes(&rec, i, d)) {
+        if check_quotes && (0..rec.len()).any(|i| needless_quotes(&rec, i, d)) {
             let q = table.text.quote.map(|q| q as char).unwrap_or('"');
             return Err(ReconError::input(
                 path,

@@ -130,7 +130,8 @@ fn class_rule(class: &ValueClass) -> &'static str {
     }
 }
 
-fn eq_name(a: &str, b: &str, ignore_case: bool) -> bool {
+/// Whether two column names are the same under `--ignore-case-names`.
+pub(super) fn eq_name(a: &str, b: &str, ignore_case: bool) -> bool {
     if ignore_case {
         a.to_lowercase() == b.to_lowercase()
     } else {

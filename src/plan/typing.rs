@@ -4,6 +4,7 @@
 
 use arrow::datatypes::{DataType, TimeUnit};
 
+use super::align::eq_name;
 use crate::config::{AlignOptions, Normalize};
 use crate::error::{ReconError, Result};
 use crate::input::values::{infer, text_type_for, TextColumn};
@@ -41,13 +42,7 @@ pub fn resolve(
     let cast_for = |name: &str| {
         opts.casts
             .iter()
-            .find(|(c, _)| {
-                if opts.ignore_case_names {
-                    c.eq_ignore_ascii_case(name)
-                } else {
-                    c == name
-                }
-            })
+            .find(|(c, _)| eq_name(c, name, opts.ignore_case_names))
             .map(|(_, t)| t.clone())
     };
     let mut types: [Vec<(usize, DataType)>; 2] = [Vec::new(), Vec::new()];
@@ -183,15 +178,8 @@ fn sure_of_header(t: &Table, other: &Table, pairs: &[(usize, usize)]) -> Result<
 
 /// The pattern `list` gives column `name`: its own, else the `*` one.
 fn named<'a>(list: &'a [(String, String)], name: &str, opts: &AlignOptions) -> Option<&'a str> {
-    let eq = |c: &str| {
-        if opts.ignore_case_names {
-            c.eq_ignore_ascii_case(name)
-        } else {
-            c == name
-        }
-    };
     list.iter()
-        .find(|(c, _)| eq(c))
+        .find(|(c, _)| eq_name(c, name, opts.ignore_case_names))
         .or_else(|| list.iter().find(|(c, _)| c == "*"))
         .map(|(_, p)| p.as_str())
 }
@@ -211,12 +199,7 @@ fn text_columns(t: &Table, opts: &AlignOptions) -> Vec<(usize, TextColumn)> {
             !matches!(ty, DataType::Utf8)
                 && opts.rules.iter().any(|r| {
                     &r.rule == want
-                        && (r.column == "*"
-                            || if opts.ignore_case_names {
-                                r.column.eq_ignore_ascii_case(f.name())
-                            } else {
-                                &r.column == f.name()
-                            })
+                        && (r.column == "*" || eq_name(&r.column, f.name(), opts.ignore_case_names))
                 })
         };
         let pattern = match ty {
@@ -244,32 +227,30 @@ fn text_columns(t: &Table, opts: &AlignOptions) -> Vec<(usize, TextColumn)> {
 /// A pattern that names a column must be used by it: a date pattern on a
 /// column read as a number would otherwise be silently ignored.
 fn check_patterns_used(src: &Table, tgt: &Table, opts: &AlignOptions) -> Result<()> {
-    let patterns = &src.text;
-    for (flag, list, wants) in [
-        ("--date-format", &patterns.date_formats, "date"),
+    let is_date = |t: &DataType| matches!(t, DataType::Date32 | DataType::Date64);
+    let is_timestamp = |t: &DataType| matches!(t, DataType::Timestamp(..));
+    type Kind<'a> = (
+        &'a str,
+        &'a [(String, String)],
+        &'a str,
+        &'a dyn Fn(&DataType) -> bool,
+    );
+    let kinds: [Kind; 2] = [
+        ("--date-format", &src.text.date_formats, "date", &is_date),
         (
             "--timestamp-format",
-            &patterns.timestamp_formats,
+            &src.text.timestamp_formats,
             "timestamp",
+            &is_timestamp,
         ),
-    ] {
+    ];
+    for (flag, list, wants, is_kind) in kinds {
         for (column, _) in list.iter().filter(|(c, _)| c != "*") {
             let mut found = None;
             for t in [src, tgt] {
                 for (i, f) in t.schema.fields().iter().enumerate() {
-                    let same = if opts.ignore_case_names {
-                        f.name().eq_ignore_ascii_case(column)
-                    } else {
-                        f.name() == column
-                    };
-                    if same {
-                        let used = t.untyped[i]
-                            && match wants {
-                                "date" => {
-                                    matches!(f.data_type(), DataType::Date32 | DataType::Date64)
-                                }
-                                _ => matches!(f.data_type(), DataType::Timestamp(..)),
-                            };
+                    if eq_name(f.name(), column, opts.ignore_case_names) {
+                        let used = t.untyped[i] && is_kind(f.data_type());
                         found = Some(found.unwrap_or(false) || used);
                         if !used && t.untyped[i] {
                             return Err(ReconError::Usage(format!(
