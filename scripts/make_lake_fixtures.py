@@ -7,6 +7,9 @@
   full overwrite (v3, every earlier file dead but still in the folder).
 - testdata/delta/expected/orders_vN.parquet: the rows of each version, as
   delta-rs reads them, written as plain Parquet.
+- testdata/delta/orders_evolved/: a Delta table whose v1 appends with a
+  new column (`schema_mode="merge"`), so v0's file lacks it and is read
+  with NULLs there; expected/orders_evolved_vN.parquet hold both versions.
 - testdata/delta/expected/dv_small_v0.parquet, dv_small_v1.parquet: the rows
   of delta-kernel-rs's `table-with-dv-small` test table (10 values, then a
   deletion vector removing 0 and 9), copied from that repository
@@ -90,6 +93,26 @@ def main():
             pa.table({"value": pa.array(list(values), pa.int32())}),
             os.path.join(EXPECTED, f"dv_small_v{v}.parquet"),
         )
+    evolved()
+
+
+def evolved():
+    """A table whose second version adds a column: the first file lacks it."""
+    path = os.path.join(ROOT, "orders_evolved")
+    shutil.rmtree(path, ignore_errors=True)
+    first = pa.table({"order_id": pa.array([1, 2, 2], pa.int64()), "status": pa.array(["NEW", None, None])})
+    write_deltalake(path, first, mode="overwrite")
+    second = pa.table(
+        {
+            "order_id": pa.array([3, 4], pa.int64()),
+            "status": pa.array(["NEW", "SHIPPED"]),
+            "channel": pa.array(["web", None]),
+        }
+    )
+    write_deltalake(path, second, mode="append", schema_mode="merge")
+    for v in range(2):
+        t = DeltaTable(path, version=v).to_pyarrow_table()
+        pq.write_table(t, os.path.join(EXPECTED, f"orders_evolved_v{v}.parquet"))
 
 
 if __name__ == "__main__":

@@ -182,3 +182,25 @@ fn column_mapping_with_partitions_and_deletion_vectors() {
         .stdout(predicate::str::contains("with deleted rows"))
         .stdout(predicate::str::contains("col-").not());
 }
+
+#[test]
+fn files_written_before_a_column_was_added_read_it_as_null() {
+    // orders_evolved v1 appended with a new column (delta-rs schema_mode
+    // "merge"); v0's file does not hold it.
+    for v in 0..2 {
+        common::diff(
+            delta("orders_evolved", Some(v)),
+            expected(&format!("orders_evolved_v{v}")),
+            &[],
+        )
+        .code(0);
+    }
+    // The NULLs are real values: the old rows do not match a channel.
+    common::diff(
+        delta("orders_evolved", Some(1)),
+        expected("orders_evolved_v0"),
+        &["--ignore-extra-columns"],
+    )
+    .code(1)
+    .stdout(predicate::str::contains("source_only_row_count   2"));
+}

@@ -16,6 +16,8 @@ mod block;
 pub mod csv_lex;
 #[cfg(feature = "delta")]
 pub mod delta;
+#[cfg(feature = "iceberg")]
+pub mod iceberg;
 pub mod parse;
 pub mod sniff;
 mod spool;
@@ -121,11 +123,55 @@ pub struct TableFile {
     /// locators are offsets in the decoded text.
     pub decode: Option<&'static encoding_rs::Encoding>,
     /// Rows (positions, ascending) a table format's deletes remove: they
-    /// are skipped by every read (a Delta deletion vector).
+    /// are skipped by every read (a Delta deletion vector, Iceberg
+    /// position deletes).
     pub deleted: Option<Arc<[u64]>>,
+    /// Where each of the table's file columns is in this file, for table
+    /// formats whose files may predate the schema (None: column `i` is the
+    /// file's column `i`).
+    columns: Option<Arc<[FileColumn]>>,
+}
+
+/// Where a table column is in one file of a lakehouse table.
+#[derive(Debug, Clone)]
+pub enum FileColumn {
+    /// The file's column `index`, widened exactly to the table's type when
+    /// `widen` names it (an Iceberg type promotion).
+    Stored {
+        index: usize,
+        widen: Option<DataType>,
+    },
+    /// Not in the file (written before the column was added): NULL.
+    Missing,
 }
 
 impl TableFile {
+    /// A live Parquet file of a lakehouse table, with the positions its
+    /// deletes remove and where the table's columns are in it.
+    #[cfg(any(feature = "delta", feature = "iceberg"))]
+    fn live(
+        path: PathBuf,
+        block: BlockMeta,
+        partition_values: Vec<Option<String>>,
+        deleted: Option<&[u64]>,
+        columns: Option<Arc<[FileColumn]>>,
+    ) -> (TableFile, u64) {
+        let n = block.rows().unwrap_or(0);
+        let gone = deleted.map_or(0, |d| d.iter().filter(|&&r| r < n).count() as u64);
+        let file = TableFile {
+            path,
+            compression: Compression::None,
+            partition_values,
+            block: Some(block),
+            // Positions, deleted ones included: locators' ordinals span them.
+            extent: AtomicU64::new(n),
+            decode: None,
+            deleted: deleted.map(Arc::from),
+            columns,
+        };
+        (file, n - gone)
+    }
+
     /// The encoding its values arrive in: UTF-8 once decoded.
     pub fn encoding(&self, table: Encoding) -> Encoding {
         if self.decode.is_some() {
@@ -183,9 +229,13 @@ pub struct Table {
 /// A lakehouse table's version, for the report and the schema screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
-    /// `delta`.
+    /// `delta` or `iceberg`.
     pub format: &'static str,
-    pub version: u64,
+    /// The Delta version or the Iceberg snapshot id (None: an Iceberg table
+    /// with no snapshot yet).
+    pub version: Option<i64>,
+    /// The Iceberg metadata file read, relative to the table's folder.
+    pub metadata: Option<String>,
     pub live_files: usize,
     /// Files some of whose rows deletes remove.
     pub files_with_deletes: usize,
@@ -193,10 +243,16 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn describe(&self) -> String {
+        let what = match (self.format, self.version) {
+            ("delta", Some(v)) => format!("delta version {v}"),
+            (f, Some(v)) => format!("{f} snapshot {v}"),
+            (f, None) => format!("{f} table with no snapshot"),
+        };
         format!(
-            "{} version {}: {} live file{}{}",
-            self.format,
-            self.version,
+            "{what}{}: {} live file{}{}",
+            self.metadata
+                .as_ref()
+                .map_or_else(String::new, |m| format!(" (from {m})")),
             self.live_files,
             if self.live_files == 1 { "" } else { "s" },
             match self.files_with_deletes {
@@ -261,6 +317,22 @@ fn skip_deleted(
         .map(|c| arrow::compute::filter(c.as_ref(), &mask))
         .collect::<std::result::Result<Vec<_>, _>>()?;
     Ok((out, locs))
+}
+
+/// The file columns that hold table columns `projected` (ascending).
+fn stored_columns(f: &TableFile, projected: &[usize]) -> Vec<usize> {
+    let Some(layout) = &f.columns else {
+        return projected.to_vec();
+    };
+    let mut stored: Vec<usize> = projected
+        .iter()
+        .filter_map(|&c| match &layout[c] {
+            FileColumn::Stored { index, .. } => Some(*index),
+            FileColumn::Missing => None,
+        })
+        .collect();
+    stored.sort_unstable();
+    stored
 }
 
 /// Spark and friends leave _SUCCESS, _committed_*, .crc and other markers
@@ -390,25 +462,36 @@ fn refuse_table_folder(dir: &Path) -> Result<()> {
                 ),
             ));
         }
-        let metadata = level.join("metadata");
-        let iceberg = std::fs::read_dir(&metadata).ok().is_some_and(|entries| {
-            entries.flatten().any(|e| {
-                e.file_name()
-                    .to_str()
-                    .is_some_and(|n| n.ends_with(".metadata.json"))
-            })
-        });
-        if iceberg {
+        if is_iceberg_root(level) {
             return Err(ReconError::input(
                 dir,
                 format!(
-                    "this is an Iceberg table ({} holds *.metadata.json): {TABLE_FOLDER_WHY}. recon does not read Iceberg metadata yet: compare an export of the snapshot you mean, or name its live files with a glob",
-                    metadata.display()
+                    "this is inside an Iceberg table ({} holds *.metadata.json): {TABLE_FOLDER_WHY}. {}",
+                    level.join("metadata").display(),
+                    if cfg!(feature = "iceberg") {
+                        format!("Read the table with iceberg:{} (its current snapshot), or pin one with iceberg:{}@SNAPSHOT_ID", level.display(), level.display())
+                    } else {
+                        "This recon was built without Iceberg support: compare an export of the snapshot you mean".to_string()
+                    }
                 ),
             ));
         }
     }
     Ok(())
+}
+
+/// True when `dir` is an Iceberg table's root: its `metadata/` folder holds
+/// a `*.metadata.json`.
+fn is_iceberg_root(dir: &Path) -> bool {
+    std::fs::read_dir(dir.join("metadata"))
+        .ok()
+        .is_some_and(|entries| {
+            entries.flatten().any(|e| {
+                e.file_name().to_str().is_some_and(|n| {
+                    n.ends_with(".metadata.json") || n.ends_with(".metadata.json.gz")
+                })
+            })
+        })
 }
 
 fn discover(path: &Path) -> Result<Vec<Found>> {
@@ -565,25 +648,45 @@ impl Table {
         Ok(table)
     }
 
-    /// `delta:PATH[@VERSION]`, or a directory that is a Delta table's root
-    /// (read at its latest version); None for anything else.
-    #[cfg(feature = "delta")]
+    /// A lakehouse table: `delta:PATH[@VERSION]` or a Delta table's root
+    /// folder, `iceberg:PATH[@SNAPSHOT_ID]` or an Iceberg table's root
+    /// folder; None for anything else.
     fn open_lakehouse(path: &Path, opts: &InputOptions) -> Result<Option<Table>> {
         let text = path.to_string_lossy();
-        let (root, version) = match delta::parse_source(&text) {
-            Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
-            None if path.join("_delta_log").is_dir() => (path.to_path_buf(), None),
-            None => return Ok(None),
-        };
+        let delta = text.starts_with("delta:") || path.join("_delta_log").is_dir();
+        let iceberg = text.starts_with("iceberg:") || is_iceberg_root(path);
+        if !delta && !iceberg {
+            return Ok(None);
+        }
         if opts.format.is_some_and(|f| f != Format::Parquet) {
             return Err(ReconError::input(
                 path,
-                "is a Delta table, whose files are Parquet: leave out --source-format/--target-format",
+                format!(
+                    "is {} table, whose files are Parquet: leave out --source-format/--target-format",
+                    if delta { "a Delta" } else { "an Iceberg" }
+                ),
             ));
         }
+        if delta {
+            Table::open_delta(path, opts).map(Some)
+        } else {
+            Table::open_iceberg(path, opts).map(Some)
+        }
+    }
+
+    #[cfg(feature = "delta")]
+    fn open_delta(path: &Path, opts: &InputOptions) -> Result<Table> {
+        let text = path.to_string_lossy();
+        let (root, version) = match delta::parse_source(&text) {
+            Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
+            None => (path.to_path_buf(), None),
+        };
         let v = delta::open(&root, version)?;
+        let n = v.physical_names.len();
         let mut files = Vec::with_capacity(v.files.len());
-        let mut schema: Option<SchemaRef> = None;
+        // Per column: its field (logical name, the files' type) once a file holds it.
+        let mut seen: Vec<Option<Field>> = vec![None; n];
+        let mut missing_somewhere = vec![false; n];
         let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
         for lf in &v.files {
             let b = BlockMeta::parquet(&lf.path, opts.int96_unit)?;
@@ -593,59 +696,233 @@ impl Table {
                 .iter()
                 .map(|f| f.name().as_str())
                 .collect();
-            if names != v.physical_names {
-                return Err(ReconError::input(
-                    &lf.path,
-                    format!(
-                        "holds the columns ({}), but version {} of the Delta table has ({}): a file written before a schema change, which recon does not fill with NULLs; compare an export of this version",
-                        names.join(", "),
-                        v.version,
-                        v.physical_names.join(", ")
-                    ),
-                ));
+            let mut layout = Vec::with_capacity(n);
+            for (j, physical) in v.physical_names.iter().enumerate() {
+                let Some(i) = names.iter().position(|name| name == physical) else {
+                    // Written before the column was added: NULL, as Delta reads it.
+                    missing_somewhere[j] = true;
+                    layout.push(FileColumn::Missing);
+                    continue;
+                };
+                let f = b
+                    .schema
+                    .field(i)
+                    .clone()
+                    .with_name(v.data_columns[j].name());
+                match &mut seen[j] {
+                    None => seen[j] = Some(f),
+                    Some(t) if t.data_type() == f.data_type() => {
+                        if f.is_nullable() {
+                            t.set_nullable(true);
+                        }
+                    }
+                    Some(t) => {
+                        return Err(ReconError::input(
+                            &lf.path,
+                            format!(
+                                "holds column {} as {}, but other files of version {} hold it as {}: all files of a table must share one type",
+                                t.name(),
+                                f.data_type(),
+                                v.version,
+                                t.data_type()
+                            ),
+                        ))
+                    }
+                }
+                layout.push(FileColumn::Stored {
+                    index: i,
+                    widen: None,
+                });
             }
-            // The files' own types, under the logical names.
-            let renamed: Vec<Field> = b
-                .schema
-                .fields()
-                .iter()
-                .zip(&v.data_columns)
-                .map(|(f, logical)| f.as_ref().clone().with_name(logical.name()))
-                .collect();
-            merge_schema(path, &lf.path, &mut schema, Arc::new(Schema::new(renamed)))?;
-            let n = b.rows().unwrap_or(0);
-            let deleted = lf
-                .deleted
-                .as_ref()
-                .map(|d| Arc::<[u64]>::from(d.as_slice()));
-            let gone = deleted
-                .as_ref()
-                .map_or(0, |d| d.iter().filter(|&&r| r < n).count() as u64);
-            rows += n - gone;
+            let plain = names.len() == n
+                && layout
+                    .iter()
+                    .enumerate()
+                    .all(|(j, c)| matches!(c, FileColumn::Stored { index, .. } if *index == j));
+            let (file, live_rows) = TableFile::live(
+                lf.path.clone(),
+                b,
+                lf.partition_values.clone(),
+                lf.deleted.as_deref(),
+                (!plain).then(|| layout.into()),
+            );
+            rows += live_rows;
             bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
-            files.push(TableFile {
-                path: lf.path.clone(),
-                compression: Compression::None,
-                partition_values: lf.partition_values.clone(),
-                block: Some(b),
-                extent: AtomicU64::new(n),
-                decode: None,
-                deleted,
-            });
+            files.push(file);
         }
-        let data_fields: Vec<Field> = match &schema {
-            Some(s) => s.fields().iter().map(|f| f.as_ref().clone()).collect(),
-            // No live file: the version's own types.
-            None => v.data_columns.clone(),
-        };
-        let file_columns = data_fields.len();
-        let mut fields = data_fields;
+        let mut fields: Vec<Field> = seen
+            .into_iter()
+            .zip(&v.data_columns)
+            .zip(&missing_somewhere)
+            .map(|((f, logical), &missing)| {
+                // No live file holds it: the version's own type.
+                let f = f.unwrap_or_else(|| logical.clone());
+                if missing {
+                    f.with_nullable(true)
+                } else {
+                    f
+                }
+            })
+            .collect();
+        let file_columns = fields.len();
         fields.extend(
             v.partition_columns
                 .iter()
                 .cloned()
                 .map(|f| f.with_nullable(true)),
         );
+        let snapshot = Snapshot {
+            format: "delta",
+            version: Some(v.version as i64),
+            metadata: None,
+            live_files: v.files.len(),
+            files_with_deletes: v.with_deletes(),
+        };
+        Table::lakehouse(
+            path,
+            opts,
+            files,
+            fields,
+            file_columns,
+            v.partition_columns
+                .iter()
+                .map(|f| f.name().clone())
+                .collect(),
+            rows,
+            bytes_on_disk,
+            snapshot,
+        )
+    }
+
+    #[cfg(not(feature = "delta"))]
+    fn open_delta(path: &Path, _opts: &InputOptions) -> Result<Table> {
+        Err(ReconError::input(
+            path,
+            "is a Delta table, but this recon was built without Delta support (cargo feature `delta`)",
+        ))
+    }
+
+    #[cfg(feature = "iceberg")]
+    fn open_iceberg(path: &Path, opts: &InputOptions) -> Result<Table> {
+        let text = path.to_string_lossy();
+        let (root, snapshot_id) = match iceberg::parse_source(&text) {
+            Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
+            None => (path.to_path_buf(), None),
+        };
+        let s = iceberg::open(&root, snapshot_id)?;
+        let fields: Vec<Field> = s.columns.iter().map(|c| c.field.clone()).collect();
+        let id = s
+            .snapshot_id
+            .map_or_else(|| "(none)".to_string(), |i| i.to_string());
+        let mut files = Vec::with_capacity(s.files.len());
+        let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
+        for lf in &s.files {
+            let b = BlockMeta::parquet(&lf.path, opts.int96_unit)?;
+            let ids: Vec<Option<i32>> = b
+                .schema
+                .fields()
+                .iter()
+                .map(|f| {
+                    f.metadata()
+                        .get(iceberg::FIELD_ID)
+                        .and_then(|v| v.parse().ok())
+                        .or_else(|| s.name_mapping.as_ref()?.get(f.name()).copied())
+                })
+                .collect();
+            if ids.iter().all(Option::is_none) && !ids.is_empty() {
+                return Err(ReconError::input(
+                    &lf.path,
+                    "holds no Iceberg field ids, and the table has no name mapping (schema.name-mapping.default) to resolve its columns by",
+                ));
+            }
+            let mut layout = Vec::with_capacity(s.columns.len());
+            for c in &s.columns {
+                let Some(i) = ids.iter().position(|&x| x == Some(c.id)) else {
+                    // Written before the column was added: NULL, as Iceberg reads it.
+                    layout.push(FileColumn::Missing);
+                    continue;
+                };
+                let stored = b.schema.field(i).data_type();
+                let table = c.field.data_type();
+                let widen = match iceberg::widening(stored, table) {
+                    Some(w) => w,
+                    // Nested columns: arrow-rs may name list items differently.
+                    None if stored.is_nested() && stored.equals_datatype(table) => {
+                        Some(table.clone())
+                    }
+                    None => {
+                        return Err(ReconError::input(
+                            &lf.path,
+                            format!(
+                                "holds column {} (field id {}) as {stored}, but snapshot {id} declares {table}: not a widening recon can make exactly",
+                                c.field.name(),
+                                c.id
+                            ),
+                        ))
+                    }
+                };
+                layout.push(FileColumn::Stored { index: i, widen });
+            }
+            let (file, live_rows) = TableFile::live(
+                lf.path.clone(),
+                b,
+                Vec::new(),
+                lf.deleted.as_deref(),
+                Some(layout.into()),
+            );
+            rows += live_rows;
+            bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
+            files.push(file);
+        }
+        let file_columns = fields.len();
+        let shown = s
+            .metadata_file
+            .strip_prefix(&root)
+            .unwrap_or(&s.metadata_file)
+            .display()
+            .to_string();
+        let snapshot = Snapshot {
+            format: "iceberg",
+            version: s.snapshot_id,
+            metadata: Some(shown),
+            live_files: s.files.len(),
+            files_with_deletes: s.with_deletes(),
+        };
+        Table::lakehouse(
+            path,
+            opts,
+            files,
+            fields,
+            file_columns,
+            Vec::new(),
+            rows,
+            bytes_on_disk,
+            snapshot,
+        )
+    }
+
+    #[cfg(not(feature = "iceberg"))]
+    fn open_iceberg(path: &Path, _opts: &InputOptions) -> Result<Table> {
+        Err(ReconError::input(
+            path,
+            "is an Iceberg table, but this recon was built without Iceberg support (cargo feature `iceberg`)",
+        ))
+    }
+
+    /// A table of a lakehouse format's live files.
+    #[cfg(any(feature = "delta", feature = "iceberg"))]
+    #[allow(clippy::too_many_arguments)]
+    fn lakehouse(
+        path: &Path,
+        opts: &InputOptions,
+        files: Vec<TableFile>,
+        fields: Vec<Field>,
+        file_columns: usize,
+        partition_keys: Vec<String>,
+        rows: u64,
+        bytes_on_disk: u64,
+        snapshot: Snapshot,
+    ) -> Result<Table> {
         let n_fields = fields.len();
         let table = Table {
             path: path.to_path_buf(),
@@ -653,11 +930,7 @@ impl Table {
             files,
             schema: Arc::new(Schema::new(fields)),
             file_columns,
-            partition_keys: v
-                .partition_columns
-                .iter()
-                .map(|f| f.name().clone())
-                .collect(),
+            partition_keys,
             untyped: vec![false; n_fields],
             rows: Some(rows),
             bytes_on_disk,
@@ -667,25 +940,9 @@ impl Table {
             text_columns: Vec::new(),
             dialect: None,
             spool: None,
-            snapshot: Some(Snapshot {
-                format: "delta",
-                version: v.version,
-                live_files: v.files.len(),
-                files_with_deletes: v.with_deletes(),
-            }),
+            snapshot: Some(snapshot),
         };
-        table.finish().map(Some)
-    }
-
-    #[cfg(not(feature = "delta"))]
-    fn open_lakehouse(path: &Path, _opts: &InputOptions) -> Result<Option<Table>> {
-        if path.to_string_lossy().starts_with("delta:") {
-            return Err(ReconError::input(
-                path,
-                "this recon was built without Delta support (cargo feature `delta`)",
-            ));
-        }
-        Ok(None)
+        table.finish()
     }
 
     fn open_files(path: &Path, opts: &InputOptions) -> Result<Table> {
@@ -745,6 +1002,7 @@ impl Table {
                 extent: AtomicU64::new(0),
                 decode: None,
                 deleted: None,
+                columns: None,
             });
         }
         let format = format.ok_or_else(|| ReconError::input(path, "no data files"))?;
@@ -1157,8 +1415,17 @@ impl Table {
             let end = start + locators[start..].partition_point(|&l| unpack(l).0 == file);
             let positions: Vec<u64> = locators[start..end].iter().map(|&l| unpack(l).1).collect();
             let path = self.files[file].path.clone();
+            let f = &self.files[file];
             let mut emit = |cols: Vec<ArrayRef>| -> Result<()> {
                 let n = cols.first().map_or(0, |c| c.len());
+                let cols = match &f.columns {
+                    None => cols,
+                    Some(layout) => {
+                        let table: Vec<usize> = (0..self.file_columns).collect();
+                        let all: Vec<usize> = (0..cols.len()).collect();
+                        self.conform(f, layout, &table, &all, &cols, n)?
+                    }
+                };
                 let cols = self.with_partitions(file, cols, n)?;
                 let batch = RecordBatch::try_new(self.schema.clone(), cols)
                     .map_err(|e| ReconError::arrow(&path, e))?;
@@ -1216,12 +1483,22 @@ impl Table {
                 let mut projected = file_cols.clone();
                 projected.sort_unstable();
                 projected.dedup();
+                let stored = stored_columns(f, &projected);
                 b.read(
                     &f.path,
                     unit,
-                    &projected,
+                    &stored,
                     batch_size,
                     &mut |cols: &[ArrayRef], first: u64, n: usize| {
+                        let conformed;
+                        let cols = match &f.columns {
+                            None => cols,
+                            Some(layout) => {
+                                conformed =
+                                    self.conform(f, layout, &projected, &stored, cols, n)?;
+                                &conformed
+                            }
+                        };
                         let out = self.pick(*file, wanted, &projected, cols, n)?;
                         match f.deleted.as_deref() {
                             Some(deleted) => {
@@ -1239,6 +1516,39 @@ impl Table {
             )),
             Unit::Text(chunk) => text::read_chunk(self, chunk, wanted, batch_size, each),
         }
+    }
+
+    /// Table columns `projected` of a lakehouse file from its columns `cols`
+    /// (the file's columns `stored`, ascending): widened where the file
+    /// stores a narrower type, NULL where it predates the column.
+    fn conform(
+        &self,
+        f: &TableFile,
+        layout: &[FileColumn],
+        projected: &[usize],
+        stored: &[usize],
+        cols: &[ArrayRef],
+        rows: usize,
+    ) -> Result<Vec<ArrayRef>> {
+        projected
+            .iter()
+            .map(|&c| match &layout[c] {
+                FileColumn::Missing => Ok(arrow::array::new_null_array(
+                    self.schema.field(c).data_type(),
+                    rows,
+                )),
+                FileColumn::Stored { index, widen } => {
+                    let i = stored
+                        .binary_search(index)
+                        .map_err(|_| ReconError::Internal("stored column not read".into()))?;
+                    match widen {
+                        None => Ok(cols[i].clone()),
+                        Some(ty) => arrow::compute::cast(cols[i].as_ref(), ty)
+                            .map_err(|e| ReconError::arrow(&f.path, e)),
+                    }
+                }
+            })
+            .collect()
     }
 
     /// Arranges `wanted` columns from the projected file columns plus partitions.

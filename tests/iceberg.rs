@@ -1,0 +1,259 @@
+//! Iceberg tables read as of a snapshot, against the rows their writer
+//! says each snapshot holds (testdata/iceberg, written by
+//! scripts/make_iceberg_fixtures.py with pyiceberg and a SQLite catalog;
+//! `flink_eqdel` is Apache Impala's Flink-written test table). The fixtures'
+//! metadata records where they were written (/tmp/recon-iceberg-gen/...),
+//! so every test here also reads a table copied away from its location.
+#![cfg(feature = "iceberg")]
+
+mod common;
+
+use assert_cmd::Command;
+use common::{fixture, read_parquet};
+use predicates::prelude::*;
+use serde_json::Value;
+use tempfile::TempDir;
+
+fn recon() -> Command {
+    Command::cargo_bin("recon").unwrap()
+}
+
+fn fixtures() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture("iceberg/fixtures.json")).unwrap())
+        .unwrap()
+}
+
+/// The table's snapshots in order: (id, expected rows file).
+fn snapshots(table: &str) -> Vec<(i64, String)> {
+    fixtures()[table]["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let expected = fixture(&format!(
+                "iceberg/expected/{}",
+                s["expected"].as_str().unwrap()
+            ));
+            (
+                s["snapshot_id"].as_i64().unwrap(),
+                expected.display().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn iceberg(table: &str, snapshot: Option<i64>) -> String {
+    let path = fixture(&format!("iceberg/{table}")).display().to_string();
+    match snapshot {
+        Some(s) => format!("iceberg:{path}@{s}"),
+        None => format!("iceberg:{path}"),
+    }
+}
+
+#[test]
+fn every_snapshot_holds_exactly_the_rows_its_writer_says() {
+    // orders: appends, a copy-on-write delete (its old file stays on disk),
+    // then a rename (status -> state) and an added column before an append.
+    // orders_posdel: position deletes, one of them one copy of a duplicate.
+    for table in ["orders", "orders_posdel", "orders_like_delta_v3"] {
+        let snaps = snapshots(table);
+        for (id, expected) in &snaps {
+            common::diff(iceberg(table, Some(*id)), expected, &[]).code(0);
+        }
+        // Snapshots differ from each other, so each comparison above could fail.
+        let (first, _) = snaps[0];
+        let (_, last) = &snaps[snaps.len() - 1];
+        common::diff(
+            iceberg(table, Some(first)),
+            last,
+            &["--ignore-extra-columns"],
+        )
+        .code(1);
+    }
+}
+
+#[test]
+fn position_deletes_remove_exactly_their_rows() {
+    let snaps = snapshots("orders_posdel");
+    let (after_delete, expected) = &snaps[2];
+    common::diff(iceberg("orders_posdel", Some(*after_delete)), expected, &[]).code(0);
+    // Ignoring the deletes (every data file, as a glob) counts the deleted
+    // rows: order 2 and one of the copies of order 4.
+    let glob = format!(
+        "{}/data/*.parquet",
+        fixture("iceberg/orders_posdel").display()
+    );
+    common::diff(&glob, &snaps[3].1, &[])
+        .code(1)
+        .stdout(predicate::str::contains("source_only_row_count   2"))
+        .stdout(predicate::str::contains("target_only_row_count   0"));
+    let out = TempDir::new().unwrap();
+    recon()
+        .arg("diff")
+        .arg(iceberg("orders_posdel", Some(snaps[1].0)))
+        .arg(iceberg("orders_posdel", Some(*after_delete)))
+        .arg("-o")
+        .arg(out.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("source_only_row_count   2"))
+        .stdout(predicate::str::contains("target_only_row_count   0"));
+    // The evidence comes back from the live data file.
+    let rows = read_parquet(&out.path().join("source_only.parquet"));
+    let mut ids: Vec<i64> = rows
+        .iter()
+        .flat_map(|b| {
+            b.column_by_name("order_id")
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow::array::Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    ids.sort();
+    assert_eq!(ids, vec![2, 4]);
+}
+
+#[test]
+fn the_table_folder_reads_the_current_snapshot_and_names_its_metadata() {
+    // orders has metadata/version-hint.text; orders_posdel has none, so the
+    // highest-numbered metadata file is current.
+    for table in ["orders", "orders_posdel"] {
+        let snaps = snapshots(table);
+        let (_, current) = &snaps[snaps.len() - 1];
+        common::diff(fixture(&format!("iceberg/{table}")), current, &[]).code(0);
+        common::diff(iceberg(table, None), current, &[]).code(0);
+    }
+    // A folder inside the table is refused, naming the way to read it.
+    common::diff(
+        fixture("iceberg/orders/data"),
+        &snapshots("orders")[3].1,
+        &[],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("inside an Iceberg table"))
+    .stderr(predicate::str::contains("iceberg:"));
+    // A metadata file pins its own current snapshot.
+    let f = &fixtures()["orders"];
+    let meta = f["snapshots"][1]["metadata_file"].as_str().unwrap();
+    common::diff(
+        format!(
+            "iceberg:{}",
+            fixture(&format!("iceberg/orders/metadata/{meta}")).display()
+        ),
+        &snapshots("orders")[1].1,
+        &[],
+    )
+    .code(0);
+}
+
+#[test]
+fn the_report_and_schema_screen_name_the_format_snapshot_and_metadata() {
+    let tmp = TempDir::new().unwrap();
+    let report = tmp.path().join("r.json");
+    let snaps = snapshots("orders_posdel");
+    let (id, expected) = &snaps[2];
+    recon()
+        .arg("diff")
+        .arg(iceberg("orders_posdel", Some(*id)))
+        .arg(expected)
+        .arg("--report")
+        .arg(&report)
+        .arg("-q")
+        .assert()
+        .code(0);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["inputs"]["source"]["format"], "iceberg");
+    let snap = r["inputs"]["source"]["snapshot"].as_str().unwrap();
+    assert!(
+        snap.starts_with(&format!("iceberg snapshot {id} (from metadata/")),
+        "{snap}"
+    );
+    assert!(snap.contains("with deleted rows"), "{snap}");
+    recon()
+        .arg("schema")
+        .arg(iceberg("orders_posdel", Some(*id)))
+        .arg(expected)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(format!(
+            "source: iceberg snapshot {id}"
+        )));
+}
+
+#[test]
+fn equality_deletes_are_refused_by_name_not_ignored() {
+    let snaps = snapshots("orders_eqdel");
+    // Before the delete the table reads.
+    common::diff(iceberg("orders_eqdel", Some(snaps[1].0)), &snaps[1].1, &[]).code(0);
+    for (id, expected) in &snaps[2..] {
+        common::diff(iceberg("orders_eqdel", Some(*id)), expected, &[])
+            .code(2)
+            .stderr(predicate::str::contains("equality deletes"))
+            .stderr(predicate::str::contains("on order_id"));
+    }
+    // Flink's upserts (Impala's test table) write equality deletes too.
+    common::diff(
+        fixture("iceberg/flink_eqdel"),
+        &snapshots("flink_eqdel")[2].1,
+        &[],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("equality deletes"));
+}
+
+#[test]
+fn bad_iceberg_sources_are_one_line_errors() {
+    let expected = &snapshots("orders")[0].1;
+    for (source, says) in [
+        (
+            iceberg("orders", Some(5)),
+            "snapshot 5 is not in this metadata",
+        ),
+        (
+            format!("iceberg:{}@main", fixture("iceberg/orders").display()),
+            "must be a whole number",
+        ),
+        (
+            format!("iceberg:{}", fixture("delta/orders").display()),
+            "no metadata/ folder",
+        ),
+    ] {
+        let out = common::diff(&source, expected, &[]).code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(says), "{source}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+#[cfg(feature = "delta")]
+#[test]
+fn a_delta_version_against_an_iceberg_snapshot_of_the_same_rows() {
+    let delta = format!("delta:{}@3", fixture("delta/orders").display());
+    common::diff(&delta, iceberg("orders_like_delta_v3", None), &[]).code(0);
+    // One planted change: amount of order 11, 2.00 -> 2.01.
+    let out = TempDir::new().unwrap();
+    recon()
+        .arg("diff")
+        .arg(&delta)
+        .arg(iceberg("orders_like_delta_v3_changed", None))
+        .arg("-o")
+        .arg(out.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("source_only_row_count   1"))
+        .stdout(predicate::str::contains("target_only_row_count   1"))
+        .stdout(predicate::str::contains("amount 2.00 -> 2.01"));
+    for (file, side) in [
+        ("source_only.parquet", "2.00"),
+        ("target_only.parquet", "2.01"),
+    ] {
+        let rows = read_parquet(&out.path().join(file));
+        assert_eq!(rows.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+        let amount = rows[0].column_by_name("amount").unwrap();
+        let shown = arrow::util::display::array_value_to_string(amount, 0).unwrap();
+        assert_eq!(shown, side);
+    }
+}
