@@ -149,7 +149,7 @@ fn bad_delta_sources_are_one_line_errors() {
         &[],
     )
     .code(2)
-    .stderr(predicate::str::contains("whole number"));
+    .stderr(predicate::str::contains("nor an RFC 3339 timestamp"));
     common::diff(
         format!("delta:{}", fixture("lake/orders").display()),
         expected("orders_v3"),
@@ -203,4 +203,69 @@ fn files_written_before_a_column_was_added_read_it_as_null() {
     )
     .code(1)
     .stdout(predicate::str::contains("source_only_row_count   2"));
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_timestamp_pins_the_latest_version_committed_by_then() {
+    // Without in-commit timestamps a commit's time is its log file's
+    // modification time (the Delta spec), so the copy gets known times:
+    // version v committed at 2024-01-0{v+1}T00:00:00Z.
+    let tmp = TempDir::new().unwrap();
+    let table = tmp.path().join("orders");
+    copy_dir(&fixture("delta/orders"), &table);
+    for v in 0..4u64 {
+        let commit = table.join(format!("_delta_log/{v:020}.json"));
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_704_067_200 + v * 86_400);
+        std::fs::File::options()
+            .write(true)
+            .open(&commit)
+            .unwrap()
+            .set_modified(at)
+            .unwrap();
+    }
+    let source = |at: &str| format!("delta:{}@{at}", table.display());
+    common::diff(source("2024-01-02T12:00:00Z"), expected("orders_v1"), &[]).code(0);
+    common::diff(source("2024-01-03T00:00:00Z"), expected("orders_v2"), &[]).code(0);
+    // The same instant in another zone.
+    common::diff(
+        source("2024-01-03T01:00:00+01:00"),
+        expected("orders_v2"),
+        &[],
+    )
+    .code(0);
+    common::diff(source("2030-01-01T00:00:00Z"), expected("orders_v3"), &[]).code(0);
+    let tmp_report = tmp.path().join("r.json");
+    common::diff(
+        source("2024-01-02T12:00:00Z"),
+        expected("orders_v1"),
+        &["-q", "--report", tmp_report.to_str().unwrap()],
+    )
+    .code(0);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tmp_report).unwrap()).unwrap();
+    let snap = r["inputs"]["source"]["snapshot"].as_str().unwrap();
+    assert!(
+        snap.starts_with("delta version 1 (committed at 2024-01-02T00:00:00.000Z)"),
+        "{snap}"
+    );
+    // Before the first commit, and a time without its zone: one-line errors.
+    common::diff(source("2023-12-31T00:00:00Z"), expected("orders_v0"), &[])
+        .code(2)
+        .stderr(predicate::str::contains("no version as of that time"));
+    common::diff(source("2024-01-02T12:00:00"), expected("orders_v1"), &[])
+        .code(2)
+        .stderr(predicate::str::contains("time zone"));
 }

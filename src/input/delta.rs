@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::{Field, Schema};
 use delta_kernel::engine::arrow_conversion::TryIntoArrow;
+use delta_kernel::history_manager::{latest_version_as_of, HistoryCommitType};
 use delta_kernel::object_store::local::LocalFileSystem;
 use delta_kernel::schema::MetadataValue;
 use delta_kernel::Snapshot;
@@ -45,6 +46,8 @@ pub struct LiveFile {
 /// What a Delta table is at one version.
 pub struct DeltaVersion {
     pub version: u64,
+    /// For a timestamp: the commit's own time (milliseconds since the epoch).
+    pub committed_at: Option<i64>,
     /// The table's logical schema: data columns (as Arrow fields with
     /// logical names), in the order the log declares them.
     pub data_columns: Vec<Field>,
@@ -62,27 +65,51 @@ impl DeltaVersion {
     }
 }
 
-/// Splits `delta:PATH[@VERSION]` into the path and the version.
-pub fn parse_source(text: &str) -> Option<std::result::Result<(PathBuf, Option<u64>), String>> {
+/// Which version of a Delta table to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsOf {
+    Latest,
+    Version(u64),
+    /// The latest commit at or before this instant (milliseconds since the
+    /// epoch), as Delta's `TIMESTAMP AS OF` reads it.
+    Timestamp(i64),
+}
+
+/// Splits `delta:PATH[@VERSION | @TIMESTAMP]` into the path and the version
+/// asked for. A timestamp must carry its zone (`Z` or an offset): a time
+/// read in the wrong zone would pin another version without a word.
+pub fn parse_source(text: &str) -> Option<std::result::Result<(PathBuf, AsOf), String>> {
     let rest = text.strip_prefix("delta:")?;
     Some(match rest.rsplit_once('@') {
-        Some((path, v)) if !path.is_empty() => v
-            .parse::<u64>()
-            .map(|v| (PathBuf::from(path), Some(v)))
-            .map_err(|_| {
-                format!("delta:{path}@{v}: the version must be a whole number (a commit number of _delta_log)")
-            }),
-        _ => Ok((PathBuf::from(rest), None)),
+        Some((path, at)) if !path.is_empty() => parse_as_of(at)
+            .map(|a| (PathBuf::from(path), a))
+            .map_err(|why| format!("delta:{path}@{at}: {why}")),
+        _ => Ok((PathBuf::from(rest), AsOf::Latest)),
     })
+}
+
+fn parse_as_of(at: &str) -> std::result::Result<AsOf, String> {
+    if let Ok(v) = at.parse::<u64>() {
+        return Ok(AsOf::Version(v));
+    }
+    match chrono::DateTime::parse_from_rfc3339(at) {
+        Ok(t) => Ok(AsOf::Timestamp(t.timestamp_millis())),
+        Err(_) if chrono::NaiveDateTime::parse_from_str(at, "%Y-%m-%dT%H:%M:%S").is_ok()
+            || chrono::NaiveDate::parse_from_str(at, "%Y-%m-%d").is_ok() =>
+        {
+            Err("a timestamp needs its time zone, e.g. 2024-05-01T00:00:00Z or 2024-05-01T02:00:00+02:00".into())
+        }
+        Err(_) => Err("not a version (a commit number of _delta_log) nor an RFC 3339 timestamp (2024-05-01T00:00:00Z)".into()),
+    }
 }
 
 fn kernel_error(path: &Path, e: impl std::fmt::Display) -> ReconError {
     ReconError::input(path, format!("Delta table: {e}"))
 }
 
-/// Reads the log of the Delta table at `root` as of `version` (None: the
-/// latest) and lists what recon must read.
-pub fn open(root: &Path, version: Option<u64>) -> Result<DeltaVersion> {
+/// Reads the log of the Delta table at `root` as of `at` and lists what
+/// recon must read.
+pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
     let absolute =
         std::fs::canonicalize(root).map_err(|e| ReconError::input(root, e.to_string()))?;
     if !absolute.join("_delta_log").is_dir() {
@@ -95,8 +122,21 @@ pub fn open(root: &Path, version: Option<u64>) -> Result<DeltaVersion> {
         .map_err(|_| ReconError::input(root, "cannot be named as a file:// URL"))?;
     let engine = DefaultEngine::builder(Arc::new(LocalFileSystem::new())).build();
     let mut builder = Snapshot::builder_for(url.as_str());
-    if let Some(v) = version {
-        builder = builder.at_version(v);
+    let mut committed_at = None;
+    match at {
+        AsOf::Latest => {}
+        AsOf::Version(v) => builder = builder.at_version(v),
+        AsOf::Timestamp(ms) => {
+            // Commit times: in-commit timestamps where the table has them,
+            // else the commit files' modification times (the Delta spec).
+            let latest = Snapshot::builder_for(url.as_str())
+                .build(&engine)
+                .map_err(|e| kernel_error(root, e))?;
+            let commit = latest_version_as_of(&latest, &engine, ms, HistoryCommitType::Recreatable)
+                .map_err(|e| kernel_error(root, format!("no version as of that time: {e}")))?;
+            committed_at = Some(commit.timestamp);
+            builder = builder.at_version(commit.version);
+        }
     }
     let snapshot = builder.build(&engine).map_err(|e| kernel_error(root, e))?;
     let version = snapshot.version();
@@ -188,6 +228,7 @@ pub fn open(root: &Path, version: Option<u64>) -> Result<DeltaVersion> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(DeltaVersion {
         version,
+        committed_at,
         data_columns,
         physical_names,
         partition_columns,
@@ -200,15 +241,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sources_name_a_path_and_maybe_a_version() {
+    fn sources_name_a_path_and_maybe_a_version_or_a_time() {
         assert_eq!(
             parse_source("delta:warehouse/orders@12"),
-            Some(Ok((PathBuf::from("warehouse/orders"), Some(12))))
+            Some(Ok((PathBuf::from("warehouse/orders"), AsOf::Version(12))))
         );
         assert_eq!(
             parse_source("delta:/t"),
-            Some(Ok((PathBuf::from("/t"), None)))
+            Some(Ok((PathBuf::from("/t"), AsOf::Latest)))
         );
+        assert_eq!(
+            parse_source("delta:t@2024-01-02T00:00:00Z"),
+            Some(Ok((PathBuf::from("t"), AsOf::Timestamp(1_704_153_600_000))))
+        );
+        assert_eq!(
+            parse_source("delta:t@2024-01-02T02:00:00+02:00"),
+            Some(Ok((PathBuf::from("t"), AsOf::Timestamp(1_704_153_600_000))))
+        );
+        let naive = parse_source("delta:t@2024-01-02").unwrap().unwrap_err();
+        assert!(naive.contains("time zone"), "{naive}");
         assert!(parse_source("delta:t@latest").unwrap().is_err());
         assert_eq!(parse_source("orders.parquet"), None);
     }

@@ -234,8 +234,10 @@ pub struct Snapshot {
     /// The Delta version or the Iceberg snapshot id (None: an Iceberg table
     /// with no snapshot yet).
     pub version: Option<i64>,
-    /// The Iceberg metadata file read, relative to the table's folder.
-    pub metadata: Option<String>,
+    /// How the version was found: the Iceberg metadata file read (relative
+    /// to the table's folder), the commit time of a Delta version pinned by
+    /// a timestamp.
+    pub detail: Option<String>,
     pub live_files: usize,
     /// Files some of whose rows deletes remove.
     pub files_with_deletes: usize,
@@ -250,9 +252,9 @@ impl Snapshot {
         };
         format!(
             "{what}{}: {} live file{}{}",
-            self.metadata
+            self.detail
                 .as_ref()
-                .map_or_else(String::new, |m| format!(" (from {m})")),
+                .map_or_else(String::new, |d| format!(" ({d})")),
             self.live_files,
             if self.live_files == 1 { "" } else { "s" },
             match self.files_with_deletes {
@@ -677,11 +679,11 @@ impl Table {
     #[cfg(feature = "delta")]
     fn open_delta(path: &Path, opts: &InputOptions) -> Result<Table> {
         let text = path.to_string_lossy();
-        let (root, version) = match delta::parse_source(&text) {
+        let (root, at) = match delta::parse_source(&text) {
             Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
-            None => (path.to_path_buf(), None),
+            None => (path.to_path_buf(), delta::AsOf::Latest),
         };
-        let v = delta::open(&root, version)?;
+        let v = delta::open(&root, at)?;
         let n = v.physical_names.len();
         let mut files = Vec::with_capacity(v.files.len());
         // Per column: its field (logical name, the files' type) once a file holds it.
@@ -774,7 +776,13 @@ impl Table {
         let snapshot = Snapshot {
             format: "delta",
             version: Some(v.version as i64),
-            metadata: None,
+            detail: v.committed_at.map(|ms| {
+                let at = chrono::DateTime::from_timestamp_millis(ms).map_or_else(
+                    || format!("{ms} ms"),
+                    |t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                );
+                format!("committed at {at}")
+            }),
             live_files: v.files.len(),
             files_with_deletes: v.with_deletes(),
         };
@@ -884,7 +892,7 @@ impl Table {
         let snapshot = Snapshot {
             format: "iceberg",
             version: s.snapshot_id,
-            metadata: Some(shown),
+            detail: Some(format!("from {shown}")),
             live_files: s.files.len(),
             files_with_deletes: s.with_deletes(),
         };
