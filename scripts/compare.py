@@ -73,6 +73,9 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip", action="append", default=[],
                     help="substring of an engine name to skip (e.g. EXCEPT)")
+    ap.add_argument("--worst-case", action="store_true",
+                    help="also compare the source with a copy in which every row differs "
+                         "(DIR/all_different.parquet, written by DuckDB on first use)")
     ap.add_argument("--keyed", metavar="KEY",
                     help="compare keyed mode (recon diff --key KEY) with DuckDB's join on KEY")
     a = ap.parse_args()
@@ -94,6 +97,15 @@ def main():
             f"recon diff --key {a.keyed}, identical tables": (["--key", a.keyed], True),
         }
         duck = DUCK_KEYED
+    if a.worst_case:
+        shifted = os.path.join(a.dir, "all_different.parquet")
+        if not os.path.exists(shifted):
+            # Every order_id moved out of the generator's range: no row matches.
+            sql = (f"COPY (SELECT * REPLACE (order_id + 1000000000000 AS order_id) FROM read_parquet('{s}')) "
+                   f"TO '{shifted}' (FORMAT parquet, ROW_GROUP_SIZE 500000)")
+            subprocess.run([py, "-c", "import duckdb,sys; duckdb.connect().execute(sys.argv[1])", sql], check=True)
+        recon_runs["recon diff, every row different (default)"] = ([], shifted)
+        recon_runs["recon diff --passes 1, every row different"] = (["--passes", "1"], shifted)
     engines = {k: None for k in recon_runs}
     engines.update(duck)
     engines = {k: v for k, v in engines.items() if not any(x in k for x in a.skip)}
@@ -105,7 +117,8 @@ def main():
             for name, q in engines.items():
                 if q is None:
                     extra, same = recon_runs[name]
-                    cmd = [os.path.join(ROOT, "target", "release", "recon"), "diff", s, s if same else t,
+                    other = same if isinstance(same, str) else (s if same else t)
+                    cmd = [os.path.join(ROOT, "target", "release", "recon"), "diff", s, other,
                            "--threads", str(a.threads), "--memory-limit", a.memory_limit,
                            "--output", os.path.join(out, "evidence"), "--force", "--quiet"] + extra
                 else:
@@ -119,7 +132,16 @@ def main():
                     cmd = [py, "-c", code, sql]
                 secs, rss, _ = timed(cmd)
                 results[name].append((secs, rss))
-                print(f"run {run + 1}: {name}: {secs:.2f} s, {rss / 2**30:.2f} GiB", file=sys.stderr)
+                how = ""
+                if q is None:
+                    # What the run did, from its own report.
+                    with open(os.path.join(out, "evidence", "report.json")) as f:
+                        r = json.load(f)
+                    st = r.get("settings", {})
+                    how = (f" [passes {st.get('passes')}, second pass "
+                           f"{(st.get('second_pass') or {}).get('strategy', '-')}, "
+                           f"{r.get('source_only_rows')}/{r.get('target_only_rows')} unmatched]")
+                print(f"run {run + 1}: {name}: {secs:.2f} s, {rss / 2**30:.2f} GiB{how}", file=sys.stderr)
     recon_name = next(iter(engines))
     med = {k: (statistics.median(x[0] for x in v), max(x[1] for x in v)) for k, v in results.items()}
     rt = med[recon_name][0]
