@@ -114,7 +114,7 @@ from pyiceberg.table.snapshots import Operation
 from pyiceberg.table.update.snapshot import _FastAppendFiles
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.typedef import Record
-from pyiceberg.types import DateType, DecimalType, LongType, NestedField, StringType
+from pyiceberg.types import DateType, DecimalType, DoubleType, FloatType, IntegerType, LongType, NestedField, StringType
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "testdata", "iceberg"))
@@ -123,7 +123,7 @@ DELTA_V3 = os.path.normpath(os.path.join(HERE, "..", "testdata", "delta", "expec
 GEN = "/tmp/recon-iceberg-gen"
 WAREHOUSE = os.path.join(GEN, "warehouse")
 NAMESPACE = "recon"
-GENERATED = ["orders", "orders_like_delta_v3", "orders_like_delta_v3_changed", "orders_posdel", "orders_eqdel"]
+GENERATED = ["orders", "orders_like_delta_v3", "orders_like_delta_v3_changed", "orders_posdel", "orders_eqdel", "orders_promoted"]
 COPIED = ["flink_eqdel"]  # copied by hand; only their expected rows are written here
 
 POS_FILE_PATH_ID = 2147483546
@@ -334,6 +334,30 @@ def make_eqdel(catalog):
     return catalog.load_table(f"{NAMESPACE}.orders_eqdel")
 
 
+def make_promoted(catalog):
+    """Type promotions: int -> long, decimal(9,2) -> decimal(12,2), float -> double.
+
+    The first file keeps the narrow types; the reader widens them exactly.
+    """
+    schema = Schema(
+        NestedField(1, "order_id", LongType(), required=False),
+        NestedField(2, "qty", IntegerType(), required=False),
+        NestedField(3, "amount", DecimalType(9, 2), required=False),
+        NestedField(4, "weight", FloatType(), required=False),
+    )
+    narrow = pa.schema([("order_id", pa.int64()), ("qty", pa.int32()), ("amount", pa.decimal128(9, 2)), ("weight", pa.float32())])
+    tbl = catalog.create_table(f"{NAMESPACE}.orders_promoted", schema=schema)
+    tbl.append(rows((1, 2147483647, "9999999.99", 0.1), (2, None, "-1.50", None), (2, None, "-1.50", None), schema=narrow))
+    with tbl.update_schema() as update:
+        update.update_column("qty", field_type=LongType())
+        update.update_column("amount", field_type=DecimalType(12, 2))
+        update.update_column("weight", field_type=DoubleType())
+    tbl = catalog.load_table(f"{NAMESPACE}.orders_promoted")
+    wide = pa.schema([("order_id", pa.int64()), ("qty", pa.int64()), ("amount", pa.decimal128(12, 2)), ("weight", pa.float64())])
+    tbl.append(rows((3, 2147483648, "1234567890.12", 0.1), schema=wide))
+    return catalog.load_table(f"{NAMESPACE}.orders_promoted")
+
+
 def read_snapshot(tbl, snapshot):
     """A snapshot's rows under its own schema; equality deletes applied by hand where present."""
     schema = tbl.metadata.schema_by_id(snapshot.schema_id)
@@ -452,6 +476,7 @@ def main():
         "orders_like_delta_v3_changed": make_like_delta(catalog, "orders_like_delta_v3_changed", change=True),
         "orders_posdel": make_posdel(catalog),
         "orders_eqdel": make_eqdel(catalog),
+        "orders_promoted": make_promoted(catalog),
     }
     # Hadoop-catalog style hint for orders only: the number N of the current 0000N-<uuid>.metadata.json.
     current = os.path.basename(local(tables["orders"].metadata_location))
