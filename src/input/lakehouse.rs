@@ -1,0 +1,313 @@
+//! Tables of the lakehouse formats, read as of a version: the live
+//! Parquet files a Delta version or an Iceberg snapshot lists (see
+//! [`super::delta`] and [`super::iceberg`] for how they are found), the
+//! positions their deletes remove, and where each table column is in each
+//! file ([`FileColumn`]): files written before a column was added read it
+//! as NULL, and Iceberg's type promotions are widened exactly.
+
+use super::*;
+
+impl Table {
+    /// A lakehouse table: `delta:PATH[@VERSION]` or a Delta table's root
+    /// folder, `iceberg:PATH[@SNAPSHOT_ID]` or an Iceberg table's root
+    /// folder; None for anything else.
+    pub(super) fn open_lakehouse(path: &Path, opts: &InputOptions) -> Result<Option<Table>> {
+        let text = path.to_string_lossy();
+        let delta = text.starts_with("delta:") || path.join("_delta_log").is_dir();
+        let iceberg = text.starts_with("iceberg:") || is_iceberg_root(path);
+        if !delta && !iceberg {
+            return Ok(None);
+        }
+        if opts.format.is_some_and(|f| f != Format::Parquet) {
+            return Err(ReconError::input(
+                path,
+                format!(
+                    "is {} table, whose files are Parquet: leave out --source-format/--target-format",
+                    if delta { "a Delta" } else { "an Iceberg" }
+                ),
+            ));
+        }
+        if delta {
+            Table::open_delta(path, opts).map(Some)
+        } else {
+            Table::open_iceberg(path, opts).map(Some)
+        }
+    }
+
+    #[cfg(feature = "delta")]
+    fn open_delta(path: &Path, opts: &InputOptions) -> Result<Table> {
+        let text = path.to_string_lossy();
+        let (root, at) = match delta::parse_source(&text) {
+            Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
+            None => (path.to_path_buf(), delta::AsOf::Latest),
+        };
+        let v = delta::open(&root, at)?;
+        let n = v.physical_names.len();
+        let mut files = Vec::with_capacity(v.files.len());
+        // Per column: its field (logical name, the files' type) once a file holds it.
+        let mut seen: Vec<Option<Field>> = vec![None; n];
+        let mut missing_somewhere = vec![false; n];
+        let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
+        for lf in &v.files {
+            let b = BlockMeta::parquet(&lf.path, opts.int96_unit)?;
+            let names: Vec<&str> = b
+                .schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect();
+            let mut layout = Vec::with_capacity(n);
+            for (j, physical) in v.physical_names.iter().enumerate() {
+                let Some(i) = names.iter().position(|name| name == physical) else {
+                    // Written before the column was added: NULL, as Delta reads it.
+                    missing_somewhere[j] = true;
+                    layout.push(FileColumn::Missing);
+                    continue;
+                };
+                let f = b
+                    .schema
+                    .field(i)
+                    .clone()
+                    .with_name(v.data_columns[j].name());
+                match &mut seen[j] {
+                    None => seen[j] = Some(f),
+                    Some(t) if t.data_type() == f.data_type() => {
+                        if f.is_nullable() {
+                            t.set_nullable(true);
+                        }
+                    }
+                    Some(t) => {
+                        return Err(ReconError::input(
+                            &lf.path,
+                            format!(
+                                "holds column {} as {}, but other files of version {} hold it as {}: all files of a table must share one type",
+                                t.name(),
+                                f.data_type(),
+                                v.version,
+                                t.data_type()
+                            ),
+                        ))
+                    }
+                }
+                layout.push(FileColumn::Stored {
+                    index: i,
+                    widen: None,
+                });
+            }
+            let plain = names.len() == n
+                && layout
+                    .iter()
+                    .enumerate()
+                    .all(|(j, c)| matches!(c, FileColumn::Stored { index, .. } if *index == j));
+            let (file, live_rows) = TableFile::live(
+                lf.path.clone(),
+                b,
+                lf.partition_values.clone(),
+                lf.deleted.as_deref(),
+                (!plain).then(|| layout.into()),
+            );
+            rows += live_rows;
+            bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
+            files.push(file);
+        }
+        let mut fields: Vec<Field> = seen
+            .into_iter()
+            .zip(&v.data_columns)
+            .zip(&missing_somewhere)
+            .map(|((f, logical), &missing)| {
+                // No live file holds it: the version's own type.
+                let f = f.unwrap_or_else(|| logical.clone());
+                if missing {
+                    f.with_nullable(true)
+                } else {
+                    f
+                }
+            })
+            .collect();
+        let file_columns = fields.len();
+        fields.extend(
+            v.partition_columns
+                .iter()
+                .cloned()
+                .map(|f| f.with_nullable(true)),
+        );
+        let snapshot = Snapshot {
+            format: "delta",
+            version: Some(v.version as i64),
+            detail: v.committed_at.map(|ms| {
+                let at = chrono::DateTime::from_timestamp_millis(ms).map_or_else(
+                    || format!("{ms} ms"),
+                    |t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                );
+                format!("committed at {at}")
+            }),
+            live_files: v.files.len(),
+            files_with_deletes: v.with_deletes(),
+        };
+        Table::lakehouse(
+            path,
+            opts,
+            files,
+            fields,
+            file_columns,
+            v.partition_columns
+                .iter()
+                .map(|f| f.name().clone())
+                .collect(),
+            rows,
+            bytes_on_disk,
+            snapshot,
+        )
+    }
+
+    #[cfg(not(feature = "delta"))]
+    fn open_delta(path: &Path, _opts: &InputOptions) -> Result<Table> {
+        Err(ReconError::input(
+            path,
+            "is a Delta table, but this recon was built without Delta support (cargo feature `delta`)",
+        ))
+    }
+
+    #[cfg(feature = "iceberg")]
+    fn open_iceberg(path: &Path, opts: &InputOptions) -> Result<Table> {
+        let text = path.to_string_lossy();
+        let (root, snapshot_id) = match iceberg::parse_source(&text) {
+            Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
+            None => (path.to_path_buf(), None),
+        };
+        let s = iceberg::open(&root, snapshot_id)?;
+        let fields: Vec<Field> = s.columns.iter().map(|c| c.field.clone()).collect();
+        let id = s
+            .snapshot_id
+            .map_or_else(|| "(none)".to_string(), |i| i.to_string());
+        let mut files = Vec::with_capacity(s.files.len());
+        let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
+        for lf in &s.files {
+            let b = BlockMeta::parquet(&lf.path, opts.int96_unit)?;
+            let ids: Vec<Option<i32>> = b
+                .schema
+                .fields()
+                .iter()
+                .map(|f| {
+                    f.metadata()
+                        .get(iceberg::FIELD_ID)
+                        .and_then(|v| v.parse().ok())
+                        .or_else(|| s.name_mapping.as_ref()?.get(f.name()).copied())
+                })
+                .collect();
+            if ids.iter().all(Option::is_none) && !ids.is_empty() {
+                return Err(ReconError::input(
+                    &lf.path,
+                    "holds no Iceberg field ids, and the table has no name mapping (schema.name-mapping.default) to resolve its columns by",
+                ));
+            }
+            let mut layout = Vec::with_capacity(s.columns.len());
+            for c in &s.columns {
+                let Some(i) = ids.iter().position(|&x| x == Some(c.id)) else {
+                    // Written before the column was added: NULL, as Iceberg reads it.
+                    layout.push(FileColumn::Missing);
+                    continue;
+                };
+                let stored = b.schema.field(i).data_type();
+                let table = c.field.data_type();
+                let widen = match iceberg::widening(stored, table) {
+                    Some(w) => w,
+                    // Nested columns: arrow-rs may name list items differently.
+                    None if stored.is_nested() && stored.equals_datatype(table) => {
+                        Some(table.clone())
+                    }
+                    None => {
+                        return Err(ReconError::input(
+                            &lf.path,
+                            format!(
+                                "holds column {} (field id {}) as {stored}, but snapshot {id} declares {table}: not a widening recon can make exactly",
+                                c.field.name(),
+                                c.id
+                            ),
+                        ))
+                    }
+                };
+                layout.push(FileColumn::Stored { index: i, widen });
+            }
+            let (file, live_rows) = TableFile::live(
+                lf.path.clone(),
+                b,
+                Vec::new(),
+                lf.deleted.as_deref(),
+                Some(layout.into()),
+            );
+            rows += live_rows;
+            bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
+            files.push(file);
+        }
+        let file_columns = fields.len();
+        let shown = s
+            .metadata_file
+            .strip_prefix(&root)
+            .unwrap_or(&s.metadata_file)
+            .display()
+            .to_string();
+        let snapshot = Snapshot {
+            format: "iceberg",
+            version: s.snapshot_id,
+            detail: Some(format!("from {shown}")),
+            live_files: s.files.len(),
+            files_with_deletes: s.with_deletes(),
+        };
+        Table::lakehouse(
+            path,
+            opts,
+            files,
+            fields,
+            file_columns,
+            Vec::new(),
+            rows,
+            bytes_on_disk,
+            snapshot,
+        )
+    }
+
+    #[cfg(not(feature = "iceberg"))]
+    fn open_iceberg(path: &Path, _opts: &InputOptions) -> Result<Table> {
+        Err(ReconError::input(
+            path,
+            "is an Iceberg table, but this recon was built without Iceberg support (cargo feature `iceberg`)",
+        ))
+    }
+
+    /// A table of a lakehouse format's live files.
+    #[cfg(any(feature = "delta", feature = "iceberg"))]
+    #[allow(clippy::too_many_arguments)]
+    fn lakehouse(
+        path: &Path,
+        opts: &InputOptions,
+        files: Vec<TableFile>,
+        fields: Vec<Field>,
+        file_columns: usize,
+        partition_keys: Vec<String>,
+        rows: u64,
+        bytes_on_disk: u64,
+        snapshot: Snapshot,
+    ) -> Result<Table> {
+        let n_fields = fields.len();
+        let table = Table {
+            path: path.to_path_buf(),
+            format: Format::Parquet,
+            files,
+            schema: Arc::new(Schema::new(fields)),
+            file_columns,
+            partition_keys,
+            untyped: vec![false; n_fields],
+            rows: Some(rows),
+            bytes_on_disk,
+            text: opts.text.clone(),
+            partition_arrays: Vec::new(),
+            parse_errors: Default::default(),
+            text_columns: Vec::new(),
+            dialect: None,
+            spool: None,
+            snapshot: Some(snapshot),
+        };
+        table.finish()
+    }
+}
