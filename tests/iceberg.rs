@@ -229,6 +229,40 @@ fn equality_deletes_are_refused_by_name_not_ignored() {
 }
 
 #[test]
+fn a_data_file_that_is_not_the_one_the_manifest_lists_is_refused() {
+    // Replace the position-deleted file of a copy with another data file:
+    // the deletes' positions would name other rows.
+    let tmp = TempDir::new().unwrap();
+    let table = tmp.path().join("orders_posdel");
+    common::copy_dir(&fixture("iceberg/orders_posdel"), &table);
+    let mut data: Vec<_> = std::fs::read_dir(table.join("data"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().contains("deletes"))
+        .collect();
+    data.sort();
+    let sizes: Vec<usize> = data.iter().map(|p| common::parquet_rows(p)).collect();
+    let (big, small) = (
+        sizes
+            .iter()
+            .position(|&n| n == *sizes.iter().max().unwrap())
+            .unwrap(),
+        sizes
+            .iter()
+            .position(|&n| n == *sizes.iter().min().unwrap())
+            .unwrap(),
+    );
+    std::fs::copy(&data[small], &data[big]).unwrap();
+    common::diff(
+        format!("iceberg:{}", table.display()),
+        &snapshots("orders_posdel")[3].1,
+        &[],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("manifest says"));
+}
+
+#[test]
 fn bad_iceberg_sources_are_one_line_errors() {
     let expected = &snapshots("orders")[0].1;
     for (source, says) in [

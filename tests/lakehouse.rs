@@ -205,19 +205,6 @@ fn files_written_before_a_column_was_added_read_it_as_null() {
     .stdout(predicate::str::contains("source_only_row_count   2"));
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_timestamp_pins_the_latest_version_committed_by_then() {
     // Without in-commit timestamps a commit's time is its log file's
@@ -225,7 +212,7 @@ fn a_timestamp_pins_the_latest_version_committed_by_then() {
     // version v committed at 2024-01-0{v+1}T00:00:00Z.
     let tmp = TempDir::new().unwrap();
     let table = tmp.path().join("orders");
-    copy_dir(&fixture("delta/orders"), &table);
+    common::copy_dir(&fixture("delta/orders"), &table);
     for v in 0..4u64 {
         let commit = table.join(format!("_delta_log/{v:020}.json"));
         let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_704_067_200 + v * 86_400);

@@ -50,6 +50,8 @@ pub struct Column {
 #[derive(Debug)]
 pub struct LiveFile {
     pub path: PathBuf,
+    /// Rows the manifest says the file holds.
+    pub record_count: Option<u64>,
     /// Positions (from 0, ascending, unique) that position deletes remove.
     pub deleted: Option<Vec<u64>>,
 }
@@ -482,6 +484,7 @@ fn read_avro(path: &Path) -> Result<Vec<Value>> {
 /// A file a manifest lists as live in the snapshot.
 struct Entry {
     content: i64,
+    record_count: Option<i64>,
     written_path: String,
     format: String,
     sequence: i64,
@@ -627,6 +630,7 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
             };
             entries.push(Entry {
                 content: avro_i64(file, "content").unwrap_or(0),
+                record_count: avro_i64(file, "record_count"),
                 format: avro_str(file, "file_format")
                     .unwrap_or("PARQUET")
                     .to_ascii_uppercase(),
@@ -654,6 +658,15 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
     // Position deletes by the data file they name, as written.
     let mut deletes: HashMap<String, Vec<(u64, i64)>> = HashMap::new();
     for del in entries.iter().filter(|e| e.content != 0) {
+        if del.content != 1 && del.content != 2 {
+            return Err(bad(
+                &del.manifest,
+                format!(
+                    "file {} has content type {}, which recon does not know",
+                    del.written_path, del.content
+                ),
+            ));
+        }
         if del.format == "PUFFIN" {
             return Err(bad(
                 &del.manifest,
@@ -711,7 +724,11 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
             rows.dedup();
             (!rows.is_empty()).then_some(rows)
         });
-        files.push(LiveFile { path, deleted });
+        files.push(LiveFile {
+            path,
+            record_count: d.record_count.and_then(|n| u64::try_from(n).ok()),
+            deleted,
+        });
     }
     // Sorted paths: locators and evidence order do not depend on manifest order.
     files.sort_by(|a, b| a.path.cmp(&b.path));

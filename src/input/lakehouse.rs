@@ -184,6 +184,23 @@ impl Table {
         let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
         for lf in &s.files {
             let b = BlockMeta::parquet(&lf.path, opts.int96_unit)?;
+            // The manifest and the file must agree on what the file holds,
+            // or a delete's positions would name other rows.
+            let n = b.rows().unwrap_or(0);
+            if let Some(expected) = lf.record_count.filter(|&c| c != n) {
+                return Err(ReconError::input(
+                    &lf.path,
+                    format!("holds {n} rows, but snapshot {id}'s manifest says {expected}: the file is not the one the table wrote"),
+                ));
+            }
+            if let Some(&last) = lf.deleted.as_ref().and_then(|d| d.last()) {
+                if last >= n {
+                    return Err(ReconError::input(
+                        &lf.path,
+                        format!("a position delete of snapshot {id} removes row {last}, but the file holds {n} rows"),
+                    ));
+                }
+            }
             let ids: Vec<Option<i32>> = b
                 .schema
                 .fields()
