@@ -27,16 +27,27 @@ pub fn bucket_of(key: u128, bits: u32) -> usize {
     }
 }
 
+/// The rows of one scanned batch of a row group (positions `first ..
+/// first + rows` of its file), and a filter of their digests.
+#[derive(Debug, Clone)]
+pub struct Slice {
+    pub first: u64,
+    pub rows: u64,
+    pub filter: UnitFilter,
+}
+
 /// Pass 1 of two: per side, one [`Fingerprint`] per fingerprint bucket (the
 /// digest's top [`crate::digest::FP_BITS`] bits) and, when memory allows, a
-/// [`UnitFilter`] per row group, so that a targeted second pass can read
-/// only the row groups holding the differing digests.
+/// [`UnitFilter`] per scanned batch of each row group, so that a targeted
+/// second pass can read only the batches that may hold the differing
+/// digests (a batch's filter is a few KiB, so inserts stay in cache, and a
+/// row selection reads only the pages holding the batch).
 pub struct FingerprintSink {
     pub fingerprints: [Vec<Fingerprint>; 2],
-    /// Bits per row of each unit filter; 0: no filters.
+    /// Bits per row of each filter; 0: no filters.
     filter_bits: u32,
-    current: Option<(UnitKey, UnitFilter)>,
-    pub filters: Vec<(UnitKey, UnitFilter)>,
+    current: Option<(UnitKey, Vec<Slice>)>,
+    pub filters: Vec<(UnitKey, Vec<Slice>)>,
     /// A unit was read that has no filter (an IPC stream, text).
     pub unfiltered: bool,
 }
@@ -50,8 +61,8 @@ impl Default for FingerprintSink {
 /// What the workers' fingerprint sinks add up to.
 pub struct Fingerprinted {
     pub fingerprints: [Vec<Fingerprint>; 2],
-    /// Unit filters, when every unit read has one.
-    pub filters: Option<HashMap<UnitKey, UnitFilter>>,
+    /// Per unit, its batches' filters, when every unit read has them.
+    pub filters: Option<HashMap<UnitKey, Vec<Slice>>>,
 }
 
 impl FingerprintSink {
@@ -100,13 +111,8 @@ impl RowSink for FingerprintSink {
     fn start_unit(&mut self, side: Side, unit: &Unit) -> Result<()> {
         self.close_unit();
         match unit {
-            Unit::Block {
-                file, block, rows, ..
-            } if self.filter_bits > 0 => {
-                self.current = Some((
-                    (side, *file, *block),
-                    UnitFilter::new(*rows, self.filter_bits),
-                ));
+            Unit::Block { file, block, .. } if self.filter_bits > 0 => {
+                self.current = Some(((side, *file, *block), Vec::new()));
             }
             _ => self.unfiltered = true,
         }
@@ -119,8 +125,18 @@ impl RowSink for FingerprintSink {
         for &d in digests {
             fps[fp_bucket_of(d)].add(d);
         }
-        if let Some((_, f)) = self.current.as_mut() {
-            f.insert_all(digests);
+        if let Some((_, slices)) = self.current.as_mut().filter(|_| !digests.is_empty()) {
+            // Positions of the batch's first and last rows (rows a delete
+            // removes leave gaps, which the slice spans).
+            let (_, first) = crate::input::unpack(batch.locators.get(0));
+            let (_, end) = crate::input::unpack(batch.locators.get(digests.len() - 1));
+            let mut filter = UnitFilter::new(digests.len() as u64, self.filter_bits);
+            filter.insert_all(digests);
+            slices.push(Slice {
+                first,
+                rows: end - first + 1,
+                filter,
+            });
         }
         Ok(())
     }

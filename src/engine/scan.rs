@@ -11,6 +11,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use arrow::array::ArrayRef;
 
@@ -24,6 +25,10 @@ use crate::side::Side;
 /// Bytes of text handed to a worker at once.
 const TEXT_CHUNK: usize = 2 << 20;
 
+/// Row ranges (first position, rows; ascending, disjoint) to read, per
+/// (file, block) unit.
+pub type RowRanges = std::collections::HashMap<(usize, usize), Vec<(u64, u64)>>;
+
 /// Everything the scan needs to know about one side.
 pub struct ScanSide<'a> {
     pub table: &'a Table,
@@ -33,6 +38,9 @@ pub struct ScanSide<'a> {
     pub prep: Vec<Prep>,
     /// Read only these (file, block) units (a targeted second pass).
     pub only_units: Option<std::collections::HashSet<(usize, usize)>>,
+    /// Of those units, read only these row ranges (first position, rows),
+    /// ascending and disjoint; a unit not listed is read whole.
+    pub only_rows: Option<Arc<RowRanges>>,
     /// Read nothing of this side (a mode that reads one table).
     pub skip: bool,
 }
@@ -63,8 +71,17 @@ impl<'a> ScanSide<'a> {
             columns: self.columns.clone(),
             prep: self.prep.clone(),
             only_units: Some(units),
+            only_rows: None,
             skip: self.skip,
         }
+    }
+
+    /// The same side, reading only these row ranges (first position, rows)
+    /// of these (file, block) units.
+    pub fn only_slices(&self, slices: RowRanges) -> ScanSide<'a> {
+        let mut side = self.only(slices.keys().copied().collect());
+        side.only_rows = Some(Arc::new(slices));
+        side
     }
 }
 
@@ -278,6 +295,7 @@ where
         .filter(|side| !sides[side.index()].skip)
         .flat_map(|side| {
             let only = sides[side.index()].only_units.as_ref();
+            let rows = sides[side.index()].only_rows.clone();
             sides[side.index()]
                 .table
                 .block_units()
@@ -286,6 +304,22 @@ where
                     (None, _) => true,
                     (Some(set), Unit::Block { file, block, .. }) => set.contains(&(*file, *block)),
                     (Some(_), _) => true,
+                })
+                .flat_map(move |u| match (&rows, u) {
+                    (Some(rows), Unit::Block { file, block, .. })
+                        if rows.contains_key(&(file, block)) =>
+                    {
+                        rows[&(file, block)]
+                            .iter()
+                            .map(|&(first, rows)| Unit::Block {
+                                file,
+                                block,
+                                first,
+                                rows,
+                            })
+                            .collect::<Vec<_>>()
+                    }
+                    (_, u) => vec![u],
                 })
                 .map(move |u| (side, u))
         })

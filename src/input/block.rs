@@ -11,6 +11,7 @@ use arrow::datatypes::{SchemaRef, TimeUnit};
 use arrow::ipc::reader::{FileReader, StreamReader};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+    RowSelector,
 };
 use parquet::arrow::ProjectionMask;
 
@@ -219,6 +220,10 @@ impl BlockMeta {
     /// Reads a unit's `projected` file columns (ascending), calling `each`
     /// with each batch's columns, its first row's position and its row count
     /// (which no column gives when only partition columns are wanted). Returns rows read.
+    ///
+    /// A block unit may name a slice of its block (`first`, `rows` inside
+    /// it: a targeted second pass); then only that slice is read, and with
+    /// the file's offset index only the pages that hold it.
     pub fn read(
         &self,
         path: &Path,
@@ -238,36 +243,60 @@ impl BlockMeta {
                     meta,
                     scan_meta,
                     int96,
-                    ..
+                    starts,
+                    fetch_meta,
                 },
-                Unit::Block { block, .. },
+                Unit::Block { block, rows, .. },
             ) => {
+                let (start, end) = match starts.get(*block..*block + 2) {
+                    Some(w) => (w[0], w[1]),
+                    None => return Err(ReconError::Internal("block beyond the file".into())),
+                };
+                if first < start || first + rows > end {
+                    return Err(ReconError::Internal("slice outside its block".into()));
+                }
+                let slice = first > start || first + rows < end;
                 let leaves: Vec<&Int96Leaf> = int96
                     .iter()
                     .filter(|l| projected.contains(&l.root))
                     .collect();
                 if !leaves.is_empty() {
-                    check_int96(path, meta, *block, first, &leaves)?;
+                    check_int96(path, meta, *block, start, &leaves)?;
                 }
-                let meta = scan_meta.as_ref().unwrap_or(meta);
+                let meta = if slice {
+                    match fetch_meta.get() {
+                        Some(m) => m,
+                        None => {
+                            let loaded = with_offset_index(path, meta)?;
+                            fetch_meta.get_or_init(|| loaded)
+                        }
+                    }
+                } else {
+                    scan_meta.as_ref().unwrap_or(meta)
+                };
                 let mask = ProjectionMask::roots(
                     meta.metadata().file_metadata().schema_descr(),
                     projected.iter().copied(),
                 );
-                let reader =
+                let mut builder =
                     ParquetRecordBatchReaderBuilder::new_with_metadata(open(path)?, meta.clone())
                         .with_row_groups(vec![*block])
                         .with_batch_size(batch_size)
-                        .with_projection(mask)
-                        .build()
-                        .map_err(|e| ReconError::parquet(path, e))?;
+                        .with_projection(mask);
+                if slice {
+                    builder = builder.with_row_selection(RowSelection::from(vec![
+                        RowSelector::skip((first - start) as usize),
+                        RowSelector::select(*rows as usize),
+                    ]));
+                }
+                let reader = builder.build().map_err(|e| ReconError::parquet(path, e))?;
                 for batch in reader {
                     let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
                     each(batch.columns(), first + pos, batch.num_rows())?;
                     pos += batch.num_rows() as u64;
                 }
             }
-            (Kind::IpcFile { .. }, Unit::Block { block, .. }) => {
+            (Kind::IpcFile { starts }, Unit::Block { block, rows, .. }) => {
                 let mut reader =
                     FileReader::try_new(BufReader::new(open(path)?), Some(projected.to_vec()))
                         .map_err(|e| ReconError::arrow(path, e))?;
@@ -276,6 +305,10 @@ impl BlockMeta {
                     .map_err(|e| ReconError::arrow(path, e))?;
                 if let Some(batch) = reader.next() {
                     let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
+                    // A slice of the record batch (a targeted second pass).
+                    let offset = first.saturating_sub(starts[*block]) as usize;
+                    let n = (*rows as usize).min(batch.num_rows().saturating_sub(offset));
+                    let batch = batch.slice(offset, n);
                     each(batch.columns(), first, batch.num_rows())?;
                     pos += batch.num_rows() as u64;
                 }

@@ -167,6 +167,10 @@ pub struct SecondPass {
     pub strategy: &'static str,
     pub units_read: usize,
     pub units_total: usize,
+    /// Rows the second pass read (targeted keyless runs: only the batches
+    /// whose filters may hold a decoded digest).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows_read: Option<u64>,
     /// Differing digests decoded from the fingerprint pass's sketch (targeted only).
     pub decoded_digests: Option<usize>,
 }

@@ -498,6 +498,7 @@ fn sides_of<'a>(
             columns: plan.indices(Side::Source),
             prep: plan.preps(Side::Source),
             only_units: None,
+            only_rows: None,
             skip: false,
         },
         ScanSide {
@@ -505,6 +506,7 @@ fn sides_of<'a>(
             columns: plan.indices(Side::Target),
             prep: plan.preps(Side::Target),
             only_units: None,
+            only_rows: None,
             skip: only_source,
         },
     ]

@@ -619,6 +619,7 @@ fn run_passes(
             strategy: "full",
             units_read: units_total,
             units_total,
+            rows_read: None,
             decoded_digests: None,
         });
         run.splits += splits;
@@ -700,6 +701,7 @@ fn run_passes(
             strategy: "targeted",
             units_read,
             units_total,
+            rows_read: None,
             decoded_digests: None,
         }),
         splits: splits + s2,

@@ -31,7 +31,7 @@ use crate::engine::partition::{
 };
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::record::Keyless;
-use crate::engine::scan::{scan, ScanConfig, ScanSide};
+use crate::engine::scan::{scan, RowRanges, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
 use crate::engine::tempspace;
 use crate::engine::{CancelToken, Phase, Progress, RunContext};
@@ -270,6 +270,7 @@ pub fn scan_sides<'a>(src: &'a Table, tgt: &'a Table, plan: &ComparePlan) -> [Sc
             columns: plan.indices(Side::Source),
             prep: plan.preps(Side::Source),
             only_units: None,
+            only_rows: None,
             skip: false,
         },
         ScanSide {
@@ -277,6 +278,7 @@ pub fn scan_sides<'a>(src: &'a Table, tgt: &'a Table, plan: &ComparePlan) -> [Sc
             columns: plan.indices(Side::Target),
             prep: plan.preps(Side::Target),
             only_units: None,
+            only_rows: None,
             skip: false,
         },
     ]
@@ -427,16 +429,31 @@ pub fn scan_stage(
     let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
     if let (Some(diffs), Some(filters), false) = (decoded, filters, refusals) {
         let wanted: DigestSet = diffs.iter().map(|d| d.0).collect();
-        let mut only: [std::collections::HashSet<(usize, usize)>; 2] = Default::default();
-        for ((side, file, block), f) in &filters {
-            if wanted.iter().any(|d| f.may_contain(*d)) {
-                only[side.index()].insert((*file, *block));
+        // Per side, per row group: the batches whose filters may hold a
+        // decoded digest, as row ranges (adjacent ones joined).
+        let mut only: [RowRanges; 2] = Default::default();
+        let mut rows_read = 0u64;
+        for ((side, file, block), slices) in &filters {
+            let mut ranges: Vec<(u64, u64)> = Vec::new();
+            for s in slices {
+                if !wanted.iter().any(|d| s.filter.may_contain(*d)) {
+                    continue;
+                }
+                rows_read += s.rows;
+                match ranges.last_mut() {
+                    Some((first, rows)) if *first + *rows == s.first => *rows += s.rows,
+                    _ => ranges.push((s.first, s.rows)),
+                }
+            }
+            if !ranges.is_empty() {
+                ranges.sort_unstable();
+                only[side.index()].insert((*file, *block), ranges);
             }
         }
         drop(filters);
         let units_read = only[0].len() + only[1].len();
         let [only_s, only_t] = only;
-        let targeted = [sides[0].only(only_s), sides[1].only(only_t)];
+        let targeted = [sides[0].only_slices(only_s), sides[1].only_slices(only_t)];
         ctx.progress.start_pass(2, 2, Phase::Partition);
         let (index, _, written) = partition(&targeted, None, Some(Arc::new(wanted)))?;
         return Ok(ScanResult {
@@ -449,6 +466,7 @@ pub fn scan_stage(
                 strategy: "targeted",
                 units_read,
                 units_total,
+                rows_read: Some(rows_read),
                 decoded_digests: Some(diffs.len()),
             }),
             partitioned: written,
@@ -488,6 +506,7 @@ pub fn scan_stage(
             strategy: "full",
             units_read: units_total,
             units_total,
+            rows_read: None,
             decoded_digests: None,
         }),
         partitioned: written,
