@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::record::Keyless;
 use super::scan::{Batch, RowSink};
 use super::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
+use crate::digest::sketch::prefetch;
 use crate::digest::{fp_bucket_of, DigestBuildHasher, Fingerprint, UnitFilter, FP_BUCKETS};
 use crate::error::Result;
 use crate::input::Unit;
@@ -114,13 +115,32 @@ impl RowSink for FingerprintSink {
     }
 
     fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
+        // Both the bucket and the filter block of a digest are random cache
+        // lines of arrays larger than the L2 cache (512 KiB of buckets per
+        // side, about 650 KiB of filter per 435k-row group), so one loop
+        // prefetches both a few digests ahead.
+        const AHEAD: usize = 16;
         let digests = batch.digests;
         let fps = &mut self.fingerprints[side.index()];
-        for &d in digests {
-            fps[fp_bucket_of(d)].add(d);
-        }
-        if let Some((_, f)) = self.current.as_mut() {
-            f.insert_all(digests);
+        match self.current.as_mut() {
+            Some((_, f)) => {
+                for (i, &d) in digests.iter().enumerate() {
+                    if let Some(&next) = digests.get(i + AHEAD) {
+                        prefetch(&fps[fp_bucket_of(next)]);
+                        f.prefetch(next);
+                    }
+                    fps[fp_bucket_of(d)].add(d);
+                    f.insert(d);
+                }
+            }
+            None => {
+                for (i, &d) in digests.iter().enumerate() {
+                    if let Some(&next) = digests.get(i + AHEAD) {
+                        prefetch(&fps[fp_bucket_of(next)]);
+                    }
+                    fps[fp_bucket_of(d)].add(d);
+                }
+            }
         }
         Ok(())
     }
