@@ -618,12 +618,49 @@ trait ColumnWriter {
     /// Appends one row's encoding.
     fn append(&self, row: usize, out: &mut Vec<u8>);
 
-    /// Appends the value digest of rows `0..rows`. The default encodes each
-    /// value into `scratch`; the fixed-width and byte writers compute the
-    /// padded encoding directly, in a loop without a call per value.
-    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
+    /// Hands the value digest of rows `0..rows` to `out`. The default
+    /// encodes each value into `scratch`; the fixed-width and byte writers
+    /// compute the padded encoding directly, in a loop without a call per
+    /// value.
+    fn value_digests(&self, rows: usize, out: Out<'_>, scratch: &mut Vec<u8>) {
         hashed_digests(self, rows, out, scratch);
     }
+}
+
+/// Where a column's value digests go: appended to a list (when the caller
+/// wants per-column digests), or straight into the row sums as the column's
+/// term `T_c(V)`, without a buffer written and read back per column.
+enum Out<'a> {
+    List(&'a mut Vec<u128>),
+    Sum {
+        acc: &'a mut [u128],
+        a: u128,
+        b: u128,
+    },
+}
+
+impl Out<'_> {
+    /// Hands `digest(row)` for every row `0..rows` on: one monomorphic loop
+    /// per writer and destination.
+    #[inline(always)]
+    fn fill(self, rows: usize, mut digest: impl FnMut(usize) -> u128) {
+        match self {
+            Out::List(out) => out.extend((0..rows).map(digest)),
+            Out::Sum { acc, a, b } => {
+                for (row, s) in acc[..rows].iter_mut().enumerate() {
+                    *s = lane_add(*s, term(digest(row), a, b));
+                }
+            }
+        }
+    }
+}
+
+/// `v` when `valid`, else `null`, without a branch: NULLs are scattered, so
+/// a branch on them mispredicts about as often as they occur.
+#[inline(always)]
+fn select(valid: bool, v: u128, null: u128) -> u128 {
+    let m = 0u128.wrapping_sub(valid as u128);
+    (v & m) | (null & !m)
 }
 
 /// Value digests through the encoding: each value encoded into `scratch`
@@ -631,14 +668,14 @@ trait ColumnWriter {
 fn hashed_digests<W: ColumnWriter + ?Sized>(
     writer: &W,
     rows: usize,
-    out: &mut Vec<u128>,
+    out: Out<'_>,
     scratch: &mut Vec<u8>,
 ) {
-    for row in 0..rows {
+    out.fill(rows, |row| {
         scratch.clear();
         writer.append(row, scratch);
-        out.push(value_digest(scratch));
-    }
+        value_digest(scratch)
+    });
 }
 
 struct FixedWriter<'a, F, const N: usize> {
@@ -660,34 +697,24 @@ impl<F: Fn(usize) -> [u8; N], const N: usize> ColumnWriter for FixedWriter<'_, F
         }
     }
 
-    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
+    fn value_digests(&self, rows: usize, out: Out<'_>, scratch: &mut Vec<u8>) {
         if N >= 16 {
             // Tag + payload exceed 16 bytes: the hashed path.
             return hashed_digests(self, rows, out, scratch);
         }
-        let null = p(tag::NULL as u128);
-        out.reserve(rows);
+        let digest = |row: usize| {
+            let mut rec = [0u8; 16];
+            rec[0] = self.tag;
+            rec[1..1 + N].copy_from_slice(&(self.value)(row));
+            p(u128::from_le_bytes(rec))
+        };
         match self.nulls {
-            None => {
-                for row in 0..rows {
-                    let mut rec = [0u8; 16];
-                    rec[0] = self.tag;
-                    rec[1..1 + N].copy_from_slice(&(self.value)(row));
-                    out.push(p(u128::from_le_bytes(rec)));
-                }
-            }
+            None => out.fill(rows, digest),
+            // A NULL slot holds some value of the type too; digesting it and
+            // selecting the NULL digest instead costs less than a branch.
             Some(n) => {
-                for row in 0..rows {
-                    let v = if n.is_valid(row) {
-                        let mut rec = [0u8; 16];
-                        rec[0] = self.tag;
-                        rec[1..1 + N].copy_from_slice(&(self.value)(row));
-                        p(u128::from_le_bytes(rec))
-                    } else {
-                        null
-                    };
-                    out.push(v);
-                }
+                let null = p(tag::NULL as u128);
+                out.fill(rows, |row| select(n.is_valid(row), digest(row), null))
             }
         }
     }
@@ -709,12 +736,11 @@ impl<'a, F: Fn(usize) -> &'a [u8]> ColumnWriter for BytesWriter<'a, F> {
         }
     }
 
-    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
-        out.reserve(rows);
-        for row in 0..rows {
+    fn value_digests(&self, rows: usize, out: Out<'_>, scratch: &mut Vec<u8>) {
+        let null = p(tag::NULL as u128);
+        out.fill(rows, |row| {
             if !self.nulls.is_none_or(|n| n.is_valid(row)) {
-                out.push(p(tag::NULL as u128));
-                continue;
+                return null;
             }
             let bytes = (self.value)(row);
             // Tag, one varint byte and up to 14 bytes fit the permuted path.
@@ -723,13 +749,13 @@ impl<'a, F: Fn(usize) -> &'a [u8]> ColumnWriter for BytesWriter<'a, F> {
                 rec[0] = self.tag;
                 rec[1] = bytes.len() as u8;
                 rec[2..2 + bytes.len()].copy_from_slice(bytes);
-                out.push(p(u128::from_le_bytes(rec)));
+                p(u128::from_le_bytes(rec))
             } else {
                 scratch.clear();
                 push_bytes(scratch, self.tag, bytes);
-                out.push(xxh3_128(scratch));
+                xxh3_128(scratch)
             }
-        }
+        })
     }
 }
 
@@ -788,13 +814,17 @@ impl ColumnWriter for PreEncodedWriter {
         out.extend_from_slice(self.slice(row));
     }
 
-    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, _: &mut Vec<u8>) {
-        let d = &self.values.digests;
+    fn value_digests(&self, rows: usize, out: Out<'_>, _: &mut Vec<u8>) {
+        let d = &self.values.digests[..];
         match &self.keys {
-            None => out.extend_from_slice(&d[..rows]),
+            None => {
+                let d = &d[..rows];
+                out.fill(rows, |row| d[row])
+            }
             Some(keys) => {
+                let keys = &keys[..rows];
                 let null = p(tag::NULL as u128);
-                out.extend(keys[..rows].iter().map(|k| k.map_or(null, |k| d[k])));
+                out.fill(rows, |row| keys[row].map_or(null, |k| d[k]))
             }
         }
     }
@@ -886,34 +916,41 @@ impl<O: arrow::array::OffsetSizeTrait> ColumnWriter for OffsetBytesWriter<'_, O>
         }
     }
 
-    fn value_digests(&self, rows: usize, out: &mut Vec<u128>, scratch: &mut Vec<u8>) {
-        out.reserve(rows);
+    fn value_digests(&self, rows: usize, out: Out<'_>, scratch: &mut Vec<u8>) {
         let null = p(tag::NULL as u128);
-        let head = self.tag as u128;
-        for row in 0..rows {
-            if !self.nulls.is_none_or(|n| n.is_valid(row)) {
-                out.push(null);
-                continue;
-            }
-            let (start, end) = self.range(row);
-            let len = end - start;
-            if len <= 14 {
-                // The padded encoding: tag, the one-byte varint length, the bytes, zeros.
-                let bytes = if start + 16 <= self.values.len() {
-                    let mut w = [0u8; 16];
-                    w.copy_from_slice(&self.values[start..start + 16]);
-                    u128::from_le_bytes(w) & ((1u128 << (8 * len)) - 1)
-                } else {
-                    let mut w = [0u8; 16];
-                    w[..len].copy_from_slice(&self.values[start..end]);
-                    u128::from_le_bytes(w)
-                };
-                out.push(p(head | ((len as u128) << 8) | (bytes << 16)));
+        // A NULL row's offsets are valid too (usually an empty range), so it
+        // is digested like any other row and the NULL digest selected.
+        match self.nulls {
+            None => out.fill(rows, |row| self.digest(row, scratch)),
+            Some(n) => out.fill(rows, |row| {
+                select(n.is_valid(row), self.digest(row, scratch), null)
+            }),
+        }
+    }
+}
+
+impl<O: arrow::array::OffsetSizeTrait> OffsetBytesWriter<'_, O> {
+    /// The value digest of row `row`'s bytes (as if it were not NULL).
+    #[inline(always)]
+    fn digest(&self, row: usize, scratch: &mut Vec<u8>) -> u128 {
+        let (start, end) = self.range(row);
+        let len = end - start;
+        if len <= 14 {
+            // The padded encoding: tag, the one-byte varint length, the bytes, zeros.
+            let bytes = if start + 16 <= self.values.len() {
+                let mut w = [0u8; 16];
+                w.copy_from_slice(&self.values[start..start + 16]);
+                u128::from_le_bytes(w) & ((1u128 << (8 * len)) - 1)
             } else {
-                scratch.clear();
-                push_bytes(scratch, self.tag, &self.values[start..end]);
-                out.push(xxh3_128(scratch));
-            }
+                let mut w = [0u8; 16];
+                w[..len].copy_from_slice(&self.values[start..end]);
+                u128::from_le_bytes(w)
+            };
+            p(self.tag as u128 | ((len as u128) << 8) | (bytes << 16))
+        } else {
+            scratch.clear();
+            push_bytes(scratch, self.tag, &self.values[start..end]);
+            xxh3_128(scratch)
         }
     }
 }
@@ -1086,8 +1123,6 @@ fn dictionary_writer<'a>(
 pub struct RowEncoder {
     /// One value's encoding, for values that take the hashed path.
     scratch: Vec<u8>,
-    /// One column's value digests for the batch.
-    column: Vec<u128>,
     /// Per row: the running sum of the columns' seeded value digests.
     acc: Vec<u128>,
     /// Per column: the last dictionary seen and its encoded values.
@@ -1144,26 +1179,37 @@ impl RowEncoder {
                 DataType::Dictionary(..) => dictionary_writer(array.as_ref(), Some(cache))?,
                 _ => column_writer(array.as_ref())?,
             };
-            self.column.clear();
-            writer.value_digests(rows, &mut self.column, &mut self.scratch);
-            if self.column.len() != rows {
+            if array.len() != rows {
                 return Err(format!(
-                    "column {c}: {} value digests for {rows} rows",
-                    self.column.len()
+                    "column {c}: {} values for {rows} rows",
+                    array.len()
                 ));
             }
             let (a, b) = column_constants(c);
-            for (acc, &v) in self.acc.iter_mut().zip(&self.column) {
-                *acc = lane_add(*acc, term(v, a, b));
-            }
-            if let Some(pc) = per_column.as_deref_mut() {
-                if self
-                    .keep
+            let kept = per_column.as_deref_mut().filter(|_| {
+                self.keep
                     .as_ref()
                     .is_none_or(|k| k.get(c).copied().unwrap_or(true))
-                {
-                    pc[c].extend_from_slice(&self.column);
+            });
+            match kept {
+                // Per-column digests wanted: list them, then add their terms.
+                Some(pc) => {
+                    let list = &mut pc[c];
+                    let from = list.len();
+                    writer.value_digests(rows, Out::List(list), &mut self.scratch);
+                    for (acc, &v) in self.acc.iter_mut().zip(&list[from..]) {
+                        *acc = lane_add(*acc, term(v, a, b));
+                    }
                 }
+                None => writer.value_digests(
+                    rows,
+                    Out::Sum {
+                        acc: &mut self.acc,
+                        a,
+                        b,
+                    },
+                    &mut self.scratch,
+                ),
             }
         }
         out.reserve(rows);
