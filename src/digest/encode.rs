@@ -702,12 +702,7 @@ impl<F: Fn(usize) -> [u8; N], const N: usize> ColumnWriter for FixedWriter<'_, F
             // Tag + payload exceed 16 bytes: the hashed path.
             return hashed_digests(self, rows, out, scratch);
         }
-        let digest = |row: usize| {
-            let mut rec = [0u8; 16];
-            rec[0] = self.tag;
-            rec[1..1 + N].copy_from_slice(&(self.value)(row));
-            p(u128::from_le_bytes(rec))
-        };
+        let digest = |row: usize| padded(self.tag, (self.value)(row));
         match self.nulls {
             None => out.fill(rows, digest),
             // A NULL slot holds some value of the type too; digesting it and
@@ -862,9 +857,93 @@ where
     T::Native: Into<i64>,
 {
     let a: &PrimitiveArray<T> = array.as_primitive::<T>();
-    fixed(array, tag::INT, move |i| {
+    let w = fixed(array, tag::INT, move |i| {
         let x: i64 = a.value(i).into();
         x.to_le_bytes()
+    });
+    tabled::<T>(array, w, |v| padded(tag::INT, v.to_le_bytes()))
+}
+
+/// The value digest of a fixed-width value: `P` of the tag and payload,
+/// zero-padded to 16 bytes (what [`FixedWriter`] computes per row).
+#[inline(always)]
+fn padded<const N: usize>(tag: u8, payload: [u8; N]) -> u128 {
+    let mut rec = [0u8; 16];
+    rec[0] = tag;
+    rec[1..1 + N].copy_from_slice(&payload);
+    p(u128::from_le_bytes(rec))
+}
+
+/// Integer-like columns whose values in a batch span a narrow range (dates,
+/// small codes, quantities): each value of the range is digested once per
+/// batch and rows look theirs up, instead of one permutation per row. The
+/// table holds exactly the digests the row path would compute.
+struct TableWriter<'a, K> {
+    /// The row path, for encodings.
+    inner: Box<dyn ColumnWriter + 'a>,
+    keys: &'a [K],
+    nulls: Option<&'a NullBuffer>,
+    min: i64,
+    /// `table[k - min]`: the value digest of value `k`.
+    table: Vec<u128>,
+}
+
+impl<K: Copy + Into<i64>> ColumnWriter for TableWriter<'_, K> {
+    fn append(&self, row: usize, out: &mut Vec<u8>) {
+        self.inner.append(row, out)
+    }
+
+    fn value_digests(&self, rows: usize, out: Out<'_>, _: &mut Vec<u8>) {
+        let (keys, table, min) = (&self.keys[..rows], &self.table[..], self.min);
+        let at = |row: usize| table[(keys[row].into() - min) as usize];
+        match self.nulls {
+            None => out.fill(rows, at),
+            Some(n) => {
+                let null = p(tag::NULL as u128);
+                out.fill(rows, |row| select(n.is_valid(row), at(row), null))
+            }
+        }
+    }
+}
+
+/// `inner`, or a [`TableWriter`] when the batch's values (NULL slots
+/// included) span fewer than a quarter as many values as it has rows;
+/// `digest_of(v)` must be the value digest `inner` computes for `v`.
+fn tabled<'a, T: ArrowPrimitiveType>(
+    array: &'a dyn Array,
+    inner: Box<dyn ColumnWriter + 'a>,
+    digest_of: impl Fn(i64) -> u128,
+) -> Box<dyn ColumnWriter + 'a>
+where
+    T::Native: Into<i64>,
+{
+    let keys: &[T::Native] = array.as_primitive::<T>().values();
+    let rows = keys.len();
+    if rows < 256 {
+        return inner;
+    }
+    let limit = (rows / 4) as i128;
+    let span = |keys: &[T::Native]| {
+        let (lo, hi) = keys.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &k| {
+            let k: i64 = k.into();
+            (lo.min(k), hi.max(k))
+        });
+        (lo, hi as i128 - lo as i128)
+    };
+    // A sample first, so wide columns (ids, amounts) give up early.
+    if span(&keys[..256]).1 >= limit {
+        return inner;
+    }
+    let (lo, width) = span(keys);
+    if width >= limit {
+        return inner;
+    }
+    Box::new(TableWriter {
+        inner,
+        keys,
+        nulls: array.logical_nulls_ref(),
+        min: lo,
+        table: (0..=width as i64).map(|i| digest_of(lo + i)).collect(),
     })
 }
 
@@ -1021,8 +1100,11 @@ fn column_writer(array: &dyn Array) -> Result<Box<dyn ColumnWriter + '_>, String
         }
         Date32 => {
             let a = array.as_primitive::<Date32Type>();
-            fixed(array, tag::DATE, move |i| {
+            let w = fixed(array, tag::DATE, move |i| {
                 (a.value(i) as i64 * 86_400_000).to_le_bytes()
+            });
+            tabled::<Date32Type>(array, w, |v| {
+                padded(tag::DATE, (v * 86_400_000).to_le_bytes())
             })
         }
         Date64 => {
@@ -1447,6 +1529,39 @@ mod tests {
             Arc::new(map),
             Arc::new(NullArray::new(4)),
         ]
+    }
+
+    #[test]
+    fn narrow_integer_columns_digest_like_the_reference() {
+        // Wide enough for the per-batch table (span < rows / 4), with NULLs,
+        // negative values and a slice; and one too wide for it.
+        let n: usize = 1000;
+        let small: ArrayRef = Arc::new(Int32Array::from_iter(
+            (0..n).map(|i| (i % 7 != 3).then_some((i * 37 % 200) as i32 - 100)),
+        ));
+        let dates: ArrayRef = Arc::new(Date32Array::from_iter_values(
+            (0..n).map(|i| 18_000 + (i * 13 % 150) as i32),
+        ));
+        let bytes: ArrayRef = Arc::new(UInt8Array::from_iter_values((0..n).map(|i| i as u8)));
+        let wide: ArrayRef = Arc::new(Int64Array::from_iter_values(
+            (0..n).map(|i| (i as i64) << 40),
+        ));
+        let cols = vec![small, dates, bytes, wide];
+        for cols in [cols.clone(), cols.iter().map(|c| c.slice(3, 900)).collect()] {
+            let mut digests = Vec::new();
+            let mut per = Vec::new();
+            RowEncoder::new()
+                .digests_with_columns(&cols, &mut digests, Some(&mut per))
+                .unwrap();
+            for (row, digest) in digests.iter().enumerate() {
+                assert_eq!(*digest, reference_digest(&cols, row).unwrap(), "row {row}");
+                for (c, col) in cols.iter().enumerate() {
+                    let mut e = Vec::new();
+                    encode_value(col.as_ref(), row, &mut e).unwrap();
+                    assert_eq!(per[c][row], value_digest(&e), "row {row} column {c}");
+                }
+            }
+        }
     }
 
     #[test]
