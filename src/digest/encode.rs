@@ -997,12 +997,16 @@ impl<O: arrow::array::OffsetSizeTrait> ColumnWriter for OffsetBytesWriter<'_, O>
 
     fn value_digests(&self, rows: usize, out: Out<'_>, scratch: &mut Vec<u8>) {
         let null = p(tag::NULL as u128);
-        // A NULL row's offsets are valid too (usually an empty range), so it
-        // is digested like any other row and the NULL digest selected.
         match self.nulls {
             None => out.fill(rows, |row| self.digest(row, scratch)),
+            // A branch, not a select: digesting NULL rows too measured
+            // slower for strings (criterion utf8, 10% NULLs).
             Some(n) => out.fill(rows, |row| {
-                select(n.is_valid(row), self.digest(row, scratch), null)
+                if n.is_valid(row) {
+                    self.digest(row, scratch)
+                } else {
+                    null
+                }
             }),
         }
     }
