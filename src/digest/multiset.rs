@@ -14,7 +14,11 @@ pub const FP_BUCKETS: usize = 1 << FP_BITS;
 /// of the 128-bit digests, and a wrapping sum of a nonlinear 64-bit mix of
 /// them. Two multisets that differ have equal fingerprints only by a
 /// coincidence of the order of 2^-128 (see the README's collision argument).
+///
+/// Aligned to 32 bytes, so a bucket never straddles two cache lines: the
+/// fingerprint pass updates one random bucket per row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(align(32))]
 pub struct Fingerprint {
     pub count: u64,
     pub sum: u128,

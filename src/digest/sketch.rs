@@ -36,15 +36,20 @@ impl UnitFilter {
         self.words.len() * 8
     }
 
+    /// The block of digest `d`: bits 64..128 (the high half, which also
+    /// picks the fingerprint bucket; the low half picks the bits) mapped onto
+    /// the blocks by a multiply-shift instead of a division.
+    #[inline(always)]
+    fn block_of(&self, d: u128) -> usize {
+        let blocks = (self.words.len() / BLOCK_WORDS) as u128;
+        ((((d >> 64) as u64 as u128) * blocks) >> 64) as usize
+    }
+
     #[inline]
     fn probes(&self, d: u128) -> (usize, [u32; PROBES]) {
-        let blocks = self.words.len() / BLOCK_WORDS;
-        // Bits 64..128 below the bucket bits pick the block; the low half
-        // (also used by the IBLT cells, at other positions) the bits.
-        let block = ((d >> 64) as u64 % blocks as u64) as usize;
         let low = (d as u64).rotate_left(29);
         (
-            block,
+            self.block_of(d),
             std::array::from_fn(|i| ((low >> (9 * i)) & 511) as u32),
         )
     }
@@ -58,16 +63,21 @@ impl UnitFilter {
         }
     }
 
+    /// Asks the CPU to start loading the block of `d`, which an
+    /// [`insert`](Self::insert) of `d` will touch: the filter is larger than
+    /// the L2 cache, and each insert touches one random cache line.
+    #[inline(always)]
+    pub fn prefetch(&self, d: u128) {
+        prefetch(&self.words[self.block_of(d) * BLOCK_WORDS]);
+    }
+
     /// Inserts a batch of digests, prefetching the block of the digest a few
-    /// places ahead: the filter is larger than the L2 cache, and each insert
-    /// touches one random cache line.
+    /// places ahead.
     pub fn insert_all(&mut self, digests: &[u128]) {
-        const AHEAD: usize = 8;
-        let blocks = (self.words.len() / BLOCK_WORDS) as u64;
+        const AHEAD: usize = 16;
         for (i, &d) in digests.iter().enumerate() {
             if let Some(&next) = digests.get(i + AHEAD) {
-                let block = ((next >> 64) as u64 % blocks) as usize;
-                prefetch(&self.words[block * BLOCK_WORDS]);
+                self.prefetch(next);
             }
             self.insert(d);
         }
@@ -82,15 +92,15 @@ impl UnitFilter {
     }
 }
 
-/// Asks the CPU to start loading the cache line holding `word`.
+/// Asks the CPU to start loading the cache line holding `word` (its first byte).
 #[inline(always)]
-fn prefetch(word: &u64) {
+pub fn prefetch<T>(word: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint with no architectural effect; the
     // pointer comes from a live reference, and SSE is part of x86_64.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((word as *const u64).cast());
+        _mm_prefetch::<_MM_HINT_T0>((word as *const T).cast());
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = word;
