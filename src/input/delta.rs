@@ -121,24 +121,32 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
     let url = Url::from_directory_path(&absolute)
         .map_err(|_| ReconError::input(root, "cannot be named as a file:// URL"))?;
     let engine = DefaultEngine::builder(Arc::new(LocalFileSystem::new())).build();
-    let mut builder = Snapshot::builder_for(url.as_str());
+    let build = |version: Option<u64>| {
+        let mut builder = Snapshot::builder_for(url.as_str());
+        if let Some(v) = version {
+            builder = builder.at_version(v);
+        }
+        builder.build(&engine).map_err(|e| kernel_error(root, e))
+    };
     let mut committed_at = None;
-    match at {
-        AsOf::Latest => {}
-        AsOf::Version(v) => builder = builder.at_version(v),
+    let snapshot = match at {
+        AsOf::Latest => build(None)?,
+        AsOf::Version(v) => build(Some(v))?,
         AsOf::Timestamp(ms) => {
             // Commit times: in-commit timestamps where the table has them,
             // else the commit files' modification times (the Delta spec).
-            let latest = Snapshot::builder_for(url.as_str())
-                .build(&engine)
-                .map_err(|e| kernel_error(root, e))?;
+            let latest = build(None)?;
             let commit = latest_version_as_of(&latest, &engine, ms, HistoryCommitType::Recreatable)
                 .map_err(|e| kernel_error(root, format!("no version as of that time: {e}")))?;
             committed_at = Some(commit.timestamp);
-            builder = builder.at_version(commit.version);
+            // The latest version needs no second replay of the log.
+            if commit.version == latest.version() {
+                latest
+            } else {
+                build(Some(commit.version))?
+            }
         }
-    }
-    let snapshot = builder.build(&engine).map_err(|e| kernel_error(root, e))?;
+    };
     let version = snapshot.version();
     let scan = snapshot
         .clone()

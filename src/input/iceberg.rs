@@ -90,16 +90,12 @@ pub fn parse_source(text: &str) -> Option<std::result::Result<(PathBuf, Option<i
     })
 }
 
-fn is_metadata_name(name: &str) -> bool {
-    name.ends_with(".metadata.json") || name.ends_with(".metadata.json.gz")
-}
-
 fn metadata_files(dir: &Path) -> Option<Vec<String>> {
     let entries = std::fs::read_dir(dir).ok()?;
     let mut names: Vec<String> = entries
         .flatten()
         .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| is_metadata_name(n))
+        .filter(|n| super::is_metadata_name(n))
         .collect();
     names.sort();
     Some(names)
@@ -574,8 +570,9 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
         return Ok(result);
     };
 
-    // Manifests: (path, content, sequence number).
-    let mut manifests: Vec<(PathBuf, i64, i64)> = Vec::new();
+    // Manifests: (path, sequence number). Whether a file is data or deletes
+    // is read from each manifest entry.
+    let mut manifests: Vec<(PathBuf, i64)> = Vec::new();
     if let Some(list) = snapshot.get("manifest-list").and_then(Json::as_str) {
         let list_path = locations.resolve(mf, list)?;
         for m in read_avro(&list_path)? {
@@ -583,7 +580,6 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
                 .ok_or_else(|| bad(&list_path, "a manifest list entry without manifest_path"))?;
             manifests.push((
                 locations.resolve(&list_path, written)?,
-                avro_i64(&m, "content").unwrap_or(0),
                 avro_i64(&m, "sequence_number").unwrap_or(0),
             ));
         }
@@ -593,14 +589,14 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
             let written = m
                 .as_str()
                 .ok_or_else(|| bad(mf, "a snapshot's manifests must be paths"))?;
-            manifests.push((locations.resolve(mf, written)?, 0, 0));
+            manifests.push((locations.resolve(mf, written)?, 0));
         }
     } else {
         return Err(bad(mf, "the snapshot has no manifest list"));
     }
 
     let mut entries = Vec::new();
-    for (manifest, _content, manifest_sequence) in &manifests {
+    for (manifest, manifest_sequence) in &manifests {
         for e in read_avro(manifest)? {
             let status = avro_i64(&e, "status").unwrap_or(1);
             if status == 2 {

@@ -489,12 +489,15 @@ fn is_iceberg_root(dir: &Path) -> bool {
     std::fs::read_dir(dir.join("metadata"))
         .ok()
         .is_some_and(|entries| {
-            entries.flatten().any(|e| {
-                e.file_name().to_str().is_some_and(|n| {
-                    n.ends_with(".metadata.json") || n.ends_with(".metadata.json.gz")
-                })
-            })
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_str().is_some_and(is_metadata_name))
         })
+}
+
+/// An Iceberg table metadata file's name: `….metadata.json`, maybe gzipped.
+fn is_metadata_name(name: &str) -> bool {
+    name.ends_with(".metadata.json") || name.ends_with(".metadata.json.gz")
 }
 
 fn discover(path: &Path) -> Result<Vec<Found>> {
@@ -1122,15 +1125,19 @@ impl Table {
             let positions: Vec<u64> = locators[start..end].iter().map(|&l| unpack(l).1).collect();
             let path = self.files[file].path.clone();
             let f = &self.files[file];
+            // A fetch reads every column of the file, for every table column.
+            let (table, all): (Vec<usize>, Vec<usize>) = match (&f.columns, &f.block) {
+                (Some(_), Some(b)) => (
+                    (0..self.file_columns).collect(),
+                    (0..b.schema.fields().len()).collect(),
+                ),
+                _ => Default::default(),
+            };
             let mut emit = |cols: Vec<ArrayRef>| -> Result<()> {
                 let n = cols.first().map_or(0, |c| c.len());
                 let cols = match &f.columns {
                     None => cols,
-                    Some(layout) => {
-                        let table: Vec<usize> = (0..self.file_columns).collect();
-                        let all: Vec<usize> = (0..cols.len()).collect();
-                        self.conform(f, layout, &table, &all, &cols, n)?
-                    }
+                    Some(layout) => self.conform(f, layout, &table, &all, &cols, n)?,
                 };
                 let cols = self.with_partitions(file, cols, n)?;
                 let batch = RecordBatch::try_new(self.schema.clone(), cols)
