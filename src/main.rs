@@ -36,6 +36,32 @@ use recon::{diff, DiffOptions, Passes, ReconError};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Colour the verdict line: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    color: ColorMode,
+}
+
+/// When the verdict line is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ColorMode {
+    /// On a terminal, unless NO_COLOR is set (https://no-color.org).
+    Auto,
+    /// Always, even into a pipe or with NO_COLOR set (the flag wins, as no-color.org asks).
+    Always,
+    Never,
+}
+
+impl ColorMode {
+    fn enabled(self) -> bool {
+        match self {
+            ColorMode::Always => true,
+            ColorMode::Never => false,
+            ColorMode::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -300,14 +326,9 @@ struct KeyArgs {
     /// (relative); a difference equal to the bound matches (repeatable).
     #[arg(long, value_name = "COL=TOL", help_heading = "Keyed")]
     tolerance: Vec<String>,
-    /// Which value columns changed.parquet fills: the changed ones, or all.
-    #[arg(
-        long,
-        value_name = "changed|all",
-        default_value = "changed",
-        help_heading = "Keyed"
-    )]
-    diff_columns: DiffColumns,
+    /// Which value columns changed.parquet fills: the changed ones, or all [default: changed].
+    #[arg(long, value_name = "changed|all", help_heading = "Keyed")]
+    diff_columns: Option<DiffColumns>,
 }
 
 /// How inputs are read: formats and the CSV dialect (shared by both sides).
@@ -434,9 +455,9 @@ struct DiffArgs {
     /// Write a self-contained HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
-    /// Distinct unmatched rows to show per direction.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    sample: usize,
+    /// Distinct unmatched rows to show per direction [default: 20].
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
     /// Worker threads [default: all cores].
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
@@ -458,8 +479,8 @@ struct DiffArgs {
     progress: ProgressMode,
     /// Read the inputs once (spill every row) or twice (fingerprint buckets first, then spill
     /// only the buckets that differ); auto is 2 unless a side is CSV/NDJSON.
-    #[arg(long, value_name = "auto|1|2", default_value = "auto")]
-    passes: Passes,
+    #[arg(long, value_name = "auto|1|2")]
+    passes: Option<Passes>,
     /// Compare fingerprints only (one pass per side, no spill): counts, differing columns
     /// and, with --by, differing groups. Strong evidence, not an exact proof.
     #[arg(long)]
@@ -486,8 +507,8 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
         threads: a.threads,
         memory_limit: a.memory_limit.clone(),
         temp_dir: a.temp_dir.clone(),
-        passes: Some(a.passes),
-        sample: Some(a.sample),
+        passes: a.passes,
+        sample: a.sample,
     }
     .build(DiffOptions::default().threads, default_limit())?;
     Ok(DiffOptions {
@@ -502,7 +523,7 @@ fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
         single_bucket: a.debug_single_bucket,
         align: a.align.build(&a.keyed)?,
         inputs: a.input.build()?,
-        diff_columns: a.keyed.diff_columns,
+        diff_columns: a.keyed.diff_columns.unwrap_or_default(),
         by: a.by.clone(),
         thresholds: a.thresholds.build()?,
         ..DiffOptions::default()
@@ -935,13 +956,89 @@ fn fingerprint_options(
     })
 }
 
+/// The first `diff` option that `--quick` cannot apply, with why: every
+/// option either applies or is refused, never silently dropped.
+fn quick_refusal(a: &DiffArgs) -> Option<String> {
+    let no_rows = "--quick finds which columns and groups differ, not rows";
+    let given = [
+        (a.output.is_some(), "--output", no_rows),
+        (a.force, "--force", no_rows),
+        (a.sample.is_some(), "--sample", no_rows),
+        (
+            a.keyed.key.is_some(),
+            "--key",
+            "fingerprints compare whole rows; keyed comparisons need the exact diff",
+        ),
+        (
+            !a.keyed.tolerance.is_empty(),
+            "--tolerance",
+            "fingerprints compare exact values; tolerances need the exact diff",
+        ),
+        (
+            a.keyed.diff_columns.is_some(),
+            "--diff-columns",
+            "it shapes keyed mode's changed.parquet",
+        ),
+        (
+            a.passes.is_some_and(|p| p != Passes::Auto),
+            "--passes",
+            "--quick always reads each side once",
+        ),
+        (
+            a.memory_limit.is_some(),
+            "--memory-limit",
+            "--quick keeps only fingerprints in memory and enforces no limit",
+        ),
+        (
+            a.debug_single_bucket,
+            "--debug-single-bucket",
+            "--quick has no buckets",
+        ),
+    ];
+    if let Some((_, flag, why)) = given.iter().find(|g| g.0) {
+        return Some(format!("{flag} does not apply with --quick: {why}"));
+    }
+    let thresholds = a.thresholds.build().ok()?;
+    thresholds.undecidable_by_fingerprints().map(|(name, value)| {
+        format!(
+            "--{} {value} does not apply with --quick: fingerprints show whether the tables differ, not by how many rows; drop --quick (the exact diff reads a matching pair once, as --quick does)",
+            name.replace('_', "-")
+        )
+    })
+}
+
 fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
+    if let Some(why) = quick_refusal(a) {
+        return Err(ReconError::Usage(why));
+    }
+    a.thresholds.build()?;
     let mut opts =
         fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by.clone())?;
     // A piped input is copied here, as the exact diff would copy it.
     opts.temp_dir = a.temp_dir.clone();
-    let [s, t] = fingerprint_pair(&a.source, &a.target, &opts, &a.input.build()?)?;
+    let done = Arc::new(AtomicBool::new(false));
+    let bar = show_progress(
+        shown_for(a.progress, a.quiet),
+        opts.progress.clone(),
+        done.clone(),
+    );
+    let result = fingerprint_pair(&a.source, &a.target, &opts, &a.input.build()?);
+    done.store(true, Ordering::Relaxed);
+    if let Some(handle) = bar {
+        let _ = handle.join();
+    }
+    let [s, t] = result?;
     let cmp = compare_fingerprints(&s, &t)?;
+    if let Some(path) = &a.report {
+        recon::evidence::write_atomic(path, cmp.to_json().as_bytes())?;
+    }
+    if let Some(path) = &a.html {
+        let value = serde_json::to_value(&cmp)
+            .map_err(|e| ReconError::Internal(format!("comparison JSON: {e}")))?;
+        let page = recon::report::html::quick_html(&value, &cmp.verdict_line())
+            .map_err(ReconError::Internal)?;
+        recon::evidence::write_atomic(path, page.as_bytes())?;
+    }
     if !a.quiet {
         let text = if a.json {
             cmp.to_json()
@@ -1027,7 +1124,7 @@ fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
     Ok(exit_code(&outcomes))
 }
 
-fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
+fn run_diff(a: DiffArgs, color: ColorMode) -> Result<bool, ReconError> {
     if a.quick {
         return run_quick(&a);
     }
@@ -1053,7 +1150,7 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
         let text = if a.json {
             report.to_json()
         } else {
-            colour_verdict(outcome.report.render_text(&outcome.quoted), report)
+            colour_verdict(outcome.report.render_text(&outcome.quoted), report, color)
         };
         let mut stdout = std::io::stdout().lock();
         // A closed pipe (recon diff ... | head) is not an error worth reporting.
@@ -1062,11 +1159,10 @@ fn run_diff(a: DiffArgs) -> Result<bool, ReconError> {
     Ok(report.passes())
 }
 
-/// Colours the verdict line on a terminal (green match, yellow pass with
-/// drift, red drift), unless NO_COLOR is set (https://no-color.org).
-fn colour_verdict(text: String, report: &recon::Report) -> String {
-    let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    if no_colour || !std::io::stdout().is_terminal() {
+/// Colours the verdict line (green match, yellow pass with drift, red
+/// drift) when `color` says so.
+fn colour_verdict(text: String, report: &recon::Report, color: ColorMode) -> String {
+    if !color.enabled() {
         return text;
     }
     let code = if report.exact_match {
@@ -1114,8 +1210,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let color = cli.color;
     let result = std::panic::catch_unwind(|| match cli.command {
-        Command::Diff(a) => run_diff(*a).map(|ok| if ok { 0 } else { 1 }),
+        Command::Diff(a) => run_diff(*a, color).map(|ok| if ok { 0 } else { 1 }),
         Command::Schema(a) => run_schema(a).map(|ok| if ok { 0 } else { 1 }),
         Command::Fingerprint(a) => run_fingerprint(a).map(|ok| if ok { 0 } else { 1 }),
         Command::CompareFingerprints(a) => run_compare(a).map(|ok| if ok { 0 } else { 1 }),

@@ -81,8 +81,12 @@ fn bad_batch_files_are_one_line_errors_naming_the_line_and_key() {
             "line 2, key 'defaults.run.threads': invalid type",
         ),
         (
-            format!("[[pair]]\nname = \"a\"\nsource = \"{demo}\"\ntarget = \"nope.parquet\"\n"),
-            "nope.parquet does not exist",
+            format!("[[pair]]\nname = \"a\"\nsource = \"{demo}\"\ntarget = \"{demo}\"\n[pair.run]\nmemory_limit = \"lots\"\n"),
+            "pair \"a\": ",
+        ),
+        (
+            format!("[[pair]]\nname = \"a\"\nsource = \"{demo}\"\ntarget = \"{demo}\"\n[pair.input]\ndelimiter = \"ab\"\n"),
+            "pair \"a\": ",
         ),
         (
             format!("[[pair]]\nname = \"a\"\nsource = \"{demo}\"\ntarget = \"{demo}\"\n[[pair]]\nname = \"a\"\nsource = \"{demo}\"\ntarget = \"{demo}\"\n"),
@@ -99,6 +103,62 @@ fn bad_batch_files_are_one_line_errors_naming_the_line_and_key() {
             .stderr(predicate::str::contains(msg))
             .stderr(predicate::function(|e: &str| e.lines().count() == 1));
     }
+}
+
+/// A batch whose input is missing at run time used to exit 2 before any
+/// pair ran, writing no JUnit and no JSON: a build server then showed "no
+/// test results" instead of one red test case.
+#[test]
+fn a_missing_input_is_an_error_of_its_pair_with_junit_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[[pair]]\nname = \"gone\"\nsource = \"{}\"\ntarget = \"nope.parquet\"\n\
+         [[pair]]\nname = \"no_rules\"\nsource = \"{s}\"\ntarget = \"{s}\"\nrules_file = \"missing.toml\"\n\
+         [[pair]]\nname = \"fine\"\nsource = \"{s}\"\ntarget = \"{s}\"\n",
+        fixture("demo/source.parquet").display(),
+        s = fixture("decimal/source.parquet").display(),
+    );
+    let f = write(dir.path(), "b.toml", &text);
+    let (code, xml, pairs) = junit_of(&f, &[]);
+    assert_eq!(code, Some(2));
+    let verdicts: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("gone", "error"), ("no_rules", "error"), ("fine", "pass")]
+    );
+    let summary = pairs[0]["summary"].as_str().unwrap();
+    assert!(summary.contains("nope.parquet"), "{summary}");
+    assert!(pairs[1]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("missing.toml"));
+    let root = junit_schema::parse(&xml).unwrap();
+    assert_eq!(
+        junit_schema().validate(&root),
+        Vec::<String>::new(),
+        "{xml}"
+    );
+    let cases = root.all("testsuite")[0].all("testcase");
+    let kinds: Vec<(Option<&str>, Vec<String>)> = cases
+        .iter()
+        .map(|c| {
+            (
+                c.attr("name"),
+                c.children.iter().map(|e| e.name.clone()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(kinds[0].0, Some("gone"));
+    assert!(kinds[0].1.contains(&"error".to_string()), "{xml}");
+    assert!(kinds[1].1.contains(&"error".to_string()), "{xml}");
+    assert!(
+        !kinds[2].1.iter().any(|k| k == "error" || k == "failure"),
+        "{xml}"
+    );
+    assert!(xml.contains("nope.parquet"), "{xml}");
 }
 
 #[test]

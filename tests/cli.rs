@@ -605,21 +605,27 @@ fn report_is_deterministic_across_threads_limits_row_order_and_file_splits() {
     }
 }
 
-/// Mounts a tiny tmpfs (needs root); None when that is not possible here.
+/// A tiny tmpfs mounted for one test (needs root).
 struct TinyFs(std::path::PathBuf);
 
 impl TinyFs {
-    fn mount(dir: &Path, size: &str) -> Option<TinyFs> {
-        if unsafe { libc::geteuid() } != 0 {
-            return None;
-        }
-        let ok = std::process::Command::new("mount")
+    /// Mounts it, or fails the test saying why: a test that cannot run
+    /// must not pass.
+    fn mount(dir: &Path, size: &str) -> TinyFs {
+        assert_eq!(
+            unsafe { libc::geteuid() },
+            0,
+            "this test mounts a tmpfs and needs root: run it as root (.ci/run does) or leave it ignored"
+        );
+        let status = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        ok.then(|| TinyFs(dir.to_path_buf()))
+            .status();
+        assert!(
+            status.as_ref().is_ok_and(|s| s.success()),
+            "mount -t tmpfs failed ({status:?}): this test needs a machine where root may mount"
+        );
+        TinyFs(dir.to_path_buf())
     }
 }
 
@@ -630,15 +636,13 @@ impl Drop for TinyFs {
 }
 
 #[test]
+#[ignore = "needs root to mount a tmpfs; .ci/run runs it with --ignored"]
 fn a_full_temp_disk_is_a_clear_error_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let (s, t) = spill_pair(tmp.path(), 200_000);
     let small = tmp.path().join("small");
     std::fs::create_dir(&small).unwrap();
-    let Some(_fs) = TinyFs::mount(&small, "1m") else {
-        eprintln!("skipped: cannot mount a tmpfs here (not root?)");
-        return;
-    };
+    let _fs = TinyFs::mount(&small, "1m");
     let out = recon()
         .arg("diff")
         .arg(&s)
@@ -913,4 +917,71 @@ fn columns_pick_each_sides_columns_before_by_position_pairs_them() {
         .args(["--by-position", "--columns", "k,n"])
         .assert()
         .code(0);
+}
+
+/// `--color` beside NO_COLOR: `always` colours the verdict even into a
+/// pipe and with NO_COLOR set (the flag wins, as no-color.org asks);
+/// `never` and `auto` into a pipe do not.
+#[test]
+fn color_flag_colours_the_verdict_line_or_not() {
+    let (s, t) = (
+        fixture("demo/source.parquet"),
+        fixture("demo/target.parquet"),
+    );
+    let run = |args: &[&str], no_color: bool| {
+        let mut c = recon();
+        c.arg("diff").arg(&s).arg(&t).args(args);
+        if no_color {
+            c.env("NO_COLOR", "1");
+        } else {
+            c.env_remove("NO_COLOR");
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    assert!(run(&["--color", "always"], false).starts_with("\x1b[1;31m"));
+    assert!(run(&["--color", "always"], true).starts_with("\x1b[1;31m"));
+    assert!(!run(&["--color", "never"], false).contains('\x1b'));
+    assert!(!run(&["--color", "auto"], false).contains('\x1b'));
+    assert!(!run(&[], false).contains('\x1b'));
+    // A global flag: before the subcommand too.
+    let o = recon()
+        .args(["--color", "always", "diff"])
+        .arg(&s)
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(o.stdout)
+        .unwrap()
+        .starts_with("\x1b[1;31m"));
+    recon()
+        .args(["diff", "--color", "sometimes"])
+        .arg(&s)
+        .arg(&t)
+        .assert()
+        .code(2);
+}
+
+/// The HTML report printed the memory limit as raw bytes ("memory limit
+/// 12638251008 bytes"): sizes are in the units --memory-limit takes.
+#[test]
+fn html_report_gives_sizes_in_memory_limit_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    recon()
+        .arg("diff")
+        .arg(fixture("demo/source.parquet"))
+        .arg(fixture("demo/target.parquet"))
+        .args(["-m", "12GiB", "--html"])
+        .arg(&html)
+        .assert()
+        .code(1);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<tr><th>memory limit</th><td>12.0 GiB</td></tr>"),
+        "{page}"
+    );
+    assert!(!page.contains(" bytes</td>"), "{page}");
+    assert!(page.contains("<tr><th>peak memory (RSS)</th><td>"));
 }

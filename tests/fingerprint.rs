@@ -390,3 +390,125 @@ fn a_full_diff_breaks_unmatched_rows_down_by_group() {
         .code(2)
         .stderr(predicate::str::contains("--by with --key is not built yet"));
 }
+
+/// `recon diff --quick` used to drop options silently: with
+/// `--max-unmatched-rows 5` it still exited 1, wrote no `--report` or
+/// `--html`, and took `--key` and `--tolerance` without applying them.
+/// Every option now applies or is refused with a one-line error saying why.
+#[test]
+fn quick_refuses_every_option_it_cannot_apply() {
+    let (s, t) = (
+        fixture("demo/source.parquet"),
+        fixture("demo/target.parquet"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let rules = dir.path().join("keyed.toml");
+    std::fs::write(&rules, "key = [\"id\"]\n").unwrap();
+    for (args, flag) in [
+        (vec!["--max-unmatched-rows", "5"], "--max-unmatched-rows 5"),
+        (
+            vec!["--max-unmatched-ratio", "0.1"],
+            "--max-unmatched-ratio 0.1",
+        ),
+        (vec!["--max-changed", "1"], "--max-changed 1"),
+        (vec!["--key", "id"], "--key"),
+        (vec!["--tolerance", "amount=0.01"], "--tolerance"),
+        (vec!["--diff-columns", "all"], "--diff-columns"),
+        (vec!["--output", out], "--output"),
+        (vec!["--sample", "3"], "--sample"),
+        (vec!["--passes", "1"], "--passes"),
+        (vec!["--memory-limit", "1GiB"], "--memory-limit"),
+        (vec!["--rules", rules.to_str().unwrap()], "a key"),
+    ] {
+        let o = recon()
+            .args(["diff", "--quick"])
+            .arg(&s)
+            .arg(&t)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert!(
+            err.contains("--quick") || err.contains("fingerprints"),
+            "{err}"
+        );
+    }
+    assert!(!Path::new(out).exists());
+}
+
+#[test]
+fn quick_writes_its_report_and_html_and_gates_on_a_zero_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let (report, html) = (dir.path().join("r.json"), dir.path().join("r.html"));
+    let (s, t) = (
+        fixture("demo/source.parquet"),
+        fixture("demo/target.parquet"),
+    );
+    recon()
+        .args([
+            "diff",
+            "--quick",
+            "--max-unmatched-rows",
+            "0",
+            "--passes",
+            "auto",
+        ])
+        .arg(&s)
+        .arg(&t)
+        .arg("--report")
+        .arg(&report)
+        .arg("--html")
+        .arg(&html)
+        .args(["--progress", "always", "-q"])
+        .assert()
+        .code(1)
+        .stdout("");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["fingerprints_match"], false);
+    assert!(!r["total"]["columns_differing"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("DRIFT (fingerprints)"), "{page}");
+    assert!(page.contains("<h3>Fingerprints</h3>"));
+    // The same table: a match, exit 0, under a threshold of 0.
+    recon()
+        .args(["diff", "--quick", "--max-unmatched-ratio", "0"])
+        .arg(&s)
+        .arg(&s)
+        .arg("--report")
+        .arg(&report)
+        .assert()
+        .code(0);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["fingerprints_match"], true);
+}
+
+#[test]
+fn quick_batch_pairs_refuse_thresholds_fingerprints_cannot_decide() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |p: &str| fixture(p).display().to_string();
+    let file = dir.path().join("b.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[defaults.thresholds]\nmax_unmatched_rows = 5\n[[pair]]\nname = \"q\"\nsource = \"{}\"\ntarget = \"{}\"\nmode = \"quick\"\n",
+            d("demo/source.parquet"),
+            d("demo/target.parquet")
+        ),
+    )
+    .unwrap();
+    let o = recon().arg("batch").arg(&file).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("pair \"q\"") && err.contains("max_unmatched_rows = 5"),
+        "{err}"
+    );
+}

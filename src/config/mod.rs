@@ -123,6 +123,26 @@ impl Thresholds {
         Ok(())
     }
 
+    /// The first threshold a fingerprint comparison (`--quick`, a batch's
+    /// `mode = "quick"`) cannot decide, as (setting, value): fingerprints
+    /// tell whether the tables differ, not by how many rows, so only a
+    /// limit of 0 (the comparison's own verdict) can be gated on exactly.
+    /// Passing a drift that might exceed the limit would be a false pass.
+    pub fn undecidable_by_fingerprints(&self) -> Option<(&'static str, String)> {
+        if let Some(n) = self.max_unmatched_rows.filter(|&n| n > 0) {
+            return Some(("max_unmatched_rows", n.to_string()));
+        }
+        if let Some(r) = self.max_unmatched_ratio.filter(|&r| r > 0.0) {
+            return Some(("max_unmatched_ratio", r.to_string()));
+        }
+        if let Some(n) = self.max_changed.filter(|&n| n > 0) {
+            return Some(("max_changed", n.to_string()));
+        }
+        self.max_missing
+            .filter(|&n| n > 0)
+            .map(|n| ("max_missing", n.to_string()))
+    }
+
     /// `self`, with `fallback`'s value where `self` gives none.
     pub fn or(self, fallback: Thresholds) -> Thresholds {
         Thresholds {

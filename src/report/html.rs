@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::batch::PairOutcome;
 use super::Report;
+use crate::size::format_size;
 
 const TEMPLATE: &str = include_str!("report.html");
 
@@ -33,6 +34,7 @@ fn section(name: &str, verdict: &str, summary: &str, report: Option<&Value>) -> 
     let mut bars = Vec::new();
     let mut groups = Vec::new();
     let mut elapsed = String::new();
+    let mut sizes = Value::Null;
     if let Some(r) = report.filter(|r| r.get("recon_report_version").is_some()) {
         let n = |path: &[&str]| {
             let mut v = r;
@@ -90,6 +92,13 @@ fn section(name: &str, verdict: &str, summary: &str, report: Option<&Value>) -> 
                 .collect();
         }
         elapsed = format!("{:.2}", r["elapsed_seconds"].as_f64().unwrap_or(0.0));
+        // Sizes in the units --memory-limit takes, not raw bytes.
+        let size = |v: &Value| v.as_u64().map_or("unlimited".into(), format_size);
+        sizes = json!({
+            "memory_limit": size(&r["settings"]["memory_limit_bytes"]),
+            "spilled": size(&r["spilled_bytes"]),
+            "peak_rss": size(&r["peak_rss_bytes"]),
+        });
     }
     json!({
         "name": name,
@@ -99,6 +108,7 @@ fn section(name: &str, verdict: &str, summary: &str, report: Option<&Value>) -> 
         "bars": bars,
         "groups": groups,
         "elapsed_text": elapsed,
+        "sizes": sizes,
     })
 }
 
@@ -129,6 +139,23 @@ pub fn diff_html(report: &Report) -> Result<String, String> {
         "title": title,
         "batch": Value::Null,
         "sections": [section("", verdict, &report.verdict_line(), Some(&value))],
+        "version": env!("CARGO_PKG_VERSION"),
+    }))
+}
+
+/// The HTML page of a fingerprint comparison (`recon diff --quick`), from
+/// its JSON (report sits below modes, so it takes the serialized form).
+pub fn quick_html(comparison: &Value, summary: &str) -> Result<String, String> {
+    let text = |k: &str| comparison[k].as_str().unwrap_or("").to_string();
+    let verdict = if comparison["fingerprints_match"] == Value::Bool(true) {
+        "pass"
+    } else {
+        "fail"
+    };
+    render(json!({
+        "title": format!("recon --quick: {} vs {}", text("source"), text("target")),
+        "batch": Value::Null,
+        "sections": [section("", verdict, summary, Some(comparison))],
         "version": env!("CARGO_PKG_VERSION"),
     }))
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::config::batch::{BatchFile, BatchMode, PairEntry};
-use crate::config::{AlignOptions, InputConfig, RulesFile, Thresholds};
+use crate::config::{AlignOptions, InputConfig, Passes, RulesFile, Thresholds};
 use crate::engine::memory::default_limit;
 use crate::engine::Progress;
 use crate::error::{ReconError, Result};
@@ -105,13 +105,7 @@ fn run_pair(
     let d = &file.defaults;
     let usage = |e: String| ReconError::Usage(format!("pair {:?}: {e}", p.name));
     let align = align_of(p, &d.align).map_err(usage)?;
-    // A pair's [pair.input] replaces [defaults.input] as a whole.
-    let input_cfg = if p.input != InputConfig::default() {
-        &p.input
-    } else {
-        &d.input
-    };
-    let inputs = input_cfg.build()?;
+    let inputs = pair_inputs(p, file).build()?;
     let mut run = p
         .run
         .or(&d.run)
@@ -166,21 +160,6 @@ fn run_pair(
             };
             let [s, t] = fingerprint_pair(&p.source, &p.target, &opts, &inputs)?;
             let cmp = compare(&s, &t)?;
-            let summary = if cmp.fingerprints_match {
-                "MATCH (fingerprints): strong evidence the tables hold the same rows".to_string()
-            } else {
-                let cols = &cmp.total.columns_differing;
-                format!(
-                    "DRIFT (fingerprints): {} vs {} rows; columns differing: {}",
-                    cmp.total.source_rows.unwrap_or(0),
-                    cmp.total.target_rows.unwrap_or(0),
-                    if cols.is_empty() {
-                        "none".to_string()
-                    } else {
-                        cols.join(", ")
-                    }
-                )
-            };
             Ok(PairOutcome {
                 name: p.name.clone(),
                 mode: "quick",
@@ -193,7 +172,7 @@ fn run_pair(
                 source_rows: cmp.total.source_rows,
                 target_rows: cmp.total.target_rows,
                 unmatched: None,
-                summary,
+                summary: cmp.verdict_line(),
                 text: cmp.render_text(),
                 report: serde_json::to_value(&cmp).ok(),
             })
@@ -272,11 +251,84 @@ fn outcome_of(
     }
 }
 
+/// Checks every pair's settings before any pair runs: a bad value stops the
+/// batch (the batch file is wrong), while a missing or unreadable input is
+/// left to its pair's run (the data is wrong, and the other pairs still run).
+fn validate_pairs(path: &Path, file: &BatchFile) -> Result<()> {
+    let d = &file.defaults;
+    for p in &file.pairs {
+        let bad =
+            |m: String| ReconError::Usage(format!("{}: pair {:?}: {}", path.display(), p.name, m));
+        let mut align = AlignOptions::default();
+        p.align.clone().apply_to(&mut align).map_err(bad)?;
+        pair_inputs(p, file)
+            .build()
+            .map_err(|e| bad(e.one_line()))?;
+        p.run
+            .or(&d.run)
+            .build(DiffOptions::default().threads, default_limit())
+            .map_err(|e| bad(e.one_line()))?;
+        if p.mode == BatchMode::Quick {
+            quick_refusal(p, &align, d.thresholds).map_err(bad)?;
+        }
+    }
+    Ok(())
+}
+
+/// What a quick pair sets that a fingerprint comparison cannot apply (see
+/// `Thresholds::undecidable_by_fingerprints`). `[defaults.run]` settings
+/// that only an exact diff uses (memory_limit, passes, sample) are meant
+/// for the diff pairs and pass by a quick pair; the pair's own are refused.
+fn quick_refusal(
+    p: &PairEntry,
+    align: &AlignOptions,
+    defaults: Thresholds,
+) -> std::result::Result<(), String> {
+    let refused = |what: &str, why: &str| {
+        Err(format!(
+            "mode \"quick\" cannot apply {what}: {why}; use mode \"diff\" (it reads a matching pair once, as quick does)"
+        ))
+    };
+    if let Some((name, value)) = p.thresholds.or(defaults).undecidable_by_fingerprints() {
+        return refused(
+            &format!("{name} = {value}"),
+            "fingerprints show whether the tables differ, not by how many rows (only a limit of 0 applies)",
+        );
+    }
+    if align.key.is_some() || !align.tolerances.is_empty() {
+        return refused(
+            "a key or a tolerance",
+            "fingerprints compare whole rows exactly",
+        );
+    }
+    let run = &p.run;
+    if run.memory_limit.is_some()
+        || run.sample.is_some()
+        || run.passes.is_some_and(|x| x != Passes::Auto)
+    {
+        return refused(
+            "[pair.run] memory_limit, sample or passes",
+            "a fingerprint comparison finds no rows and keeps only fingerprints in memory",
+        );
+    }
+    Ok(())
+}
+
+/// A pair's `[pair.input]`, which replaces `[defaults.input]` as a whole.
+fn pair_inputs<'a>(p: &'a PairEntry, file: &'a BatchFile) -> &'a InputConfig {
+    if p.input != InputConfig::default() {
+        &p.input
+    } else {
+        &file.defaults.input
+    }
+}
+
 /// Runs the pairs of `path`, `opts.jobs` at a time, in file order (results
 /// are reported in file order whatever finishes first).
 pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let file = BatchFile::load(path).map_err(ReconError::Usage)?;
+    validate_pairs(path, &file)?;
     let mut picked = Vec::new();
     for p in &file.pairs {
         if selected(&p.name, &opts.only)? {

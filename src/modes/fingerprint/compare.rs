@@ -168,6 +168,24 @@ impl Comparison {
         s
     }
 
+    /// The verdict in one line, as a batch summary and the HTML page show it.
+    pub fn verdict_line(&self) -> String {
+        if self.fingerprints_match {
+            return "MATCH (fingerprints): strong evidence the tables hold the same rows".into();
+        }
+        let cols = &self.total.columns_differing;
+        format!(
+            "DRIFT (fingerprints): {} vs {} rows; columns differing: {}",
+            self.total.source_rows.unwrap_or(0),
+            self.total.target_rows.unwrap_or(0),
+            if cols.is_empty() {
+                "none".to_string()
+            } else {
+                cols.join(", ")
+            }
+        )
+    }
+
     /// The summary for people.
     pub fn render_text(&self) -> String {
         let mut out = String::new();

@@ -389,8 +389,25 @@ fn run_scan(
     Ok(out)
 }
 
+/// A fingerprint sums whole rows: a key or a tolerance (from flags or a
+/// rules file) cannot apply, and dropping it silently would change what a
+/// match means.
+fn refuse_keyed(align: &AlignOptions) -> Result<()> {
+    let what = if align.key.is_some() {
+        "a key"
+    } else if !align.tolerances.is_empty() {
+        "a tolerance"
+    } else {
+        return Ok(());
+    };
+    Err(ReconError::Usage(format!(
+        "fingerprints compare whole rows, so {what} (from a flag or a rules file) cannot apply; run the exact diff for keyed comparisons and tolerances"
+    )))
+}
+
 /// Fingerprints one table.
 pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<FingerprintFile> {
+    refuse_keyed(&opts.align)?;
     let like = opts.schema_like.as_deref().unwrap_or(table);
     let mut align = opts.align.clone();
     // Another table only lends its types: its extra or missing columns do
@@ -431,6 +448,7 @@ pub fn fingerprint_pair(
     opts: &FingerprintOptions,
     inputs: &[InputOptions; 2],
 ) -> Result<[FingerprintFile; 2]> {
+    refuse_keyed(&opts.align)?;
     let (src, tgt, plan) = super::multiset::plan_stage(
         source,
         target,
