@@ -10,5 +10,5 @@ if [[ -f "$dir/expected.json" && -f "$dir/source.parquet" && -f "$dir/target.par
   echo "reusing $dir"
   exit 0
 fi
-cargo build --release --locked --example gen_pair >&2
+cargo build --release --locked -p recon --example gen_pair >&2
 ./target/release/examples/gen_pair "$rows" "$dir"

@@ -10,7 +10,7 @@ use arrow::array::*;
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::*;
 use assert_cmd::Command;
-use common::write_parquet;
+use common::{fixture, write_parquet};
 use predicates::prelude::*;
 
 fn recon() -> Command {
@@ -709,11 +709,7 @@ fn schema_reads_no_data_pages() {
 
 #[test]
 fn spark_and_warehouse_extracts_reconcile_with_a_rules_file() {
-    let fx = |p: &str| {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("testdata/migration")
-            .join(p)
-    };
+    let fx = |p: &str| fixture("migration").join(p);
     recon()
         .arg("schema")
         .arg(fx("spark.parquet"))

@@ -1,6 +1,7 @@
 //! The declared minimum Rust version is the one the locked dependencies
 //! really need: a user on the declared version must not fail on the first
-//! `cargo install --locked`.
+//! `cargo install --locked`. The workspace declares one rust-version for
+//! both crates; recon-cli's build includes the library's.
 
 use std::collections::{HashMap, HashSet};
 
@@ -36,7 +37,14 @@ fn rust_version_is_what_the_locked_dependencies_need() {
         .iter()
         .map(|n| (n["id"].as_str().unwrap(), n))
         .collect();
-    let root = meta["resolve"]["root"].as_str().expect("a root package");
+    // The workspace is virtual: the build a user installs is recon-cli's.
+    let root = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == env!("CARGO_PKG_NAME"))
+        .and_then(|p| p["id"].as_str())
+        .expect("recon-cli is in the metadata");
     let (mut seen, mut todo) = (HashSet::new(), vec![root]);
     while let Some(id) = todo.pop() {
         if !seen.insert(id) {

@@ -7,20 +7,17 @@ use crate::error::{ReconError, Result};
 use crate::size::{parse_size, MIB};
 
 /// How many times the inputs are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 pub enum Passes {
     /// Two passes unless a side is text (CSV, NDJSON).
     #[default]
     #[serde(rename = "auto")]
-    #[value(name = "auto")]
     Auto,
     /// Read once and spill every row's record.
     #[serde(rename = "1")]
-    #[value(name = "1")]
     One,
     /// Fingerprint buckets first; read again spilling only differing buckets.
     #[serde(rename = "2")]
-    #[value(name = "2")]
     Two,
 }
 

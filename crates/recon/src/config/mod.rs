@@ -154,8 +154,18 @@ impl Thresholds {
     }
 }
 
+/// Parses one of a settings enum's names ([`Format`], [`Passes`],
+/// [`DiffColumns`], [`Int96Unit`]) as files spell it, aliases included,
+/// for front ends that take the name as text (`--passes 1`).
+pub fn parse_choice<T: serde::de::DeserializeOwned>(text: &str) -> std::result::Result<T, String> {
+    use serde::de::IntoDeserializer;
+    let text: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+        text.into_deserializer();
+    T::deserialize(text).map_err(|e| e.to_string())
+}
+
 /// Which value columns of `changed.parquet` are filled (keyed mode).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DiffColumns {
     /// Only the columns that changed for that key (the others are NULL).

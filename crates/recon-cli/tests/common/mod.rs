@@ -11,11 +11,14 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
+/// The repository's root (the workspace's), where testdata/ lives.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 /// Path of a committed fixture.
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata")
-        .join(rel)
+    repo_root().join("testdata").join(rel)
 }
 
 /// Writes `batch` to `path` with `rows_per_group` rows per row group.

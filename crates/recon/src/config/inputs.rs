@@ -7,19 +7,17 @@ use arrow::datatypes::TimeUnit;
 use crate::error::{ReconError, Result};
 
 /// A file format recon reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Parquet,
     /// Arrow IPC, file or stream (told apart by the file's magic bytes).
     #[serde(alias = "arrow", alias = "feather")]
-    #[value(alias = "arrow", alias = "feather")]
     Ipc,
     Csv,
     /// CSV with a tab delimiter by default.
     Tsv,
     #[serde(alias = "jsonl", alias = "json")]
-    #[value(alias = "jsonl", alias = "json")]
     Ndjson,
 }
 
@@ -188,16 +186,14 @@ impl Sniff {
 }
 
 /// The unit INT96 timestamps are read in (`--int96-unit`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 pub enum Int96Unit {
     /// Spark's precision; holds every date from year -290308 to 294247.
     #[default]
     #[serde(rename = "us")]
-    #[value(name = "us")]
     Microsecond,
     /// Impala's and Hive's precision; holds 1677-09-21 to 2262-04-11 only.
     #[serde(rename = "ns")]
-    #[value(name = "ns")]
     Nanosecond,
 }
 

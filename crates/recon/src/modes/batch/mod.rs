@@ -402,7 +402,7 @@ mod tests {
     /// A batch file over the shipped fixtures: a drifting diff, a quick
     /// pair and a pair that errors.
     fn batch(dir: &Path) -> std::path::PathBuf {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
         let d = |p: &str| data.join(p).display().to_string();
         let text = format!(
             "[[pair]]\nname = \"demo\"\nsource = \"{}\"\ntarget = \"{}\"\n\

@@ -1,0 +1,604 @@
+//! The command line as the user types it: clap's definitions of every
+//! subcommand and flag, and their translation into the library's options
+//! (what each flag means is the library's; spelling it is this file's).
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use recon::config::{
+    parse_choice, AlignOptions, DiffColumns, Format, InputConfig, InputOptions, Int96Unit,
+    RulesFile, RunConfig, Thresholds,
+};
+use recon::engine::memory::default_limit;
+use recon::modes::fingerprint::FingerprintOptions;
+use recon::{DiffOptions, Passes, ReconError};
+
+#[derive(Parser)]
+#[command(
+    name = "recon",
+    version,
+    about = "Prove whether two tables hold exactly the same rows (EXCEPT ALL both ways)"
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+    /// Colour the verdict line: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub(crate) color: ColorMode,
+}
+
+/// When the verdict line is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ColorMode {
+    /// On a terminal, unless NO_COLOR is set (https://no-color.org).
+    Auto,
+    /// Always, even into a pipe or with NO_COLOR set (the flag wins, as no-color.org asks).
+    Always,
+    Never,
+}
+
+impl ColorMode {
+    pub(crate) fn enabled(self) -> bool {
+        match self {
+            ColorMode::Always => true,
+            ColorMode::Never => false,
+            ColorMode::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Compare two tables as multisets of rows (or by key with --key); exit 0 on an exact match,
+    /// 1 on drift, 2 on error.
+    Diff(Box<DiffArgs>),
+    /// Show how the columns of two tables pair up and compare, reading metadata only;
+    /// exit 0 when compatible, 1 when not, 2 on error.
+    Schema(SchemaArgs),
+    /// Write a small JSON fingerprint of one table (row count, row multiset digest, per-column
+    /// digests, optionally per group), to compare with another machine's.
+    Fingerprint(FingerprintArgs),
+    /// Compare two fingerprint files; exit 0 when they match, 1 when they differ, 2 on error.
+    CompareFingerprints(CompareArgs),
+    /// Run many pairs from a TOML file; exit 0 when every pair passes, 1 when any fails its
+    /// thresholds, 2 when any errored.
+    Batch(BatchArgs),
+}
+
+#[derive(clap::Args)]
+pub(crate) struct BatchArgs {
+    /// The batch file (see `[[pair]]` in the README).
+    pub(crate) file: PathBuf,
+    /// Run only pairs whose name matches (a glob; repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) only: Vec<String>,
+    /// Stop at the first pair that fails or errors (the rest are reported as skipped).
+    #[arg(long)]
+    pub(crate) fail_fast: bool,
+    /// Run N pairs at once; each gets its memory limit divided by N.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub(crate) jobs: usize,
+    /// Write JUnit XML here: one test case per pair.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) junit: Option<PathBuf>,
+    /// Write the batch JSON report here.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) report: Option<PathBuf>,
+    /// Write a self-contained HTML report here.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
+    /// Print nothing; only the exit code tells.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+    /// Progress on stderr: auto (bars per running pair and overall, only on a terminal),
+    /// always (also a line per finished pair and every 2 seconds per running pair in a log),
+    /// never.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    pub(crate) progress: ProgressMode,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct FingerprintArgs {
+    /// The table: a file, a directory, or a glob.
+    pub(crate) table: PathBuf,
+    /// Also fingerprint each group of this column (e.g. business_date).
+    #[arg(long, value_name = "COL")]
+    pub(crate) by: Option<String>,
+    /// Write the fingerprint here (default: stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Type text columns like this table's columns (a CSV extract like its Parquet twin).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) schema_like: Option<PathBuf>,
+    /// Worker threads [default: all cores].
+    #[arg(short = 'j', long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) align: AlignArgs,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct CompareArgs {
+    /// The source side's fingerprint file.
+    pub(crate) source: PathBuf,
+    /// The target side's fingerprint file.
+    pub(crate) target: PathBuf,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct SchemaArgs {
+    /// Source table: a file, a directory (read recursively; key=value levels are columns), or a glob.
+    pub(crate) source: PathBuf,
+    /// Target table: a file, a directory, or a glob.
+    pub(crate) target: PathBuf,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) align: AlignArgs,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Column alignment, conversions and normalization, shared by `diff` and `schema`.
+#[derive(clap::Args)]
+pub(crate) struct AlignArgs {
+    /// Pair columns by position (SQL set-operation semantics) instead of by name.
+    #[arg(long, help_heading = "Alignment")]
+    pub(crate) by_position: bool,
+    /// Match column names case-insensitively.
+    #[arg(long, help_heading = "Alignment")]
+    pub(crate) ignore_case_names: bool,
+    /// Pair a renamed column: SRC=TGT (repeatable).
+    #[arg(long = "map", value_name = "SRC=TGT", help_heading = "Alignment")]
+    pub(crate) maps: Vec<String>,
+    /// Leave columns out of the comparison (they stay in the evidence rows).
+    #[arg(
+        long,
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        help_heading = "Alignment"
+    )]
+    pub(crate) exclude: Vec<String>,
+    /// Compare only these columns.
+    #[arg(
+        long,
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        help_heading = "Alignment"
+    )]
+    pub(crate) columns: Option<Vec<String>>,
+    /// Ignore columns present on one side only instead of failing.
+    #[arg(long, help_heading = "Alignment")]
+    pub(crate) ignore_extra_columns: bool,
+    /// Read naive timestamps in this zone when compared with zoned ones (e.g. UTC, Europe/Paris,
+    /// +02:00); or ABBR=OFFSET to read a zone abbreviation in text values, e.g. EST=-05:00
+    /// (repeatable).
+    #[arg(long, value_name = "TZ", help_heading = "Types")]
+    pub(crate) assume_tz: Vec<String>,
+    /// Parse or convert a column into a type: COL=TYPE, e.g. amount=decimal(18,2) (repeatable).
+    #[arg(long = "cast", value_name = "COL=TYPE", help_heading = "Types")]
+    pub(crate) casts: Vec<String>,
+    /// Round floats/decimals to N places, half away from zero: COL=N or *=N (repeatable).
+    #[arg(long, value_name = "COL=N", help_heading = "Normalization")]
+    pub(crate) round: Vec<String>,
+    /// Truncate timestamps: COL=s|ms|us or *=UNIT (repeatable).
+    #[arg(long, value_name = "COL=UNIT", help_heading = "Normalization")]
+    pub(crate) timestamp_precision: Vec<String>,
+    /// Strip leading/trailing whitespace: COL or * (repeatable).
+    #[arg(long, value_name = "COL", help_heading = "Normalization")]
+    pub(crate) trim: Vec<String>,
+    /// Compare strings case-insensitively: COL or * (repeatable).
+    #[arg(long, value_name = "COL", help_heading = "Normalization")]
+    pub(crate) case_insensitive: Vec<String>,
+    /// Treat '' as NULL: COL or * (repeatable).
+    #[arg(long, value_name = "COL", help_heading = "Normalization")]
+    pub(crate) empty_as_null: Vec<String>,
+    /// Read alignment and normalization settings from a TOML file.
+    #[arg(long, value_name = "FILE", help_heading = "Normalization")]
+    pub(crate) rules: Option<PathBuf>,
+}
+
+pub(crate) fn split_pair<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str), ReconError> {
+    text.split_once('=')
+        .map(|(a, b)| (a.trim(), b.trim()))
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+        .ok_or_else(|| ReconError::Usage(format!("{flag} {text}: expected NAME=VALUE")))
+}
+
+impl AlignArgs {
+    /// The flags as a rules file would spell them, so both take one path
+    /// into [`AlignOptions`] (flags first: they win where both set a value).
+    pub(crate) fn build(&self, keyed: &KeyArgs) -> Result<AlignOptions, ReconError> {
+        let pairs = |flag: &str, list: &[String]| -> Result<BTreeMap<String, String>, ReconError> {
+            list.iter()
+                .map(|p| split_pair(flag, p).map(|(a, b)| (a.to_string(), b.to_string())))
+                .collect()
+        };
+        let mut round = BTreeMap::new();
+        for r in &self.round {
+            let (c, n) = split_pair("--round", r)?;
+            let n: u32 = n.parse().map_err(|_| {
+                ReconError::Usage(format!("--round {r}: N must be a whole number of places"))
+            })?;
+            round.insert(c.to_string(), n);
+        }
+        let flags = RulesFile {
+            by_position: self.by_position,
+            ignore_case_names: self.ignore_case_names,
+            ignore_extra_columns: self.ignore_extra_columns,
+            exclude: self.exclude.clone(),
+            columns: self.columns.clone(),
+            assume_tz: (!self.assume_tz.is_empty())
+                .then(|| recon::config::OneOrMany::Many(self.assume_tz.clone())),
+            map: pairs("--map", &self.maps)?,
+            cast: pairs("--cast", &self.casts)?,
+            round,
+            timestamp_precision: pairs("--timestamp-precision", &self.timestamp_precision)?,
+            trim: self.trim.clone(),
+            case_insensitive: self.case_insensitive.clone(),
+            empty_as_null: self.empty_as_null.clone(),
+            key: keyed.key.clone(),
+            tolerance: pairs("--tolerance", &keyed.tolerance)?,
+        };
+        let mut o = AlignOptions::default();
+        flags
+            .apply_to(&mut o)
+            .map_err(|e| ReconError::Usage(format!("--{e}")))?;
+        if let Some(path) = &self.rules {
+            RulesFile::load(path)
+                .and_then(|f| {
+                    f.apply_to(&mut o)
+                        .map_err(|e| format!("{}: {e}", path.display()))
+                })
+                .map_err(ReconError::Usage)?;
+        }
+        Ok(o)
+    }
+}
+
+/// Drift allowed before a diff fails (exit 0 within all of them).
+#[derive(clap::Args, Default)]
+pub(crate) struct ThresholdArgs {
+    /// Pass (exit 0) when at most N rows are unmatched, both ways together.
+    #[arg(long, value_name = "N", help_heading = "Thresholds")]
+    pub(crate) max_unmatched_rows: Option<u64>,
+    /// Pass when unmatched rows / max(source rows, target rows) is at most R.
+    #[arg(long, value_name = "R", help_heading = "Thresholds")]
+    pub(crate) max_unmatched_ratio: Option<f64>,
+    /// With --key: pass when at most N keys changed.
+    #[arg(long, value_name = "N", help_heading = "Thresholds")]
+    pub(crate) max_changed: Option<u64>,
+    /// With --key: pass when at most N keys are missing on either side.
+    #[arg(long, value_name = "N", help_heading = "Thresholds")]
+    pub(crate) max_missing: Option<u64>,
+}
+
+impl ThresholdArgs {
+    pub(crate) fn build(&self) -> Result<Thresholds, ReconError> {
+        let t = Thresholds {
+            max_unmatched_rows: self.max_unmatched_rows,
+            max_unmatched_ratio: self.max_unmatched_ratio,
+            max_changed: self.max_changed,
+            max_missing: self.max_missing,
+        };
+        t.validate()
+            .map_err(|e| ReconError::Usage(format!("--{}", e.replace('_', "-"))))?;
+        Ok(t)
+    }
+}
+
+/// Keyed mode's flags (`diff` only).
+#[derive(clap::Args, Default)]
+pub(crate) struct KeyArgs {
+    /// Match rows by this business key: missing, extra and changed rows by key, and which
+    /// columns changed. Duplicated and NULL keys are diffed as multisets.
+    #[arg(
+        long,
+        value_name = "COL[,COL]",
+        value_delimiter = ',',
+        help_heading = "Keyed"
+    )]
+    pub(crate) key: Option<Vec<String>>,
+    /// A numeric column matches within this bound: COL=0.01 (absolute) or COL=1e-9r
+    /// (relative); a difference equal to the bound matches (repeatable).
+    #[arg(long, value_name = "COL=TOL", help_heading = "Keyed")]
+    pub(crate) tolerance: Vec<String>,
+    /// Which value columns changed.parquet fills: the changed ones, or all [default: changed].
+    #[arg(long, value_name = "changed|all", help_heading = "Keyed", value_parser = parse_choice::<DiffColumns>)]
+    pub(crate) diff_columns: Option<DiffColumns>,
+}
+
+/// How inputs are read: formats and the CSV dialect (shared by both sides).
+#[derive(clap::Args)]
+pub(crate) struct InputArgs {
+    /// Source format instead of the file extension: parquet, ipc (arrow, feather), csv, tsv,
+    /// ndjson (jsonl, json).
+    #[arg(long, value_name = "FORMAT", help_heading = "Input", value_parser = parse_choice::<Format>)]
+    pub(crate) source_format: Option<Format>,
+    /// Target format instead of the file extension.
+    #[arg(long, value_name = "FORMAT", help_heading = "Input", value_parser = parse_choice::<Format>)]
+    pub(crate) target_format: Option<Format>,
+    /// CSV field delimiter (one byte; \t for tab) [default: sniffed among , ; | tab; tab
+    /// for .tsv, | for .tbl].
+    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    pub(crate) delimiter: Option<String>,
+    /// CSV quote character, or 'none' [default: sniffed: '"', '\'' or none].
+    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    pub(crate) quote: Option<String>,
+    /// CSV escape character inside quotes, e.g. '\\' [default: sniffed: none (quotes are
+    /// doubled) or '\\'].
+    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    pub(crate) escape: Option<String>,
+    /// CSV files have no header line; columns are column_1, column_2, ...
+    /// [default: sniffed from the first lines]
+    #[arg(long, help_heading = "Input", conflicts_with = "header")]
+    pub(crate) no_header: bool,
+    /// The first line of CSV files is a header [default: sniffed from the first lines].
+    #[arg(long, help_heading = "Input")]
+    pub(crate) header: bool,
+    /// Unquoted CSV fields equal to STR are NULL, besides the empty field (repeatable).
+    #[arg(long = "null-value", value_name = "STR", help_heading = "Input")]
+    pub(crate) null_values: Vec<String>,
+    /// Text encoding of CSV/NDJSON files: utf-8, latin-1, or a WHATWG label such as
+    /// windows-1252, iso-8859-15, utf-16le, shift_jis [default: utf-8; a UTF-16 byte-order
+    /// mark is read as UTF-16].
+    #[arg(long, value_name = "ENC", help_heading = "Input")]
+    pub(crate) encoding: Option<String>,
+    /// When both sides are text (CSV/NDJSON), infer column types from the first records
+    /// (so 1.50 equals 1.5) instead of comparing exact text.
+    #[arg(long, help_heading = "Input")]
+    pub(crate) infer_types: bool,
+    /// Count up to N text values that fail to parse as drift instead of stopping (exit 2).
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Input")]
+    pub(crate) max_parse_errors: u64,
+    /// Unit Parquet INT96 timestamps are read in: us (every date Spark writes) or ns
+    /// (sub-microsecond digits, 1677-2262 only). A value the unit cannot hold is an error.
+    #[arg(
+        long,
+        value_name = "UNIT",
+        default_value = "us",
+        help_heading = "Input",
+        value_parser = parse_choice::<Int96Unit>
+    )]
+    pub(crate) int96_unit: Int96Unit,
+    /// Every CSV line ends with a delimiter (legacy exports, TPC-H .tbl); its empty last field
+    /// is not a column [default: detected from the first lines].
+    #[arg(long, help_heading = "Input")]
+    pub(crate) trailing_delimiter: bool,
+    /// A quoted empty CSV field "" is NULL too (exports that quote every field and write
+    /// NULL as ""); the same as --null-value '""'.
+    #[arg(long, help_heading = "Input")]
+    pub(crate) quoted_empty_as_null: bool,
+    /// Text dates are written as this strftime pattern: COL=FMT or *=FMT, e.g. '*=%d/%m/%Y'
+    /// (repeatable). A value must read back to its own text under the pattern.
+    #[arg(long, value_name = "COL=FMT", help_heading = "Input")]
+    pub(crate) date_format: Vec<String>,
+    /// Text timestamps are written as this strftime pattern: COL=FMT or *=FMT, e.g.
+    /// '*=%d/%m/%Y %H:%M:%S' (repeatable).
+    #[arg(long, value_name = "COL=FMT", help_heading = "Input")]
+    pub(crate) timestamp_format: Vec<String>,
+}
+
+/// `COL=FMT` flags by column; the pattern may itself hold `=`.
+pub(crate) fn column_patterns(
+    flag: &str,
+    list: &[String],
+) -> Result<BTreeMap<String, String>, ReconError> {
+    list.iter()
+        .map(|p| {
+            p.split_once('=')
+                .filter(|(c, f)| !c.trim().is_empty() && !f.is_empty())
+                .map(|(c, f)| (c.trim().to_string(), f.to_string()))
+                .ok_or_else(|| ReconError::Usage(format!("{flag} {p}: expected COL=FMT or *=FMT")))
+        })
+        .collect()
+}
+
+impl InputArgs {
+    pub(crate) fn build(&self) -> Result<[InputOptions; 2], ReconError> {
+        InputConfig {
+            source_format: self.source_format,
+            target_format: self.target_format,
+            delimiter: self.delimiter.clone(),
+            quote: self.quote.clone(),
+            escape: self.escape.clone(),
+            no_header: self.no_header,
+            header: self.header,
+            null_values: self.null_values.clone(),
+            encoding: self.encoding.clone(),
+            infer_types: self.infer_types,
+            max_parse_errors: self.max_parse_errors,
+            int96_unit: Some(self.int96_unit),
+            trailing_delimiter: self.trailing_delimiter,
+            quoted_empty_as_null: self.quoted_empty_as_null,
+            date_format: column_patterns("--date-format", &self.date_format)?,
+            timestamp_format: column_patterns("--timestamp-format", &self.timestamp_format)?,
+        }
+        .build()
+    }
+}
+
+#[derive(clap::Args)]
+pub(crate) struct DiffArgs {
+    /// Source table: a file, a directory (read recursively; key=value levels are columns), or a glob.
+    pub(crate) source: PathBuf,
+    /// Target table: a file, a directory, or a glob.
+    pub(crate) target: PathBuf,
+    /// Write source_only.parquet, target_only.parquet and report.json here (with --key:
+    /// changed.parquet, missing_in_target.parquet, missing_in_source.parquet, ...).
+    #[arg(short, long, value_name = "DIR")]
+    pub(crate) output: Option<PathBuf>,
+    /// Overwrite results already present in --output.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Write the JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) report: Option<PathBuf>,
+    /// Write a self-contained HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
+    /// Distinct unmatched rows to show per direction [default: 20].
+    #[arg(long, value_name = "N")]
+    pub(crate) sample: Option<usize>,
+    /// Worker threads [default: all cores].
+    #[arg(short = 'j', long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
+    /// Peak memory budget, e.g. 256MiB, 4GiB, or 'unlimited' [default: half of RAM].
+    #[arg(short = 'm', long, value_name = "SIZE")]
+    pub(crate) memory_limit: Option<String>,
+    /// Directory for spill files and for the copy of a piped input (`-`, a FIFO)
+    /// [default: the system temp dir].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) temp_dir: Option<PathBuf>,
+    /// Print the JSON report to stdout instead of the text summary.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Print nothing; only the exit code tells.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+    /// Progress on stderr: auto (only on a terminal), always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    pub(crate) progress: ProgressMode,
+    /// Read the inputs once (spill every row) or twice (fingerprint buckets first, then spill
+    /// only the buckets that differ); auto is 2 unless a side is CSV/NDJSON.
+    #[arg(long, value_name = "auto|1|2", value_parser = parse_choice::<Passes>)]
+    pub(crate) passes: Option<Passes>,
+    /// Compare fingerprints only (one pass per side, no spill): counts, differing columns
+    /// and, with --by, differing groups. Strong evidence, not an exact proof.
+    #[arg(long)]
+    pub(crate) quick: bool,
+    /// Break the unmatched rows (with --quick: the fingerprints) down by this column,
+    /// e.g. business_date.
+    #[arg(long, value_name = "COL")]
+    pub(crate) by: Option<String>,
+    /// Test hook: route every row into one bucket so bucket splitting is exercised.
+    #[arg(long, hide = true)]
+    pub(crate) debug_single_bucket: bool,
+    #[command(flatten)]
+    pub(crate) keyed: KeyArgs,
+    #[command(flatten)]
+    pub(crate) thresholds: ThresholdArgs,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) align: AlignArgs,
+}
+
+pub(crate) fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
+    let run = RunConfig {
+        threads: a.threads,
+        memory_limit: a.memory_limit.clone(),
+        temp_dir: a.temp_dir.clone(),
+        passes: a.passes,
+        sample: a.sample,
+    }
+    .build(DiffOptions::default().threads, default_limit())?;
+    Ok(DiffOptions {
+        threads: run.threads,
+        memory_limit: run.memory_limit,
+        temp_dir: run.temp_dir,
+        sample: run.sample,
+        passes: run.passes,
+        output_dir: a.output.clone(),
+        force: a.force,
+        report_path: a.report.clone(),
+        single_bucket: a.debug_single_bucket,
+        align: a.align.build(&a.keyed)?,
+        inputs: a.input.build()?,
+        diff_columns: a.keyed.diff_columns.unwrap_or_default(),
+        by: a.by.clone(),
+        thresholds: a.thresholds.build()?,
+        ..DiffOptions::default()
+    })
+}
+
+/// When progress is drawn on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProgressMode {
+    /// Only when stderr is a terminal, so logs and pipes stay clean.
+    Auto,
+    /// Always: a bar on a terminal, else a plain line every 2 seconds.
+    Always,
+    Never,
+}
+
+pub(crate) fn fingerprint_options(
+    threads: Option<usize>,
+    align: AlignOptions,
+    by: Option<String>,
+) -> Result<FingerprintOptions, ReconError> {
+    let d = FingerprintOptions::default();
+    let threads = threads.unwrap_or(d.threads);
+    if threads == 0 {
+        return Err(ReconError::Usage("--threads must be at least 1".into()));
+    }
+    Ok(FingerprintOptions {
+        threads,
+        align,
+        by,
+        ..d
+    })
+}
+
+/// The first `diff` option that `--quick` cannot apply, with why: every
+/// option either applies or is refused, never silently dropped.
+pub(crate) fn quick_refusal(a: &DiffArgs) -> Option<String> {
+    let no_rows = "--quick finds which columns and groups differ, not rows";
+    let given = [
+        (a.output.is_some(), "--output", no_rows),
+        (a.force, "--force", no_rows),
+        (a.sample.is_some(), "--sample", no_rows),
+        (
+            a.keyed.key.is_some(),
+            "--key",
+            "fingerprints compare whole rows; keyed comparisons need the exact diff",
+        ),
+        (
+            !a.keyed.tolerance.is_empty(),
+            "--tolerance",
+            "fingerprints compare exact values; tolerances need the exact diff",
+        ),
+        (
+            a.keyed.diff_columns.is_some(),
+            "--diff-columns",
+            "it shapes keyed mode's changed.parquet",
+        ),
+        (
+            a.passes.is_some_and(|p| p != Passes::Auto),
+            "--passes",
+            "--quick always reads each side once",
+        ),
+        (
+            a.memory_limit.is_some(),
+            "--memory-limit",
+            "--quick keeps only fingerprints in memory and enforces no limit",
+        ),
+        (
+            a.debug_single_bucket,
+            "--debug-single-bucket",
+            "--quick has no buckets",
+        ),
+    ];
+    if let Some((_, flag, why)) = given.iter().find(|g| g.0) {
+        return Some(format!("{flag} does not apply with --quick: {why}"));
+    }
+    let thresholds = a.thresholds.build().ok()?;
+    thresholds.undecidable_by_fingerprints().map(|(name, value)| {
+        format!(
+            "--{} {value} does not apply with --quick: fingerprints show whether the tables differ, not by how many rows; drop --quick (the exact diff reads a matching pair once, as --quick does)",
+            name.replace('_', "-")
+        )
+    })
+}

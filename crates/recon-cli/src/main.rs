@@ -1,0 +1,248 @@
+//! The `recon` command line: parses arguments, runs the library, prints, and
+//! maps the outcome to an exit code (0 match, 1 drift, 2 error, 130
+//! interrupted). Flags live in `args`, progress drawing in `progress`.
+
+mod args;
+mod progress;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::Parser;
+
+use recon::error::panic_message;
+use recon::modes::batch::BatchProgress;
+use recon::modes::fingerprint::compare::compare as compare_fingerprints;
+use recon::modes::fingerprint::{fingerprint, fingerprint_pair, FingerprintFile};
+use recon::plan::preflight;
+use recon::report::schema::{schema_json, schema_text};
+use recon::{diff, ReconError};
+
+use args::{
+    build_options, fingerprint_options, quick_refusal, BatchArgs, Cli, ColorMode, Command,
+    CompareArgs, DiffArgs, FingerprintArgs, KeyArgs, SchemaArgs,
+};
+use progress::{show_batch_progress, show_progress, shown_for};
+
+fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
+    if let Some(why) = quick_refusal(a) {
+        return Err(ReconError::Usage(why));
+    }
+    a.thresholds.build()?;
+    let mut opts =
+        fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by.clone())?;
+    // A piped input is copied here, as the exact diff would copy it.
+    opts.temp_dir = a.temp_dir.clone();
+    let done = Arc::new(AtomicBool::new(false));
+    let bar = show_progress(
+        shown_for(a.progress, a.quiet),
+        opts.progress.clone(),
+        done.clone(),
+    );
+    let result = fingerprint_pair(&a.source, &a.target, &opts, &a.input.build()?);
+    done.store(true, Ordering::Relaxed);
+    if let Some(handle) = bar {
+        let _ = handle.join();
+    }
+    let [s, t] = result?;
+    let cmp = compare_fingerprints(&s, &t)?;
+    if let Some(path) = &a.report {
+        recon::evidence::write_atomic(path, cmp.to_json().as_bytes())?;
+    }
+    if let Some(path) = &a.html {
+        let value = serde_json::to_value(&cmp)
+            .map_err(|e| ReconError::Internal(format!("comparison JSON: {e}")))?;
+        let page = recon::report::html::quick_html(&value, &cmp.verdict_line())
+            .map_err(ReconError::Internal)?;
+        recon::evidence::write_atomic(path, page.as_bytes())?;
+    }
+    if !a.quiet {
+        let text = if a.json {
+            cmp.to_json()
+        } else {
+            cmp.render_text()
+        };
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    }
+    Ok(cmp.fingerprints_match)
+}
+
+fn run_fingerprint(a: FingerprintArgs) -> Result<bool, ReconError> {
+    let mut opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by)?;
+    let [input, _] = a.input.build()?;
+    opts.inputs = input;
+    opts.schema_like = a.schema_like;
+    let fp = fingerprint(&a.table, &opts)?;
+    let json = fp.to_json();
+    match &a.output {
+        Some(path) => recon::evidence::write_atomic(path, json.as_bytes())?,
+        None => {
+            let _ = std::io::stdout().lock().write_all(json.as_bytes());
+        }
+    }
+    Ok(true)
+}
+
+fn run_compare(a: CompareArgs) -> Result<bool, ReconError> {
+    let s = FingerprintFile::load(&a.source)?;
+    let t = FingerprintFile::load(&a.target)?;
+    let cmp = compare_fingerprints(&s, &t)?;
+    let text = if a.json {
+        cmp.to_json()
+    } else {
+        cmp.render_text()
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(cmp.fingerprints_match)
+}
+
+fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
+    use recon::report::batch::{
+        exit_code, junit, summary_table, BatchReport, BATCH_REPORT_VERSION,
+    };
+    let batch = Arc::new(BatchProgress::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let drawer = show_batch_progress(shown_for(a.progress, a.quiet), batch.clone(), done.clone());
+    let result = recon::modes::batch::run_batch(
+        &a.file,
+        &recon::modes::batch::BatchOptions {
+            only: a.only.clone(),
+            fail_fast: a.fail_fast,
+            jobs: a.jobs,
+            progress: batch,
+        },
+    );
+    done.store(true, Ordering::Relaxed);
+    if let Some(handle) = drawer {
+        let _ = handle.join();
+    }
+    let outcomes = result?;
+    if let Some(path) = &a.junit {
+        let xml = junit(&outcomes).map_err(|e| ReconError::Internal(format!("JUnit XML: {e}")))?;
+        recon::evidence::write_atomic(path, xml.as_bytes())?;
+    }
+    if let Some(path) = &a.report {
+        let json = serde_json::to_string_pretty(&BatchReport {
+            recon_batch_version: BATCH_REPORT_VERSION,
+            pairs: &outcomes,
+        })
+        .map_err(|e| ReconError::Internal(format!("batch JSON: {e}")))?;
+        recon::evidence::write_atomic(path, format!("{json}\n").as_bytes())?;
+    }
+    if let Some(path) = &a.html {
+        let page = recon::report::html::batch_html(&outcomes).map_err(ReconError::Internal)?;
+        recon::evidence::write_atomic(path, page.as_bytes())?;
+    }
+    if !a.quiet {
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(summary_table(&outcomes).as_bytes());
+    }
+    Ok(exit_code(&outcomes))
+}
+
+fn run_diff(a: DiffArgs, color: ColorMode) -> Result<bool, ReconError> {
+    if a.quick {
+        return run_quick(&a);
+    }
+    let opts = build_options(&a)?;
+    let done = Arc::new(AtomicBool::new(false));
+    let bar = show_progress(
+        shown_for(a.progress, a.quiet),
+        opts.progress.clone(),
+        done.clone(),
+    );
+    let result = diff(&a.source, &a.target, &opts);
+    done.store(true, Ordering::Relaxed);
+    if let Some(handle) = bar {
+        let _ = handle.join();
+    }
+    let outcome = result?;
+    let report = &outcome.report;
+    if let Some(path) = &a.html {
+        let page = recon::report::html::diff_html(report).map_err(ReconError::Internal)?;
+        recon::evidence::write_atomic(path, page.as_bytes())?;
+    }
+    if !a.quiet {
+        let text = if a.json {
+            report.to_json()
+        } else {
+            colour_verdict(outcome.report.render_text(&outcome.quoted), report, color)
+        };
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe (recon diff ... | head) is not an error worth reporting.
+        let _ = stdout.write_all(text.as_bytes());
+    }
+    Ok(report.passes())
+}
+
+/// Colours the verdict line (green match, yellow pass with drift, red
+/// drift) when `color` says so.
+fn colour_verdict(text: String, report: &recon::Report, color: ColorMode) -> String {
+    if !color.enabled() {
+        return text;
+    }
+    let code = if report.exact_match {
+        "32"
+    } else if report.passes() {
+        "33"
+    } else {
+        "31"
+    };
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("\x1b[1;{code}m{first}\x1b[0m\n{rest}"),
+        None => text,
+    }
+}
+
+fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
+    let opts = a.align.build(&KeyArgs::default())?;
+    let inputs = a.input.build()?;
+    let (src, tgt, plan) = preflight(&a.source, &a.target, &opts, &inputs)?;
+    let text = if a.json {
+        schema_json(&plan)
+    } else {
+        schema_text(&plan, [&src, &tgt])
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(plan.is_compatible())
+}
+
+fn main() -> ExitCode {
+    // Panics inside decoders are caught where they happen and reported as one
+    // line naming the file, so the default hook's multi-line message is muted;
+    // a panic that escapes anyway (a bug) is reported below.
+    std::panic::set_hook(Box::new(|_| {}));
+    let _ = ctrlc::set_handler(|| {
+        recon::engine::cancel_all();
+        recon::engine::tempspace::cleanup_registered();
+        eprintln!("recon: interrupted; temp files removed");
+        std::process::exit(130);
+    });
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let color = cli.color;
+    let result = std::panic::catch_unwind(|| match cli.command {
+        Command::Diff(a) => run_diff(*a, color).map(|ok| if ok { 0 } else { 1 }),
+        Command::Schema(a) => run_schema(a).map(|ok| if ok { 0 } else { 1 }),
+        Command::Fingerprint(a) => run_fingerprint(a).map(|ok| if ok { 0 } else { 1 }),
+        Command::CompareFingerprints(a) => run_compare(a).map(|ok| if ok { 0 } else { 1 }),
+        Command::Batch(a) => run_batch_cmd(a),
+    })
+    .unwrap_or_else(|payload| Err(ReconError::Internal(panic_message(payload.as_ref()))));
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("recon: {}", e.one_line());
+            ExitCode::from(2)
+        }
+    }
+}
