@@ -1799,8 +1799,7 @@ fn unclear_preamble_names_skip_rows_in_the_error() {
         e.contains("customers_title.csv: the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1; these tables share no column names"),
         "{e}"
     );
-    // A title line with a delimiter: the header reads as two columns, and
-    // the row count error about the first lines says the same.
+    // A title line with a delimiter: the header reads as two columns.
     let tmp = TempDir::new().unwrap();
     let t = tmp.path().join("t.csv");
     fs::write(
@@ -1816,9 +1815,36 @@ fn unclear_preamble_names_skip_rows_in_the_error() {
         .code(2);
     let e = one_line(&a.get_output().stderr);
     assert!(
+        e.contains("t.csv: the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1; these tables share no column names (source: 'Customers', ' all regions';"),
+        "{e}"
+    );
+    // Where the columns pair anyway, the field count error about the first
+    // lines says the same.
+    let a = recon()
+        .arg("diff")
+        .arg(&t)
+        .arg(fx("customers.csv"))
+        .args(["--no-header", "--by-position"])
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
         e.contains(
             "t.csv: line 2: expected 2 fields, found 3; the first line looks like a preamble"
         ),
+        "{e}"
+    );
+    // Further down, a short row is only a short row.
+    fs::write(&t, "name,city\nAnn,Paris\nBob,Rome\nCid\n").unwrap();
+    let a = recon()
+        .arg("diff")
+        .arg(&t)
+        .arg(fx("customers.csv"))
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("t.csv: line 4: expected 2 fields, found 1") && !e.contains("preamble"),
         "{e}"
     );
 }
@@ -1894,28 +1920,32 @@ fn evidence_rows_of_a_file_with_a_preamble_are_the_changed_rows() {
 
 #[test]
 fn comment_lines_in_later_chunks_are_skipped() {
-    // Over 2 MiB, so the reader cuts it into several chunks, and comment
-    // lines with open quotes sit at every distance from the cuts.
+    // Over 2 MiB, so the reader cuts it into several chunks. Every other
+    // row is a quoted note of 30 lines (each starting with '#': data)
+    // right after a comment line with a quote where a field would open: a
+    // cutter that took that quote for one would cut inside the notes.
     let tmp = TempDir::new().unwrap();
     let (commented, plain) = (tmp.path().join("c.csv"), tmp.path().join("p.csv"));
     let mut c = String::from("# export\nid,name,note\n");
     let mut p = String::from("id,name,note\n");
-    for i in 0..60_000 {
-        let note = if i % 97 == 0 {
-            format!("\"multi\n#{i} line, \"\"q\"\"\"")
+    let lines: Vec<String> = (0..30).map(|k| format!("#l{k}, \"\"q\"\"")).collect();
+    for i in 0..30_000 {
+        let note = if i % 2 == 0 {
+            format!("\"{}\"", lines.join("\n"))
         } else {
             format!("n{i}")
         };
+        if i % 2 == 0 {
+            c.push_str("#,\"open quote after a delimiter\n");
+        }
         let row = format!("{i},name {i},{note}\n");
         c.push_str(&row);
         p.push_str(&row);
-        match i % 7 {
-            0 => c.push_str("#,\"open quote after a delimiter\n"),
-            3 => c.push_str(&format!("# comment {i}, \"unclosed\n")),
-            _ => {}
+        if i % 11 == 3 {
+            c.push_str(&format!("# comment {i}, \"unclosed\n"));
         }
     }
-    assert!(c.len() > 3 << 20);
+    assert!(c.len() > 3 << 20, "{}", c.len());
     fs::write(&commented, &c).unwrap();
     fs::write(&plain, &p).unwrap();
     for threads in ["1", "2"] {
@@ -1928,7 +1958,7 @@ fn comment_lines_in_later_chunks_are_skipped() {
             .code(0);
     }
     // One changed row deep in the file comes back as itself.
-    fs::write(&plain, p.replace("\n55555,name 55555,", "\n55555,name X,")).unwrap();
+    fs::write(&plain, p.replace("\n25555,name 25555,", "\n25555,name X,")).unwrap();
     let out = tmp.path().join("out");
     recon()
         .arg("diff")
@@ -1943,6 +1973,6 @@ fn comment_lines_in_later_chunks_are_skipped() {
     let name = b.column_by_name("name").unwrap();
     assert_eq!(
         arrow::util::display::array_value_to_string(name, 0).unwrap(),
-        "name 55555"
+        "name 25555"
     );
 }
