@@ -62,6 +62,8 @@ pub struct Hint {
     pub skip: bool,
     /// `--comment '#'` would skip lines starting with `#`.
     pub comment: bool,
+    /// The lines after the preamble are rows by evidence: `--no-header` too.
+    pub no_header: bool,
 }
 
 impl Hint {
@@ -72,12 +74,17 @@ impl Hint {
         } else {
             format!("{n} lines look")
         };
+        let (before, no_header) = if self.no_header {
+            ("rows without a header", " --no-header")
+        } else {
+            ("the header", "")
+        };
         match (self.skip, self.comment) {
             (true, false) => format!(
-                "the first {lines} like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows {n}"
+                "the first {lines} like a preamble (a title, notes or comments) before {before}: if so, pass --skip-rows {n}{no_header}"
             ),
             (true, true) => format!(
-                "the first {lines} like a preamble before the header and lines starting with '#' like comments: if so, pass --skip-rows {n} --comment '#'"
+                "the first {lines} like a preamble before {before} and lines starting with '#' like comments: if so, pass --skip-rows {n} --comment '#'{no_header}"
             ),
             _ => format!(
                 "lines starting with '#' look like comments (line {n} is the first): if so, pass --comment '#'"
@@ -95,6 +102,8 @@ struct Shape {
     /// The first record is a header by the evidence of the columns' kinds
     /// (whatever the user said about the header).
     header_evidence: bool,
+    /// The first record is a row by that evidence.
+    data_evidence: bool,
     /// Some field is quoted: the quote is proven, not a default.
     quoted: bool,
 }
@@ -279,22 +288,19 @@ pub fn sniff(
         Ok((p, shape)) if shape.quoted => Some(p.dialect.quote),
         _ => None,
     };
-    let found = found.map(|(lines, s, clear)| {
-        let inside_quotes = quote_proven.is_some_and(|q| q != s.dialect.quote);
-        (lines, s, clear && !inside_quotes)
-    });
     let hint = match found {
-        Some((lines, s, true)) => {
+        Some(p) if p.clear && quote_proven.is_none_or(|q| q == p.sniffed.dialect.quote) => {
             return Ok(Sniffed {
-                skip_rows: before + lines,
+                skip_rows: before + p.lines,
                 preamble: true,
-                ..s
+                ..p.sniffed
             })
         }
-        Some((lines, _, false)) => Some(Hint {
-            lines,
+        Some(p) => Some(Hint {
+            lines: p.lines,
             skip: true,
             comment: false,
+            no_header: p.rows_follow,
         }),
         None => comment_hint(sample, eof, given, given_header, sniff),
     }
@@ -313,6 +319,18 @@ pub fn sniff(
             None => m,
         }),
     }
+}
+
+/// Lines before a block of records that read alike.
+struct Preamble {
+    lines: usize,
+    /// How the block reads.
+    sniffed: Sniffed,
+    /// The lines are a preamble by clear evidence.
+    clear: bool,
+    /// The block starts with a row, not a header, by the evidence of its
+    /// columns (the header left to sniffing).
+    rows_follow: bool,
 }
 
 /// The preamble of `sample`: the fewest lines (at most [`MAX_PREAMBLE`])
@@ -335,7 +353,7 @@ fn find_preamble(
     given: Dialect,
     given_header: bool,
     sniff: Sniff,
-) -> Option<(usize, Sniffed, bool)> {
+) -> Option<Preamble> {
     let mut at = 0;
     for lines in 1..=MAX_PREAMBLE {
         at += memchr::memchr(b'\n', &sample[at..])? + 1;
@@ -366,7 +384,12 @@ fn find_preamble(
             }
         }
         let header = shape.header_evidence && (sniff.header || given_header);
-        return Some((lines, found, comments || header));
+        return Some(Preamble {
+            lines,
+            sniffed: found,
+            clear: comments || header,
+            rows_follow: sniff.header && shape.data_evidence,
+        });
     }
     None
 }
@@ -409,14 +432,16 @@ fn comment_hint(
             lines: first + 1,
             skip: false,
             comment: true,
+            no_header: false,
         });
     }
     if !sniff.preamble {
         return None;
     }
-    let (lines, _, _) = find_preamble(sample, eof, with, given_header, sniff)?;
+    let p = find_preamble(sample, eof, with, given_header, sniff)?;
     Some(Hint {
-        lines,
+        lines: p.lines,
+        no_header: p.rows_follow,
         skip: true,
         comment: true,
     })
@@ -623,6 +648,7 @@ fn sniff_at(
         columns: chosen.columns,
         records: chosen.records.len(),
         header_evidence: evidence == (true, false),
+        data_evidence: evidence == (false, false),
         quoted: chosen.quoted > 0,
     };
     let s = Sniffed {
@@ -923,10 +949,18 @@ mod tests {
             h.words(),
             "the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1"
         );
-        // Data right after the preamble (DuckDB's 17738.csv): a hint only.
+        // Rows right after the preamble (DuckDB's 17738.csv): a hint only,
+        // with --no-header.
         let (lines, hint) = preamble("some text\ndescription\n\nJohn,Doe,1\nJack,Roe,2\n");
         assert_eq!(lines, 0);
-        assert_eq!(hint.unwrap().lines, 3);
+        let h = hint.unwrap();
+        assert_eq!((h.lines, h.no_header), (3, true));
+        assert!(
+            h.words()
+                .ends_with("before rows without a header: if so, pass --skip-rows 3 --no-header"),
+            "{}",
+            h.words()
+        );
         // A header the user gives is no evidence of where it starts.
         let s = sniff(
             b"Customers\nname,city\nAnn,Paris\nBob,Rome\n",
