@@ -354,6 +354,17 @@ fn find_preamble(
     given_header: bool,
     sniff: Sniff,
 ) -> Option<Preamble> {
+    // Cheap first: no delimiter after the first line, no block of two or
+    // more columns (one-column files are common and each try reads the sample).
+    let after_first = memchr::memchr(b'\n', sample).map_or(sample.len(), |i| i + 1);
+    let delimiters: &[u8] = if sniff.delimiter {
+        b",;|\t"
+    } else {
+        std::slice::from_ref(&given.delimiter)
+    };
+    if !sample[after_first..].iter().any(|b| delimiters.contains(b)) {
+        return None;
+    }
     let mut at = 0;
     for lines in 1..=MAX_PREAMBLE {
         at += memchr::memchr(b'\n', &sample[at..])? + 1;

@@ -394,7 +394,11 @@ pub fn header_schema(
         if want >= MAX_HEADER {
             return Err(ReconError::input(
                 path,
-                "first record is longer than 64 MiB",
+                if opts.skip_rows > 0 {
+                    "the lines skipped at the top (--skip-rows) and the first record are longer than 64 MiB"
+                } else {
+                    "first record is longer than 64 MiB"
+                },
             ));
         }
         want *= 2;
@@ -459,13 +463,8 @@ pub fn header_schema(
     }
     let mut lex = Lexer::new(body, d);
     let mut rec = RecordBuf::default();
-    // Only comment lines come before the header here, so it is line `line`
-    // unless comments were skipped in between.
-    let start = lex
-        .next_record(&mut rec)
-        .map_err(|e| ReconError::input(path, format!("line {line}: {}", lex_message(&e, d))))?
-        .unwrap_or(0);
-    let line = line + count_newlines(&body[..start]);
+    lex.next_record(&mut rec)
+        .map_err(|e| ReconError::input(path, format!("line {line}: {}", lex_message(&e, d))))?;
     let trailing = match opts.trailing_delimiter {
         Some(t) => t,
         None => detect_trailing(body, d),
