@@ -1638,8 +1638,28 @@ fn skip_rows_skips_a_banner() {
         e.contains("customers_title.csv: nothing follows the 9 lines skipped at the top (--skip-rows 9): no header line"),
         "{e}"
     );
-    // Line numbers in messages count the skipped lines.
     let tmp = TempDir::new().unwrap();
+    // Without a header the first line after the skipped ones is a row; TSV
+    // takes the option too.
+    let (a, b) = (tmp.path().join("a.tsv"), tmp.path().join("b.tsv"));
+    fs::write(&a, "Export\t2024\n\n1\tx\n2\ty\n").unwrap();
+    fs::write(&b, "2\ty\n1\tx\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .args(["--source-skip-rows", "2", "--no-header"])
+        .assert()
+        .code(0);
+    fs::write(&b, "2\ty\n1\tz\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .args(["--source-skip-rows", "2", "--no-header"])
+        .assert()
+        .code(1);
+    // Line numbers in messages count the skipped lines.
     let bad = tmp.path().join("bad.csv");
     fs::write(&bad, "Title\nname,city\nAnn,Paris\nBob\n").unwrap();
     let a = recon()
