@@ -106,6 +106,8 @@ struct Shape {
     data_evidence: bool,
     /// Some field is quoted: the quote is proven, not a default.
     quoted: bool,
+    /// Every record ends with an empty unquoted field (a delimiter).
+    trailing: bool,
 }
 
 impl Shape {
@@ -381,6 +383,7 @@ fn find_preamble(
             continue;
         };
         let mut comments = true;
+        let mut last = 0;
         for l in sample[..at].split(|&b| b == b'\n') {
             // Blank lines and comment lines (a comment byte given) are no rows.
             if l.iter().all(u8::is_ascii_whitespace)
@@ -390,9 +393,15 @@ fn find_preamble(
             }
             let hash = l.first() == Some(&b'#');
             comments &= hash;
-            if !hash && fields_alone(l, found.dialect) >= columns {
+            last = fields_alone(l, found.dialect);
+            if !hash && last >= columns {
                 return None;
             }
+        }
+        // A header one field short of rows that all end with a delimiter is
+        // the header of a file whose rows have a trailing delimiter.
+        if shape.trailing && last + 1 == columns {
+            return None;
         }
         let header = shape.header_evidence && (sniff.header || given_header);
         return Some(Preamble {
@@ -661,6 +670,10 @@ fn sniff_at(
         header_evidence: evidence == (true, false),
         data_evidence: evidence == (false, false),
         quoted: chosen.quoted > 0,
+        trailing: chosen
+            .records
+            .iter()
+            .all(|r| r.last().is_some_and(|(v, q)| v.is_empty() && !q)),
     };
     let s = Sniffed {
         dialect: chosen.dialect,
@@ -940,6 +953,9 @@ mod tests {
             "note\n\"x\na,b\n1,2\n3,4\"\n",
             // A line with more fields than the block.
             "a,b,c,d\nx,y\n1,2\n3,4\n",
+            // Rows with a trailing delimiter under a header without one
+            // (DuckDB's bug_12596.csv): no preamble, and no hint either.
+            "c1,c2\n1,2,\n3,4,\n",
         ] {
             let s = sniffed(text);
             assert!(
@@ -947,6 +963,7 @@ mod tests {
                 "{text}: {s:?}"
             );
         }
+        assert_eq!(sniffed("c1,c2\n1,2,\n3,4,\n").unwrap().hint, None);
     }
 
     #[test]
