@@ -1819,6 +1819,19 @@ fn unclear_preamble_names_skip_rows_in_the_error() {
         e.contains("customers_title.csv: the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1; these tables share no column names"),
         "{e}"
     );
+    // Pairing by position cannot tell a title from a header either.
+    let a = recon()
+        .arg("diff")
+        .arg(fx("customers_title.csv"))
+        .arg(fx("customers.csv"))
+        .arg("--by-position")
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("pass --header or --no-header; or the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1"),
+        "{e}"
+    );
     // A title line with a delimiter: the header reads as two columns.
     let tmp = TempDir::new().unwrap();
     let t = tmp.path().join("t.csv");
