@@ -1,5 +1,6 @@
 //! The CSV tokenizer on arbitrary bytes and dialects: never panics, and the
-//! record boundary the reader thread cuts at is always one the lexer sees.
+//! record boundary the reader thread cuts at is always one the lexer sees,
+//! comment lines included.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use recon::input::csv_lex::{last_record_end, Dialect, Lexer, RecordBuf};
@@ -13,6 +14,7 @@ fuzz_target!(|data: &[u8]| {
         delimiter: pick(data[0], b",;\t|"),
         quote: [Some(b'"'), Some(b'\''), None][data[1] as usize % 3],
         escape: [None, Some(b'\\')][data[2] as usize % 2],
+        comment: [None, Some(b'#')][data[2] as usize / 2 % 2],
     };
     let buf = &data[3..];
     let mut starts = Vec::new();
@@ -40,7 +42,11 @@ fuzz_target!(|data: &[u8]| {
         assert!(end <= buf.len());
         // When the whole buffer lexes cleanly, a cut point starts a record (or ends the buffer).
         if ok && end < buf.len() {
-            assert!(starts.contains(&end), "cut at {end} is not a record start: {starts:?}");
+            // (or of a comment line, which the lexer skips before the next one).
+            assert!(
+                starts.contains(&end) || d.comment == buf.get(end).copied(),
+                "cut at {end} is not a record start: {starts:?}"
+            );
         }
     }
 });

@@ -389,6 +389,20 @@ pub(crate) struct InputArgs {
     /// '*=%d/%m/%Y %H:%M:%S' (repeatable).
     #[arg(long, value_name = "COL=FMT", help_heading = "Input")]
     pub(crate) timestamp_format: Vec<String>,
+    /// Skip the first N lines of every CSV/TSV file (a title, notes, an export banner)
+    /// before the header [default: a clear preamble is sniffed; 0 turns that off].
+    #[arg(long, value_name = "N", help_heading = "Input")]
+    pub(crate) skip_rows: Option<usize>,
+    /// --skip-rows for the source side only.
+    #[arg(long, value_name = "N", help_heading = "Input")]
+    pub(crate) source_skip_rows: Option<usize>,
+    /// --skip-rows for the target side only.
+    #[arg(long, value_name = "N", help_heading = "Input")]
+    pub(crate) target_skip_rows: Option<usize>,
+    /// CSV/TSV lines starting with CHAR are comments, ignored everywhere in the file
+    /// (not inside a quoted field), e.g. '#'.
+    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    pub(crate) comment: Option<String>,
 }
 
 /// `COL=FMT` flags by column; the pattern may itself hold `=`.
@@ -425,6 +439,10 @@ impl InputArgs {
             quoted_empty_as_null: self.quoted_empty_as_null,
             date_format: column_patterns("--date-format", &self.date_format)?,
             timestamp_format: column_patterns("--timestamp-format", &self.timestamp_format)?,
+            skip_rows: self.skip_rows,
+            source_skip_rows: self.source_skip_rows,
+            target_skip_rows: self.target_skip_rows,
+            comment: self.comment.clone(),
         }
         .build()
     }

@@ -868,3 +868,58 @@ fn the_junit_schema_check_rejects_what_the_schema_forbids() {
         assert!(problems(&doc).is_empty(), "{time}");
     }
 }
+
+#[test]
+fn batch_pairs_take_skip_rows_and_comment_from_their_input_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = |n: &str| fixture(&format!("csv_preamble/{n}"));
+    let (titled, plain) = (fx("customers_title.csv"), fx("customers.csv"));
+    let (commented, orders) = (fx("orders_comments.csv"), fx("orders.csv"));
+    let f = batch_file(
+        dir.path(),
+        &[
+            (
+                "titled",
+                &titled,
+                &plain,
+                "[pair.input]\nsource_skip_rows = 1\n",
+            ),
+            ("commented", &commented, &orders, ""),
+            (
+                "unclear",
+                &titled,
+                &plain,
+                "[pair.input]\ncomment = \"#\"\n",
+            ),
+        ],
+    );
+    // [defaults.input] reaches the pairs without an [pair.input] of their own.
+    let mut text = std::fs::read_to_string(&f).unwrap();
+    text.insert_str(0, "[defaults.input]\ncomment = \"#\"\n");
+    std::fs::write(&f, text).unwrap();
+    recon()
+        .arg("batch")
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("titled     pass"))
+        .stdout(predicate::str::contains("commented  pass"))
+        .stdout(predicate::str::contains("unclear    error"))
+        .stdout(predicate::str::contains("pass --skip-rows 1"));
+    let bad = write(
+        dir.path(),
+        "bad.toml",
+        &format!(
+            "[[pair]]\nname = \"a\"\nsource = \"{}\"\ntarget = \"{}\"\n[pair.input]\nskip_row = 1\n",
+            titled.display(),
+            plain.display()
+        ),
+    );
+    recon()
+        .arg("batch")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown key 'skip_row'"))
+        .stderr(predicate::str::contains("did you mean 'skip_rows'?"));
+}

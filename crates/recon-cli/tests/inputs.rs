@@ -1510,3 +1510,504 @@ fn a_fifo_is_spooled_and_read_like_its_file() {
         ));
     writer.join().unwrap();
 }
+
+/// The first line of stderr, checked to be the only one.
+fn one_line(stderr: &[u8]) -> String {
+    let e = String::from_utf8_lossy(stderr).to_string();
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    e
+}
+
+#[test]
+fn csv_preamble_title_lines_are_detected() {
+    let fx = |n: &str| common::fixture(&format!("csv_preamble/{n}"));
+    let (banner, orders) = (fx("orders_banner.csv"), fx("orders.csv"));
+    recon()
+        .arg("diff")
+        .arg(&banner)
+        .arg(&orders)
+        .assert()
+        .code(0);
+    recon()
+        .arg("diff")
+        .arg(&orders)
+        .arg(&banner)
+        .assert()
+        .code(0);
+    recon()
+        .arg("schema")
+        .arg(&banner)
+        .arg(&orders)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "source (csv): delimiter ',' (sniffed), quote '\"' (sniffed), header (sniffed), skipped 4 preamble lines (sniffed)\n",
+        ))
+        .stdout(predicate::str::contains("target (csv): delimiter ',' (sniffed), quote '\"' (sniffed), header (sniffed)\n"));
+    // DuckDB's files with notes before the header, against what they hold.
+    let tmp = TempDir::new().unwrap();
+    let twin = tmp.path().join("twin.csv");
+    fs::write(&twin, "number,text,date\n345.0,TEST3,2000-12-13\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(fx("duckdb_skip_row.csv"))
+        .arg(&twin)
+        .assert()
+        .code(0);
+    fs::write(&twin, "number,text,date\n345.0,TEST4,2000-12-13\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(fx("duckdb_multiple_skip_row.csv"))
+        .arg(&twin)
+        .assert()
+        .code(0);
+    // Detection is per side: a Parquet twin, and --skip-rows 0 turns it off.
+    let out = tmp.path().join("out");
+    recon()
+        .arg("diff")
+        .arg(&banner)
+        .arg(&orders)
+        .args(["--skip-rows", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("share no column names"));
+    recon()
+        .arg("diff")
+        .arg(&banner)
+        .arg(&orders)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0);
+    let r = report(&out);
+    assert!(
+        r["inputs"]["source"]["dialect"]
+            .as_str()
+            .unwrap()
+            .ends_with("skipped 4 preamble lines (sniffed)"),
+        "{}",
+        r["inputs"]["source"]
+    );
+}
+
+#[test]
+fn skip_rows_skips_a_banner() {
+    let fx = |n: &str| common::fixture(&format!("csv_preamble/{n}"));
+    let (titled, plain) = (fx("customers_title.csv"), fx("customers.csv"));
+    // Only the titled side has the banner: one side's option.
+    recon()
+        .arg("diff")
+        .arg(&titled)
+        .arg(&plain)
+        .args(["--source-skip-rows", "1"])
+        .assert()
+        .code(0);
+    recon()
+        .arg("diff")
+        .arg(&plain)
+        .arg(&titled)
+        .args(["--skip-rows", "1", "--source-skip-rows", "0"])
+        .assert()
+        .code(0);
+    // Both sides with a banner: the option for both; the schema screen says so.
+    recon()
+        .arg("diff")
+        .arg(&titled)
+        .arg(&titled)
+        .args(["--skip-rows", "1"])
+        .assert()
+        .code(0);
+    recon()
+        .arg("schema")
+        .arg(&titled)
+        .arg(&plain)
+        .args(["--source-skip-rows", "1"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "header (sniffed), skipped 1 line\n",
+        ));
+    // Skipping past the end is an error naming the option, not an empty table.
+    let a = recon()
+        .arg("diff")
+        .arg(&titled)
+        .arg(&plain)
+        .args(["--source-skip-rows", "9"])
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("customers_title.csv: nothing follows the 9 lines skipped at the top (--skip-rows 9): no header line"),
+        "{e}"
+    );
+    let tmp = TempDir::new().unwrap();
+    // Without a header the first line after the skipped ones is a row; TSV
+    // takes the option too.
+    let (a, b) = (tmp.path().join("a.tsv"), tmp.path().join("b.tsv"));
+    fs::write(&a, "Export\t2024\n\n1\tx\n2\ty\n").unwrap();
+    fs::write(&b, "2\ty\n1\tx\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .args(["--source-skip-rows", "2", "--no-header"])
+        .assert()
+        .code(0);
+    fs::write(&b, "2\ty\n1\tz\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .args(["--source-skip-rows", "2", "--no-header"])
+        .assert()
+        .code(1);
+    // Line numbers in messages count the skipped lines.
+    let bad = tmp.path().join("bad.csv");
+    fs::write(&bad, "Title\nname,city\nAnn,Paris\nBob\n").unwrap();
+    let a = recon()
+        .arg("diff")
+        .arg(&bad)
+        .arg(&plain)
+        .args(["--source-skip-rows", "1"])
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("bad.csv: line 4: expected 2 fields, found 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn skip_rows_and_comment_are_refused_where_no_side_is_csv() {
+    let pq = common::fixture("demo/source.parquet");
+    let csv = common::fixture("csv_preamble/orders.csv");
+    for (flags, msg) in [
+        (
+            &["--skip-rows", "1"][..],
+            "--skip-rows applies to CSV/TSV files only, and ",
+        ),
+        (
+            &["--comment", "#"][..],
+            "--comment applies to CSV/TSV files only",
+        ),
+    ] {
+        let a = recon()
+            .arg("diff")
+            .arg(&pq)
+            .arg(&pq)
+            .args(flags)
+            .assert()
+            .code(2);
+        let e = one_line(&a.get_output().stderr);
+        assert!(
+            e.contains(msg) && e.contains("source.parquet is parquet"),
+            "{e}"
+        );
+    }
+    // One side's option on a Parquet side is refused even when the other is CSV.
+    let a = recon()
+        .arg("diff")
+        .arg(&pq)
+        .arg(&csv)
+        .args(["--source-skip-rows", "2"])
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("--source-skip-rows applies to CSV/TSV files only"),
+        "{e}"
+    );
+    // An option for both sides applies to the CSV one.
+    let a = recon()
+        .arg("diff")
+        .arg(&pq)
+        .arg(&csv)
+        .args(["--skip-rows", "0", "--comment", "#"])
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(!e.contains("CSV/TSV files only"), "{e}");
+    // NDJSON is no CSV.
+    let tmp = TempDir::new().unwrap();
+    let j = tmp.path().join("a.jsonl");
+    fs::write(&j, "{\"k\":1}\n").unwrap();
+    let a = recon()
+        .arg("diff")
+        .arg(&j)
+        .arg(&j)
+        .args(["--comment", "#"])
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(e.contains("a.jsonl is ndjson"), "{e}");
+}
+
+#[test]
+fn comment_lines_are_ignored_everywhere() {
+    let fx = |n: &str| common::fixture(&format!("csv_preamble/{n}"));
+    let (commented, orders) = (fx("orders_comments.csv"), fx("orders.csv"));
+    // A comment line inside a quoted field ("two\n#lines") stays data: the
+    // twin holds the same value.
+    recon()
+        .arg("diff")
+        .arg(&commented)
+        .arg(&orders)
+        .args(["--comment", "#"])
+        .assert()
+        .code(0);
+    recon()
+        .arg("schema")
+        .arg(&commented)
+        .arg(&orders)
+        .args(["--comment", "#"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("header (sniffed), comment '#'\n"));
+    // Without it, the error names it.
+    let a = recon()
+        .arg("diff")
+        .arg(&commented)
+        .arg(&orders)
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("orders_comments.csv") && e.contains("pass --comment '#'"),
+        "{e}"
+    );
+    // DuckDB's comments file: comments before the header, between rows, and last without a newline.
+    let tmp = TempDir::new().unwrap();
+    let twin = tmp.path().join("twin.csv");
+    fs::write(&twin, "a;b\n6;7\n1;3\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(fx("duckdb_comments.csv"))
+        .arg(&twin)
+        .args(["--comment", "#"])
+        .assert()
+        .code(0);
+    let a = recon()
+        .arg("diff")
+        .arg(fx("duckdb_comments.csv"))
+        .arg(&twin)
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(e.contains("pass --comment '#'"), "{e}");
+    // Gzip goes through the same reader.
+    let gz = tmp.path().join("c.csv.gz");
+    gzip(&gz, &fs::read_to_string(&commented).unwrap());
+    recon()
+        .arg("diff")
+        .arg(&gz)
+        .arg(&orders)
+        .args(["--comment", "#"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn unclear_preamble_names_skip_rows_in_the_error() {
+    let fx = |n: &str| common::fixture(&format!("csv_preamble/{n}"));
+    let a = recon()
+        .arg("diff")
+        .arg(fx("customers_title.csv"))
+        .arg(fx("customers.csv"))
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("customers_title.csv: the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1; these tables share no column names"),
+        "{e}"
+    );
+    // Pairing by position cannot tell a title from a header either.
+    let a = recon()
+        .arg("diff")
+        .arg(fx("customers_title.csv"))
+        .arg(fx("customers.csv"))
+        .arg("--by-position")
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("pass --header or --no-header; or the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1"),
+        "{e}"
+    );
+    // A title line with a delimiter: the header reads as two columns.
+    let tmp = TempDir::new().unwrap();
+    let t = tmp.path().join("t.csv");
+    fs::write(
+        &t,
+        "Customers, all regions\nname,city,country\nAnn,Paris,FR\nBob,Rome,IT\n",
+    )
+    .unwrap();
+    let a = recon()
+        .arg("diff")
+        .arg(&t)
+        .arg(fx("customers.csv"))
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("t.csv: the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1; these tables share no column names (source: 'Customers', ' all regions';"),
+        "{e}"
+    );
+    // Where the columns pair anyway, the field count error about the first
+    // lines says the same.
+    let a = recon()
+        .arg("diff")
+        .arg(&t)
+        .arg(fx("customers.csv"))
+        .args(["--no-header", "--by-position"])
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains(
+            "t.csv: line 2: expected 2 fields, found 3; the first line looks like a preamble"
+        ),
+        "{e}"
+    );
+    // Further down, a short row is only a short row.
+    fs::write(&t, "name,city\nAnn,Paris\nBob,Rome\nCid\n").unwrap();
+    let a = recon()
+        .arg("diff")
+        .arg(&t)
+        .arg(fx("customers.csv"))
+        .assert()
+        .code(2);
+    let e = one_line(&a.get_output().stderr);
+    assert!(
+        e.contains("t.csv: line 4: expected 2 fields, found 1") && !e.contains("preamble"),
+        "{e}"
+    );
+}
+
+/// A drifting pair: `orders_banner.csv` with Bob's amount changed, against
+/// the clean orders.
+fn banner_drift(dir: &Path) -> (PathBuf, PathBuf) {
+    let fx = |n: &str| common::fixture(&format!("csv_preamble/{n}"));
+    let text = fs::read_to_string(fx("orders_banner.csv"))
+        .unwrap()
+        .replace("2,Bob,7.25,", "2,Bob,7.52,");
+    let banner = dir.join("banner.csv");
+    fs::write(&banner, &text).unwrap();
+    gzip(&dir.join("banner.csv.gz"), &text);
+    (banner, fx("orders.csv"))
+}
+
+#[test]
+fn evidence_rows_of_a_file_with_a_preamble_are_the_changed_rows() {
+    let tmp = TempDir::new().unwrap();
+    let (banner, orders) = banner_drift(tmp.path());
+    for (i, src) in [banner.clone(), tmp.path().join("banner.csv.gz")]
+        .iter()
+        .enumerate()
+    {
+        let out = tmp.path().join(format!("out{i}"));
+        recon()
+            .arg("diff")
+            .arg(src)
+            .arg(&orders)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(1);
+        let r = report(&out);
+        assert_eq!(r["source_only_rows"], 1);
+        assert_eq!(r["target_only_rows"], 1);
+        for (file, amount) in [
+            ("source_only.parquet", "7.52"),
+            ("target_only.parquet", "7.25"),
+        ] {
+            let ev = read_parquet(&out.join(file));
+            assert_eq!(ev.iter().map(|b| b.num_rows()).sum::<usize>(), 1, "{file}");
+            let b = &ev[0];
+            let text = |c: &str| {
+                let col = b.column_by_name(c).unwrap();
+                arrow::util::display::array_value_to_string(col, 0).unwrap()
+            };
+            assert_eq!(
+                (
+                    text("order_id"),
+                    text("customer"),
+                    text("amount"),
+                    text("note")
+                ),
+                (
+                    "2".into(),
+                    "Bob".into(),
+                    amount.into(),
+                    "two\n#lines".into()
+                ),
+                "{file}"
+            );
+        }
+        // The report's samples hold the same rows.
+        let samples = r.to_string();
+        assert!(
+            samples.contains("7.52") && samples.contains("Bob"),
+            "{samples}"
+        );
+    }
+}
+
+#[test]
+fn comment_lines_in_later_chunks_are_skipped() {
+    // Over 2 MiB, so the reader cuts it into several chunks. Every other
+    // row is a quoted note of 30 lines (each starting with '#': data)
+    // right after a comment line with a quote where a field would open: a
+    // cutter that took that quote for one would cut inside the notes.
+    let tmp = TempDir::new().unwrap();
+    let (commented, plain) = (tmp.path().join("c.csv"), tmp.path().join("p.csv"));
+    let mut c = String::from("# export\nid,name,note\n");
+    let mut p = String::from("id,name,note\n");
+    let lines: Vec<String> = (0..30).map(|k| format!("#l{k}, \"\"q\"\"")).collect();
+    for i in 0..30_000 {
+        let note = if i % 2 == 0 {
+            format!("\"{}\"", lines.join("\n"))
+        } else {
+            format!("n{i}")
+        };
+        if i % 2 == 0 {
+            c.push_str("#,\"open quote after a delimiter\n");
+        }
+        let row = format!("{i},name {i},{note}\n");
+        c.push_str(&row);
+        p.push_str(&row);
+        if i % 11 == 3 {
+            c.push_str(&format!("# comment {i}, \"unclosed\n"));
+        }
+    }
+    assert!(c.len() > 3 << 20, "{}", c.len());
+    fs::write(&commented, &c).unwrap();
+    fs::write(&plain, &p).unwrap();
+    for threads in ["1", "2"] {
+        recon()
+            .arg("diff")
+            .arg(&commented)
+            .arg(&plain)
+            .args(["--comment", "#", "-j", threads])
+            .assert()
+            .code(0);
+    }
+    // One changed row deep in the file comes back as itself.
+    fs::write(&plain, p.replace("\n25555,name 25555,", "\n25555,name X,")).unwrap();
+    let out = tmp.path().join("out");
+    recon()
+        .arg("diff")
+        .arg(&commented)
+        .arg(&plain)
+        .args(["--comment", "#", "-o"])
+        .arg(&out)
+        .assert()
+        .code(1);
+    let ev = read_parquet(&out.join("source_only.parquet"));
+    let b = &ev[0];
+    let name = b.column_by_name("name").unwrap();
+    assert_eq!(
+        arrow::util::display::array_value_to_string(name, 0).unwrap(),
+        "name 25555"
+    );
+}

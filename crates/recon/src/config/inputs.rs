@@ -48,6 +48,10 @@ pub struct InputOptions {
     pub infer_types: bool,
     /// The unit Parquet INT96 timestamps are read in.
     pub int96_unit: Int96Unit,
+    /// The options given for this side that only CSV/TSV files take
+    /// (`--skip-rows`, `--comment`), by flag name: a pair where no side they
+    /// reach is CSV/TSV refuses them rather than drop them unseen.
+    pub csv_only: Vec<&'static str>,
 }
 
 /// Character encoding of text files.
@@ -137,6 +141,16 @@ pub struct TextOptions {
     pub quote_unproven: bool,
     /// (column or `*`, strftime pattern) for text read as timestamps.
     pub timestamp_formats: Vec<(String, String)>,
+    /// Physical lines skipped at the top of each file, before blank lines
+    /// and the header (`--skip-rows`, or a preamble sniffing found).
+    pub skip_rows: usize,
+    /// Lines starting with this byte (outside quoted fields) are ignored
+    /// everywhere in the file (`--comment`).
+    pub comment: Option<u8>,
+    /// Lines at the top look like a preamble (or comments) but sniffing is
+    /// not sure enough to skip them: the words that name the option, added
+    /// to errors the preamble would cause. The number is the lines meant.
+    pub preamble_hint: Option<(usize, String)>,
 }
 
 impl Default for TextOptions {
@@ -156,6 +170,9 @@ impl Default for TextOptions {
             sniff: Sniff::default(),
             header_unsure: false,
             quote_unproven: false,
+            skip_rows: 0,
+            comment: None,
+            preamble_hint: None,
         }
     }
 }
@@ -166,6 +183,7 @@ impl TextOptions {
             delimiter: self.delimiter.unwrap_or(b','),
             quote: self.quote,
             escape: self.escape,
+            comment: self.comment,
         }
     }
 }
@@ -177,11 +195,13 @@ pub struct Sniff {
     pub quote: bool,
     pub escape: bool,
     pub header: bool,
+    /// Lines before the header (no `--skip-rows` given).
+    pub preamble: bool,
 }
 
 impl Sniff {
     pub fn any(self) -> bool {
-        self.delimiter || self.quote || self.escape || self.header
+        self.delimiter || self.quote || self.escape || self.header || self.preamble
     }
 }
 
@@ -217,6 +237,9 @@ pub struct Dialect {
     /// `Some(b)`: inside quoted fields, `b` makes the next byte literal
     /// (doubled quotes still work too).
     pub escape: Option<u8>,
+    /// A line starting with this byte where a record would start is a
+    /// comment and no record; inside a quoted field it is data.
+    pub comment: Option<u8>,
 }
 
 impl Default for Dialect {
@@ -225,6 +248,7 @@ impl Default for Dialect {
             delimiter: b',',
             quote: Some(b'"'),
             escape: None,
+            comment: None,
         }
     }
 }
@@ -250,6 +274,15 @@ impl Dialect {
             if e == d || e == b'\n' || e == b'\r' {
                 return Err(
                     "the escape character must differ from the delimiter and line breaks"
+                        .to_string(),
+                );
+            }
+        }
+        if let Some(c) = self.comment {
+            if c == d || Some(c) == self.quote || Some(c) == self.escape || c == b'\n' || c == b'\r'
+            {
+                return Err(
+                    "the comment character must differ from the delimiter, the quote, the escape and line breaks"
                         .to_string(),
                 );
             }
@@ -307,6 +340,16 @@ pub struct InputConfig {
     /// Column (or `*`) to the strftime pattern its timestamps are written in.
     #[serde(default)]
     pub timestamp_format: std::collections::BTreeMap<String, String>,
+    /// Lines skipped at the top of every CSV/TSV file of both sides, before
+    /// the header; unset: a clear preamble is sniffed (`0` turns that off).
+    pub skip_rows: Option<usize>,
+    /// `skip_rows` for the source side only (wins over `skip_rows`).
+    pub source_skip_rows: Option<usize>,
+    /// `skip_rows` for the target side only (wins over `skip_rows`).
+    pub target_skip_rows: Option<usize>,
+    /// One character: CSV/TSV lines starting with it are comments, ignored
+    /// wherever a record could start (not inside a quoted field).
+    pub comment: Option<String>,
 }
 
 fn one_byte(flag: &str, v: &str) -> Result<u8> {
@@ -339,6 +382,7 @@ impl InputConfig {
                 quote: self.quote.is_none(),
                 escape: self.escape.is_none(),
                 header: !self.header && !self.no_header,
+                preamble: false,
             },
             null_values: self
                 .null_values
@@ -363,6 +407,16 @@ impl InputConfig {
         }
         if let Some(e) = &self.escape {
             text.escape = Some(one_byte("--escape", e)?);
+        }
+        if let Some(c) = &self.comment {
+            let b = one_byte("--comment", c)?;
+            // Padded values start with spaces: a blank comment byte would eat rows.
+            if b.is_ascii_whitespace() {
+                return Err(ReconError::Usage(format!(
+                    "--comment {c:?}: expected a visible character such as '#'"
+                )));
+            }
+            text.comment = Some(b);
         }
         let encoding = self.encoding.as_deref().unwrap_or("utf-8");
         text.encoding = Encoding::from_label(encoding).map_err(ReconError::Usage)?;
@@ -389,19 +443,43 @@ impl InputConfig {
             }
         }
         let int96_unit = self.int96_unit.unwrap_or_default();
-        Ok([
+        let side = |format: Option<Format>, own: Option<usize>, flag: &'static str| {
+            let mut text = text.clone();
+            let mut csv_only = Vec::new();
+            match (own, self.skip_rows) {
+                (Some(n), _) => {
+                    text.skip_rows = n;
+                    csv_only.push(flag);
+                }
+                (None, Some(n)) => {
+                    text.skip_rows = n;
+                    csv_only.push("--skip-rows");
+                }
+                // Nothing given: a clear preamble is sniffed.
+                (None, None) => text.sniff.preamble = true,
+            }
+            if self.comment.is_some() {
+                csv_only.push("--comment");
+            }
             InputOptions {
-                format: self.source_format,
-                text: text.clone(),
-                infer_types: self.infer_types,
-                int96_unit,
-            },
-            InputOptions {
-                format: self.target_format,
+                format,
                 text,
                 infer_types: self.infer_types,
                 int96_unit,
-            },
+                csv_only,
+            }
+        };
+        Ok([
+            side(
+                self.source_format,
+                self.source_skip_rows,
+                "--source-skip-rows",
+            ),
+            side(
+                self.target_format,
+                self.target_skip_rows,
+                "--target-skip-rows",
+            ),
         ])
     }
 }
@@ -485,6 +563,35 @@ mod tests {
         assert!(Encoding::from_label("euc-jp").is_ok_and(|e| matches!(e, Encoding::Bytes(_))));
         for bad in ["ebcdic", "replacement", ""] {
             assert!(Encoding::from_label(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn skip_rows_and_comment_from_a_file_reach_each_side() {
+        let c: InputConfig =
+            toml::from_str("skip_rows = 2\ntarget_skip_rows = 0\ncomment = \"#\"").unwrap();
+        let [s, t] = build(c).unwrap();
+        assert_eq!((s.text.skip_rows, s.text.sniff.preamble), (2, false));
+        assert_eq!((t.text.skip_rows, t.text.sniff.preamble), (0, false));
+        assert_eq!(s.text.dialect().comment, Some(b'#'));
+        assert_eq!(s.csv_only, ["--skip-rows", "--comment"]);
+        assert_eq!(t.csv_only, ["--target-skip-rows", "--comment"]);
+        // Nothing given: the preamble is sniffed, and no flag needs a CSV side.
+        let [s, _] = build(InputConfig::default()).unwrap();
+        assert!(s.text.sniff.preamble && s.csv_only.is_empty());
+        for (comment, delimiter, why) in [
+            ("##", None, "one ASCII character"),
+            (" ", None, "visible character"),
+            (";", Some(";"), "comment character must differ"),
+            ("\"", None, "comment character must differ"),
+        ] {
+            let e = build(InputConfig {
+                comment: Some(comment.into()),
+                delimiter: delimiter.map(Into::into),
+                ..Default::default()
+            })
+            .unwrap_err();
+            assert!(e.contains(why), "{comment}: {e}");
         }
     }
 

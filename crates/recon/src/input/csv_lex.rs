@@ -10,6 +10,11 @@
 //! delimiters and newlines are data, a doubled quote is one quote, and (when
 //! an escape byte is configured) escape + any byte is that byte. Malformed
 //! input is an error rather than a guess.
+//!
+//! With a comment byte, a line that starts with it where a record would
+//! start is skipped whole (up to and including its `\n`): it is no record.
+//! The same byte inside a record, or on a line a quoted field continues
+//! onto, is data, so a comment character never breaks a quoted field.
 
 pub use crate::config::Dialect;
 
@@ -142,6 +147,24 @@ pub fn count_newlines(buf: &[u8]) -> u64 {
     total + rest as u64
 }
 
+/// When byte `at` of `buf` lies on a comment line (one starting with `c`
+/// at a record boundary), where the line ends: `Some(Some(after its \n))`,
+/// or `Some(None)` when `buf` ends inside it. `region` is where the current
+/// stretch outside quotes starts: a line that began before it continues a
+/// quoted field's record, so it is no comment (the lexer would have skipped
+/// a comment line before reaching its quotes).
+fn comment_line_end(buf: &[u8], region: usize, at: usize, c: u8) -> Option<Option<usize>> {
+    let line_start = match memchr::memrchr(b'\n', buf.get(region..at)?) {
+        Some(i) => region + i + 1,
+        None if region == 0 => 0,
+        None => return None,
+    };
+    if buf.get(line_start) != Some(&c) {
+        return None;
+    }
+    Some(memchr::memchr(b'\n', buf.get(at..)?).map(|i| at + i + 1))
+}
+
 /// End (exclusive: just after the `\n`) of the last complete record in
 /// `buf`, assuming `buf[0]` starts a record outside quotes. `None` when `buf`
 /// holds no complete record. Newlines inside quoted fields do not end
@@ -175,6 +198,15 @@ pub fn last_record_end(buf: &[u8], d: &Dialect) -> Option<usize> {
                         None => true,
                         Some(&prev) => prev == delim || prev == b'\n',
                     };
+                    // A quote on a comment line opens nothing: go on after the line.
+                    if let Some(end) = d.comment.and_then(|c| comment_line_end(buf, region, at, c))
+                    {
+                        match end {
+                            Some(e) => pos = e,
+                            None => break None,
+                        }
+                        continue;
+                    }
                     if field_start {
                         break Some(at);
                     }
@@ -233,6 +265,7 @@ pub struct Lexer<'a> {
     delim: u8,
     quote: Option<u8>,
     escape: Option<u8>,
+    comment: Option<u8>,
 }
 
 /// How a field ended.
@@ -251,6 +284,7 @@ impl<'a> Lexer<'a> {
             delim: d.delimiter,
             quote: d.quote,
             escape: d.effective_escape(),
+            comment: d.comment,
         }
     }
 
@@ -266,6 +300,13 @@ impl<'a> Lexer<'a> {
     /// than the lexer silently resynchronising mid-record.
     pub fn next_record(&mut self, out: &mut RecordBuf) -> Result<Option<usize>, LexError> {
         out.clear();
+        if let Some(c) = self.comment {
+            // Comment lines are skipped where a record would start.
+            while self.buf.get(self.pos) == Some(&c) {
+                let rest = self.buf.get(self.pos..).unwrap_or_default();
+                self.pos = memchr::memchr(b'\n', rest).map_or(self.buf.len(), |i| self.pos + i + 1);
+            }
+        }
         let start = self.pos;
         if start >= self.buf.len() {
             return Ok(None);
@@ -639,12 +680,31 @@ mod tests {
 
     /// The boundary `last_record_end` must report for `buf[..k]`: the largest
     /// record end (from lexing the whole buffer) that fits in k bytes.
-    fn check_cuts(buf: &[u8], d: Dialect) {
-        let recs = lex_all(buf, d).unwrap();
-        let mut ends: Vec<usize> = recs.iter().skip(1).map(|r| r.0).collect();
-        if buf.last() == Some(&b'\n') {
-            ends.push(buf.len());
+    /// Where a chunk may be cut: after every record and every comment line.
+    fn boundaries(buf: &[u8], d: Dialect) -> Vec<usize> {
+        let mut lx = Lexer::new(buf, d);
+        let mut rec = RecordBuf::default();
+        let mut ends = Vec::new();
+        loop {
+            let from = lx.position();
+            let start = lx.next_record(&mut rec).unwrap();
+            // Only comment lines lie between the last record and this one.
+            let upto = start.unwrap_or(buf.len());
+            ends.extend((from..upto).filter(|&i| buf[i] == b'\n').map(|i| i + 1));
+            if start.is_none() {
+                break;
+            }
+            // A record ends a chunk only with its line break.
+            let end = lx.position();
+            if end > 0 && buf[end - 1] == b'\n' {
+                ends.push(end);
+            }
         }
+        ends
+    }
+
+    fn check_cuts(buf: &[u8], d: Dialect) {
+        let ends = boundaries(buf, d);
         for k in 0..=buf.len() {
             let want = ends.iter().copied().filter(|&e| e <= k).max();
             assert_eq!(
@@ -679,6 +739,41 @@ mod tests {
     }
 
     #[test]
+    fn comment_lines_are_skipped_but_never_inside_a_quoted_field() {
+        let d = Dialect {
+            comment: Some(b'#'),
+            ..Dialect::default()
+        };
+        // Everywhere a record could start, also first and last, unterminated.
+        assert_eq!(
+            lex_str_d("#top\na,b\n# mid, \"x\n1,2\r\n#\n#end", d),
+            vec![vec!["a", "b"], vec!["1", "2"]]
+        );
+        // Inside a record, or on a line a quoted field continues onto, it is data.
+        assert_eq!(
+            lex_str_d("a,#b\n\"x\n#y\",2\n", d),
+            vec![vec!["a", "#b"], vec!["x\n#y*", "2"]]
+        );
+        // Record offsets point past the comments.
+        let recs = lex_all(b"#c\n#d\nx\n", d).unwrap();
+        assert_eq!(recs[0].0, 6);
+        // A quote on a comment line opens no quoted field for the chunk cutter.
+        assert_eq!(last_record_end(b"a\n#,\"x\n1\n", &d), Some(9));
+        assert_eq!(
+            last_record_end(b"a\n#,\"x\n1\n", &Dialect::default()),
+            Some(2)
+        );
+        assert_eq!(last_record_end(b"a\n#,\"x", &d), Some(2));
+        for buf in [
+            &b"#,\"q\na,\"#\n#\"\n#x\n1,2\n#,\"\n"[..],
+            b"h\n\"a\n#,\"\n#,\"z\n\"b\"\n",
+            b"#\n#\n",
+        ] {
+            check_cuts(buf, d);
+        }
+    }
+
+    #[test]
     fn odd_dialects_do_not_hang_or_panic() {
         let samples: [&[u8]; 5] = [b"a,b\n\"c\"\n", b"\n\n", b"\"\\", b"\\\"\\\n", b"\r\n\r"];
         for delimiter in [b',', b'\n', b'"', b'\\', b'\r'] {
@@ -688,6 +783,7 @@ mod tests {
                         delimiter,
                         quote,
                         escape,
+                        comment: Some(b'#'),
                     };
                     for s in samples {
                         let _ = last_record_end(s, &d);
@@ -790,6 +886,17 @@ mod tests {
             // Where the whole buffer lexes, the boundary is a record start.
             if let (Ok(recs), Some(end)) = (lex_all(&bytes, d), end) {
                 prop_assert!(end == bytes.len() || recs.iter().any(|r| r.0 == end));
+            }
+        }
+
+        #[test]
+        fn comment_lines_never_move_a_cut(bytes in prop::collection::vec(
+            prop::sample::select(vec![b',', b'"', b'\n', b'#', b'a']), 0..40)) {
+            let d = Dialect { comment: Some(b'#'), ..Dialect::default() };
+            // Where the whole buffer lexes, every prefix is cut after the last
+            // record or comment line it holds whole.
+            if lex_all(&bytes, d).is_ok() {
+                check_cuts(&bytes, d);
             }
         }
     }

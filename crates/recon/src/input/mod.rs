@@ -266,6 +266,34 @@ impl Snapshot {
     }
 }
 
+/// Refuses the CSV-only options (`--skip-rows`, `--comment`) that reach no
+/// CSV/TSV table: an option that cannot apply is an error, never dropped
+/// unseen. One given for both sides applies when either side is CSV/TSV.
+pub fn refuse_unused_csv_options(sides: [(&InputOptions, &Table); 2]) -> Result<()> {
+    let csv = |t: &Table| matches!(t.format, Format::Csv | Format::Tsv);
+    for (opts, _) in sides {
+        for &flag in &opts.csv_only {
+            let reached: Vec<&Table> = sides
+                .iter()
+                .filter(|(o, _)| o.csv_only.contains(&flag))
+                .map(|(_, t)| *t)
+                .collect();
+            if reached.iter().any(|t| csv(t)) {
+                continue;
+            }
+            let what: Vec<String> = reached
+                .iter()
+                .map(|t| format!("{} is {}", t.path.display(), t.format.name()))
+                .collect();
+            return Err(ReconError::Usage(format!(
+                "{flag} applies to CSV/TSV files only, and {}",
+                what.join(" and ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `e`, naming `to` where it named the file `from`.
 fn renamed(e: ReconError, from: &Path, to: &Path) -> ReconError {
     let rename = |p: PathBuf| if p == from { to.to_path_buf() } else { p };
@@ -757,6 +785,9 @@ impl Table {
         }
         if format == Format::Ndjson {
             text.sniff = Default::default();
+            // CSV-only: a pair with no CSV side refuses them (see refuse_unused_csv_options).
+            text.skip_rows = 0;
+            text.comment = None;
         }
         // What the user gave (or the format implies), for sniffing each file.
         let (given, given_header, to_sniff) = (text.dialect(), text.header, text.sniff);
@@ -816,13 +847,13 @@ impl Table {
                     };
                     tf.decode = text::file_decoding(&tf.path, tf.compression, enc)?;
                     let head = if to_sniff.any() {
-                        Some(text::sniff_head(tf)?)
+                        Some(text::sniff_head(tf, &text)?)
                     } else {
                         None
                     };
                     // An empty file has nothing to sniff; reading it says it is empty.
-                    if let Some((head, eof)) = head.filter(|(h, _)| !h.is_empty()) {
-                        let found = sniff::sniff(&head, eof, given, given_header, to_sniff)
+                    if let Some((head, eof, before)) = head.filter(|(h, _, _)| !h.is_empty()) {
+                        let found = sniff::sniff(&head, eof, given, given_header, to_sniff, before)
                             .map_err(|m| ReconError::input(&tf.path, m))?;
                         match &sniffed {
                             None => {
@@ -832,14 +863,25 @@ impl Table {
                                 text.header = found.header;
                                 text.header_unsure = found.header_unsure;
                                 text.quote_unproven = found.quote_unproven;
+                                if found.preamble {
+                                    text.skip_rows = found.skip_rows;
+                                }
+                                text.preamble_hint = found.hint.map(|h| (h.lines, h.words()));
                                 sniffed = Some((found, tf.path.clone()));
                             }
                             Some((first, first_path))
                                 if first.dialect != found.dialect
-                                    || first.header != found.header =>
+                                    || first.header != found.header
+                                    || (first.preamble || found.preamble)
+                                        && first.skip_rows != found.skip_rows =>
                             {
                                 let words = |f: &sniff::Sniffed| {
-                                    sniff::describe(&f.dialect, f.header, Default::default(), false)
+                                    let skip = if f.preamble { f.skip_rows } else { 0 };
+                                    let sniff = crate::config::Sniff {
+                                        preamble: true,
+                                        ..Default::default()
+                                    };
+                                    sniff::describe(&f.dialect, f.header, sniff, false, skip)
                                 };
                                 return Err(ReconError::input(
                                     &tf.path,
@@ -902,6 +944,7 @@ impl Table {
                 text.header,
                 to_sniff,
                 text.trailing_delimiter == Some(true),
+                text.skip_rows,
             );
             match (files.iter().find_map(|f| f.decode), text.encoding) {
                 (Some(e), Encoding::Utf8) => {

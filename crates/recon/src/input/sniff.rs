@@ -43,7 +43,82 @@ pub struct Sniffed {
     /// The quote was chosen with no quoted field in the sample, where no
     /// quoting would have read it the same; a quoted field later is refused.
     pub quote_unproven: bool,
+    /// Lines to skip at the top of the file: those before the sample, plus
+    /// a preamble sniffing found (then `preamble` is true).
+    pub skip_rows: usize,
+    pub preamble: bool,
+    /// Lines at the top look like a preamble, or some like comments, but
+    /// the evidence is not clear enough to skip them: what to suggest.
+    pub hint: Option<Hint>,
 }
+
+/// What errors a preamble or comment lines cause should suggest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hint {
+    /// Lines from the top of the file the hint is about: the preamble's, or
+    /// up to the first comment line.
+    pub lines: usize,
+    /// `--skip-rows lines` would skip the preamble.
+    pub skip: bool,
+    /// `--comment '#'` would skip lines starting with `#`.
+    pub comment: bool,
+    /// The lines after the preamble are rows by evidence: `--no-header` too.
+    pub no_header: bool,
+}
+
+impl Hint {
+    pub fn words(&self) -> String {
+        let n = self.lines;
+        let lines = if n == 1 {
+            "line looks".to_string()
+        } else {
+            format!("{n} lines look")
+        };
+        let (before, no_header) = if self.no_header {
+            ("rows without a header", " --no-header")
+        } else {
+            ("the header", "")
+        };
+        match (self.skip, self.comment) {
+            (true, false) => format!(
+                "the first {lines} like a preamble (a title, notes or comments) before {before}: if so, pass --skip-rows {n}{no_header}"
+            ),
+            (true, true) => format!(
+                "the first {lines} like a preamble before {before} and lines starting with '#' like comments: if so, pass --skip-rows {n} --comment '#'{no_header}"
+            ),
+            _ => format!(
+                "lines starting with '#' look like comments (line {n} is the first): if so, pass --comment '#'"
+            ),
+        }
+    }
+}
+
+/// How the chosen reading of a sample came out, for preamble detection.
+#[derive(Debug, Clone, Copy, Default)]
+struct Shape {
+    /// Fields per record, when every record has the same count.
+    columns: Option<usize>,
+    records: usize,
+    /// The first record is a header by the evidence of the columns' kinds
+    /// (whatever the user said about the header).
+    header_evidence: bool,
+    /// The first record is a row by that evidence.
+    data_evidence: bool,
+    /// Some field is quoted: the quote is proven, not a default.
+    quoted: bool,
+    /// Every record ends with an empty unquoted field (a delimiter).
+    trailing: bool,
+}
+
+impl Shape {
+    /// Two or more columns on every record: a table, not lines of text.
+    fn wide(&self) -> bool {
+        self.columns.is_some_and(|c| c >= 2)
+    }
+}
+
+/// Lines at the top of a sample sniffing looks through for a preamble.
+const MAX_PREAMBLE: usize = 50;
 
 /// Records read from a sample, at most.
 const SAMPLE_RECORDS: usize = 1000;
@@ -178,16 +253,229 @@ fn header_of(records: &[Vec<(String, bool)>]) -> (bool, bool) {
     }
 }
 
-/// Sniffs what `sniff` leaves open from `sample`, the start of a file
-/// (byte-order mark and blank lines before the header removed); `given` holds
-/// the user's settings for the rest. `eof`: the sample is the whole file.
+/// Sniffs what `sniff` leaves open from `sample`, the start of a file after
+/// its byte-order mark and the `before` lines that come before the header
+/// as given (skipped, blank or comment lines); `given` holds the user's
+/// settings for the rest. `eof`: the sample is the whole file.
+///
+/// A preamble (title, notes, export banner, `#` comments) is skipped when
+/// the evidence is clear, and only then (see [`find_preamble`]); where it is
+/// not, the result (or the error) carries a [`Hint`] naming the option.
 pub fn sniff(
     sample: &[u8],
     eof: bool,
     given: Dialect,
     given_header: bool,
     sniff: Sniff,
+    before: usize,
 ) -> Result<Sniffed, String> {
+    let plain = sniff_at(sample, eof, given, given_header, sniff);
+    // A sample that reads as a table as it is has no preamble: every line
+    // of it is part of the consistent block.
+    if matches!(&plain, Ok((_, shape)) if shape.wide()) {
+        return plain.map(|(s, _)| Sniffed {
+            skip_rows: before,
+            ..s
+        });
+    }
+    let found = if sniff.preamble {
+        find_preamble(sample, eof, given, given_header, sniff)
+    } else {
+        None
+    };
+    // A block that needs another quote than the whole sample proves it
+    // uses starts inside a quoted field (a multi-line value whose inner
+    // lines look like records): no preamble then, only a hint.
+    let quote_proven = match &plain {
+        Ok((p, shape)) if shape.quoted => Some(p.dialect.quote),
+        _ => None,
+    };
+    let hint = match found {
+        Some(p) if p.clear && quote_proven.is_none_or(|q| q == p.sniffed.dialect.quote) => {
+            return Ok(Sniffed {
+                skip_rows: before + p.lines,
+                preamble: true,
+                ..p.sniffed
+            })
+        }
+        Some(p) => Some(Hint {
+            lines: p.lines,
+            skip: true,
+            comment: false,
+            no_header: p.rows_follow,
+        }),
+        None => comment_hint(sample, eof, given, given_header, sniff),
+    }
+    .map(|h| Hint {
+        lines: h.lines + before,
+        ..h
+    });
+    match plain {
+        Ok((s, _)) => Ok(Sniffed {
+            skip_rows: before,
+            hint,
+            ..s
+        }),
+        Err(m) => Err(match hint {
+            Some(h) => format!("{m}; {}", h.words()),
+            None => m,
+        }),
+    }
+}
+
+/// Lines before a block of records that read alike.
+struct Preamble {
+    lines: usize,
+    /// How the block reads.
+    sniffed: Sniffed,
+    /// The lines are a preamble by clear evidence.
+    clear: bool,
+    /// The block starts with a row, not a header, by the evidence of its
+    /// columns (the header left to sniffing).
+    rows_follow: bool,
+}
+
+/// The preamble of `sample`: the fewest lines (at most [`MAX_PREAMBLE`])
+/// after which it reads as a table of two or more columns, two or more
+/// records, every record alike to the end of the sample; with how that
+/// table reads and whether the evidence is clear. None when no such block
+/// follows lines that look like a preamble.
+///
+/// Lines look like a preamble when each (blank ones aside) starts with `#`
+/// or has fewer fields than the block: a line with as many or more could be
+/// its header or a row, and is never skipped. The evidence is clear when
+/// every such line starts with `#` (a comment preamble), or when the block's
+/// first record is a header by the kinds of its columns (a number or date
+/// column under a word): a ragged file's short rows are followed by rows,
+/// not by a header. A header the user gave is no evidence: it says the file
+/// has one, not where it starts.
+fn find_preamble(
+    sample: &[u8],
+    eof: bool,
+    given: Dialect,
+    given_header: bool,
+    sniff: Sniff,
+) -> Option<Preamble> {
+    // Cheap first: no delimiter after the first line, no block of two or
+    // more columns (one-column files are common and each try reads the sample).
+    let after_first = memchr::memchr(b'\n', sample).map_or(sample.len(), |i| i + 1);
+    let delimiters: &[u8] = if sniff.delimiter {
+        b",;|\t"
+    } else {
+        std::slice::from_ref(&given.delimiter)
+    };
+    if !sample[after_first..].iter().any(|b| delimiters.contains(b)) {
+        return None;
+    }
+    let mut at = 0;
+    for lines in 1..=MAX_PREAMBLE {
+        at += memchr::memchr(b'\n', &sample[at..])? + 1;
+        let rest = &sample[at..];
+        let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+        // The block starts with a record: not blank, not a comment.
+        if line.iter().all(u8::is_ascii_whitespace) || given.comment == line.first().copied() {
+            continue;
+        }
+        let Ok((found, shape)) = sniff_at(rest, eof, given, given_header, sniff) else {
+            continue;
+        };
+        let Some(columns) = shape.columns.filter(|_| shape.wide() && shape.records >= 2) else {
+            continue;
+        };
+        let mut comments = true;
+        let mut last = 0;
+        for l in sample[..at].split(|&b| b == b'\n') {
+            // Blank lines and comment lines (a comment byte given) are no rows.
+            if l.iter().all(u8::is_ascii_whitespace)
+                || (given.comment.is_some() && l.first() == given.comment.as_ref())
+            {
+                continue;
+            }
+            let hash = l.first() == Some(&b'#');
+            comments &= hash;
+            last = fields_alone(l, found.dialect);
+            if !hash && last >= columns {
+                return None;
+            }
+        }
+        // A header one field short of rows that all end with a delimiter is
+        // the header of a file whose rows have a trailing delimiter.
+        if shape.trailing && last + 1 == columns {
+            return None;
+        }
+        let header = shape.header_evidence && (sniff.header || given_header);
+        return Some(Preamble {
+            lines,
+            sniffed: found,
+            clear: comments || header,
+            rows_follow: sniff.header && shape.data_evidence,
+        });
+    }
+    None
+}
+
+/// Fields of one line read alone; a line that does not lex (an open quote
+/// in a title) is one field of text.
+fn fields_alone(line: &[u8], d: Dialect) -> usize {
+    let d = Dialect { comment: None, ..d };
+    let mut rec = RecordBuf::default();
+    match Lexer::new(line, d).next_record(&mut rec) {
+        Ok(Some(_)) => rec.len(),
+        _ => 1,
+    }
+}
+
+/// The hint for a sample with lines starting with `#` that would read as a
+/// table with `--comment '#'` (and maybe `--skip-rows`); the comment byte is
+/// never sniffed, since `#` starts data too (`#ff0000`, `#3 seed`) and a
+/// comment byte applies to every line of the file.
+fn comment_hint(
+    sample: &[u8],
+    eof: bool,
+    given: Dialect,
+    given_header: bool,
+    sniff: Sniff,
+) -> Option<Hint> {
+    if given.comment.is_some() {
+        return None;
+    }
+    let first = sample
+        .split(|&b| b == b'\n')
+        .take(SAMPLE_RECORDS)
+        .position(|l| l.first() == Some(&b'#'))?;
+    let with = Dialect {
+        comment: Some(b'#'),
+        ..given
+    };
+    if matches!(sniff_at(sample, eof, with, given_header, sniff), Ok((_, shape)) if shape.wide()) {
+        return Some(Hint {
+            lines: first + 1,
+            skip: false,
+            comment: true,
+            no_header: false,
+        });
+    }
+    if !sniff.preamble {
+        return None;
+    }
+    let p = find_preamble(sample, eof, with, given_header, sniff)?;
+    Some(Hint {
+        lines: p.lines,
+        no_header: p.rows_follow,
+        skip: true,
+        comment: true,
+    })
+}
+
+/// Sniffs the sample as it is, with no preamble; also how the chosen
+/// reading came out.
+fn sniff_at(
+    sample: &[u8],
+    eof: bool,
+    given: Dialect,
+    given_header: bool,
+    sniff: Sniff,
+) -> Result<(Sniffed, Shape), String> {
     // Delimiters the sample lacks all read it as one column, so one of
     // them stands for the rest, beside those present and the default.
     let present = |b: u8| memchr::memchr(b, sample).is_some();
@@ -231,6 +519,7 @@ pub fn sniff(
                     delimiter,
                     quote,
                     escape,
+                    comment: given.comment,
                 };
                 if d.validate().is_err() {
                     continue;
@@ -258,12 +547,16 @@ pub fn sniff(
         fits.retain(|r| r.dialect.quote.is_some());
     }
     if fits.is_empty() || (unterminated && sniff.quote) {
-        return Ok(Sniffed {
+        let s = Sniffed {
             dialect: given,
             header: given_header,
             header_unsure: false,
             quote_unproven: false,
-        });
+            skip_rows: 0,
+            preamble: false,
+            hint: None,
+        };
+        return Ok((s, Shape::default()));
     }
     let lexed = std::mem::take(&mut fits);
     let (mut fits, uneven): (Vec<Reading>, Vec<Reading>) =
@@ -365,21 +658,43 @@ pub fn sniff(
         .iter()
         .find(|r| r.dialect.escape == escape)
         .ok_or_else(|| "no dialect reads the first lines".to_string())?;
+    let evidence = header_of(&chosen.records);
     let (header, header_unsure) = if sniff.header {
-        header_of(&chosen.records)
+        evidence
     } else {
         (given_header, false)
     };
-    Ok(Sniffed {
+    let shape = Shape {
+        columns: chosen.columns,
+        records: chosen.records.len(),
+        header_evidence: evidence == (true, false),
+        data_evidence: evidence == (false, false),
+        quoted: chosen.quoted > 0,
+        trailing: chosen
+            .records
+            .iter()
+            .all(|r| r.last().is_some_and(|(v, q)| v.is_empty() && !q)),
+    };
+    let s = Sniffed {
         dialect: chosen.dialect,
         header,
         header_unsure,
         quote_unproven,
-    })
+        skip_rows: 0,
+        preamble: false,
+        hint: None,
+    };
+    Ok((s, shape))
 }
 
 /// The dialect in words, for the schema screen and the report.
-pub fn describe(d: &Dialect, header: bool, sniff: Sniff, trailing: bool) -> String {
+pub fn describe(
+    d: &Dialect,
+    header: bool,
+    sniff: Sniff,
+    trailing: bool,
+    skip_rows: usize,
+) -> String {
     let mark = |sniffed: bool| if sniffed { " (sniffed)" } else { "" };
     let mut parts = vec![format!(
         "delimiter {}{}",
@@ -398,6 +713,17 @@ pub fn describe(d: &Dialect, header: bool, sniff: Sniff, trailing: bool) -> Stri
         if header { "header" } else { "no header" },
         mark(sniff.header)
     ));
+    if skip_rows > 0 {
+        let lines = if skip_rows == 1 { "line" } else { "lines" };
+        parts.push(if sniff.preamble {
+            format!("skipped {skip_rows} preamble {lines} (sniffed)")
+        } else {
+            format!("skipped {skip_rows} {lines}")
+        });
+    }
+    if let Some(c) = d.comment {
+        parts.push(format!("comment {}", show(c)));
+    }
     if trailing {
         parts.push("trailing delimiter".to_string());
     }
@@ -413,10 +739,11 @@ mod tests {
         quote: true,
         escape: true,
         header: true,
+        preamble: true,
     };
 
     fn sniffed(text: &str) -> Result<Sniffed, String> {
-        sniff(text.as_bytes(), true, Dialect::default(), true, ALL)
+        sniff(text.as_bytes(), true, Dialect::default(), true, ALL, 0)
     }
 
     fn dialect(delimiter: u8, quote: Option<u8>) -> Dialect {
@@ -424,6 +751,7 @@ mod tests {
             delimiter,
             quote,
             escape: None,
+            comment: None,
         }
     }
 
@@ -519,6 +847,7 @@ mod tests {
                 header: false,
                 ..ALL
             },
+            0,
         )
         .unwrap();
         assert!(s.header);
@@ -526,7 +855,7 @@ mod tests {
 
     #[test]
     fn only_whole_records_of_a_cut_sample_count() {
-        let s = sniff(b"a;b\n1;2\n3;\"x", false, Dialect::default(), true, ALL).unwrap();
+        let s = sniff(b"a;b\n1;2\n3;\"x", false, Dialect::default(), true, ALL, 0).unwrap();
         assert_eq!(s.dialect.delimiter, b';');
     }
 
@@ -534,12 +863,184 @@ mod tests {
     fn description() {
         let d = dialect(b';', Some(b'"'));
         assert_eq!(
-            describe(&d, true, ALL, false),
+            describe(&d, true, ALL, false, 0),
             "delimiter ';' (sniffed), quote '\"' (sniffed), header (sniffed)"
         );
         assert_eq!(
-            describe(&dialect(b'|', None), false, Sniff::default(), true),
+            describe(&dialect(b'|', None), false, Sniff::default(), true, 0),
             "delimiter '|', no quoting, no header, trailing delimiter"
         );
+        assert_eq!(
+            describe(&d, true, ALL, false, 3),
+            "delimiter ';' (sniffed), quote '\"' (sniffed), header (sniffed), skipped 3 preamble lines (sniffed)"
+        );
+        let hash = Dialect {
+            comment: Some(b'#'),
+            ..d
+        };
+        assert_eq!(
+            describe(&hash, true, Sniff::default(), false, 1),
+            "delimiter ';', quote '\"', header, skipped 1 line, comment '#'"
+        );
+    }
+
+    /// The lines sniffing skips as a preamble, or the hint it leaves.
+    fn preamble(text: &str) -> (usize, Option<Hint>) {
+        let s = sniffed(text).unwrap();
+        assert_eq!(s.preamble, s.skip_rows > 0, "{text}");
+        (s.skip_rows, s.hint)
+    }
+
+    #[test]
+    fn csv_preamble_title_lines_are_detected() {
+        for (text, lines) in [
+            // DuckDB's data/csv/auto/skip_row.csv and multiple_skip_row.csv.
+            ("some notes...\nnumber,text,date\n345.0,TEST3,2000-12-13\n", 1),
+            (
+                "some notes...\nmore notes,...\nnumber,text,date\n345.0,TEST4,2000-12-13\n",
+                2,
+            ),
+            // A title with an open quote and blank lines around it.
+            ("Report \"Q1\n\n\nid,amount\n1,2.5\n2,3\n", 3),
+            // An export banner, tab-delimited (DuckDB's test_apple_financial).
+            (
+                "Vendor Name\tTest\nStart Date\t06/02/2024\nEnd Date\t06/29/2024\nDate\tSKU\tUnits\tPrice\n06/19/2024\tmonthly\t1\t99.99\n06/14/2024\tmonthly\t2\t99.99\n",
+                3,
+            ),
+        ] {
+            assert_eq!(preamble(text), (lines, None), "{text}");
+            let s = sniffed(text).unwrap();
+            assert!(s.header && !s.header_unsure, "{text}");
+        }
+        // The lines before the sample count too.
+        let s = sniff(b"Title\na,b\n1,2\n", true, Dialect::default(), true, ALL, 2).unwrap();
+        assert_eq!((s.skip_rows, s.preamble), (3, true));
+    }
+
+    #[test]
+    fn a_comment_preamble_is_detected_without_a_header_to_prove_it() {
+        assert_eq!(
+            preamble("# A few comments\n# I'm a csv file\na;b\n1;3\n6;7\n"),
+            (2, None)
+        );
+        assert_eq!(preamble("# exported by x\nx,y\nc,d\ne,f\n"), (1, None));
+    }
+
+    #[test]
+    fn a_table_as_it_is_has_no_preamble() {
+        for text in [
+            "a,b\n1,2\n",
+            // A first line that reads like the rest is part of the block,
+            // even when it starts with '#' (a VCF-style header, a hex color).
+            "#CHROM\tPOS\n1\t100\n",
+            "#ff0000,red\n#00ff00,green\n",
+            "Report, 2024\na,b\n1,2\n",
+        ] {
+            assert_eq!(preamble(text), (0, None), "{text}");
+        }
+    }
+
+    #[test]
+    fn rows_are_never_taken_for_a_preamble() {
+        for text in [
+            // A short row after the header: the header would be skipped.
+            "id,name\n1,x\n2\n3,z\n4,w\n",
+            // A header shorter than its rows: the block starts with a row.
+            "id,name\n1,x,extra\n2,y,extra\n",
+            // DuckDB's inconsistent_cells.csv: rows of every length.
+            "One,two,three\n1,2,3,4\n1,2,3\n\n1,2,3,4,5\n1,2,3,4,5\n",
+            // A multi-line quoted value whose inner lines look like a table.
+            "note\n\"x\na,b\n1,2\n3,4\"\n",
+            // A line with more fields than the block.
+            "a,b,c,d\nx,y\n1,2\n3,4\n",
+            // Rows with a trailing delimiter under a header without one
+            // (DuckDB's bug_12596.csv): no preamble, and no hint either.
+            "c1,c2\n1,2,\n3,4,\n",
+        ] {
+            let s = sniffed(text);
+            assert!(
+                s.as_ref().is_ok_and(|s| s.skip_rows == 0) || s.is_err(),
+                "{text}: {s:?}"
+            );
+        }
+        assert_eq!(sniffed("c1,c2\n1,2,\n3,4,\n").unwrap().hint, None);
+    }
+
+    #[test]
+    fn unclear_preamble_names_skip_rows_in_the_hint() {
+        // All text: no evidence that the block starts with a header.
+        let (lines, hint) = preamble("Customers\nname,city\nAnn,Paris\nBob,Rome\n");
+        assert_eq!(lines, 0);
+        let h = hint.unwrap();
+        assert_eq!((h.lines, h.skip, h.comment), (1, true, false));
+        assert_eq!(
+            h.words(),
+            "the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1"
+        );
+        // Rows right after the preamble (DuckDB's 17738.csv): a hint only,
+        // with --no-header.
+        let (lines, hint) = preamble("some text\ndescription\n\nJohn,Doe,1\nJack,Roe,2\n");
+        assert_eq!(lines, 0);
+        let h = hint.unwrap();
+        assert_eq!((h.lines, h.no_header), (3, true));
+        assert!(
+            h.words()
+                .ends_with("before rows without a header: if so, pass --skip-rows 3 --no-header"),
+            "{}",
+            h.words()
+        );
+        // A header the user gives is no evidence of where it starts.
+        let s = sniff(
+            b"Customers\nname,city\nAnn,Paris\nBob,Rome\n",
+            true,
+            Dialect::default(),
+            true,
+            Sniff {
+                header: false,
+                ..ALL
+            },
+            0,
+        )
+        .unwrap();
+        assert_eq!(s.skip_rows, 0);
+        assert!(s.hint.is_some_and(|h| h.skip && h.lines == 1));
+        // A sniff error carries the hint.
+        let e = sniffed("Title\nid,note\nx,a;b|c\td\ny,z\n").unwrap_err();
+        assert!(
+            e.starts_with("no delimiter among") && e.ends_with("; the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn comment_lines_in_the_data_name_the_comment_option() {
+        // DuckDB's data/csv/comments/simple.csv: comments before and after the header.
+        let text = "# A few comments\n# I'm a csv file\na;b\n# This is also a baddy\n1;3\n6;7\n";
+        let (lines, hint) = preamble(text);
+        assert_eq!(lines, 0);
+        let h = hint.unwrap();
+        assert_eq!((h.lines, h.skip, h.comment), (1, false, true));
+        assert!(h.words().contains("pass --comment '#'"), "{}", h.words());
+        // With the comment byte given, the same file reads as a table.
+        let hash = Dialect {
+            comment: Some(b'#'),
+            ..Dialect::default()
+        };
+        let s = sniff(text.as_bytes(), true, hash, true, ALL, 0).unwrap();
+        assert_eq!((s.dialect.delimiter, s.skip_rows, s.hint), (b';', 0, None));
+        // A title and comments: both options.
+        let h = preamble("Title\na;b\n# c\n1;3\n4;5\n").1.unwrap();
+        assert_eq!((h.lines, h.skip, h.comment), (1, true, true));
+        // A preamble before the header with the comment byte given (DuckDB's comment_skip.csv).
+        let s = sniff(
+            b"skip this line\n# comment\nx,y,z\n1,2,3\n4,5,6\n",
+            true,
+            hash,
+            true,
+            ALL,
+            0,
+        )
+        .unwrap();
+        assert_eq!((s.skip_rows, s.preamble), (2, true));
     }
 }

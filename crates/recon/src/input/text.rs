@@ -278,19 +278,43 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| b.is_ascii_whitespace())
 }
 
-/// Bytes of blank lines (only spaces, tabs or CR) at the start of `buf`,
-/// which are skipped before a header, as DuckDB does: a blank first line
-/// must not become a column named "". None when `buf` may end inside them.
-fn leading_blank_lines(buf: &[u8], eof: bool) -> Option<usize> {
-    let blank = |l: &[u8]| l.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'));
+/// Bytes at the start of `buf` before the header (or the first record):
+/// `skip` physical lines (`--skip-rows`, or a sniffed preamble, counted as
+/// `head -n` counts them), then comment lines and, when `blank`, blank lines
+/// (only spaces, tabs or CR) in any order. Blank lines are skipped before a
+/// header, as DuckDB does: a blank first line must not become a column named
+/// "" (without a header a blank line can be a one-column row). None when
+/// `buf` may end inside them.
+fn before_header(
+    buf: &[u8],
+    eof: bool,
+    skip: usize,
+    comment: Option<u8>,
+    blank: bool,
+) -> Option<usize> {
     let mut at = 0;
+    let next_line = |at: usize| match memchr::memchr(b'\n', &buf[at..]) {
+        Some(i) => Some(Some(at + i + 1)),
+        None if eof => Some(None),
+        None => None,
+    };
+    for _ in 0..skip {
+        match next_line(at)? {
+            Some(next) => at = next,
+            None => return Some(buf.len()),
+        }
+    }
     loop {
-        match memchr::memchr(b'\n', &buf[at..]) {
-            Some(i) if blank(&buf[at..at + i]) => at += i + 1,
-            Some(_) => return Some(at),
-            None if blank(&buf[at..]) && !eof => return None,
-            None if blank(&buf[at..]) => return Some(buf.len()),
-            None => return Some(at),
+        let rest = &buf[at..];
+        let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+        let skipped = (blank && line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')))
+            || (comment.is_some() && rest.first() == comment.as_ref());
+        if !skipped {
+            return Some(at);
+        }
+        match next_line(at)? {
+            Some(next) => at = next,
+            None => return Some(buf.len()),
         }
     }
 }
@@ -316,16 +340,19 @@ fn refuse_cr_line_ends(head: &[u8], path: &Path) -> Result<()> {
 const SNIFF_BYTES: usize = 256 << 10;
 
 /// The start of a CSV file for sniffing its dialect: up to 256 KiB after
-/// the byte-order mark and any blank lines, and whether that is all of it.
-pub fn sniff_head(f: &TableFile) -> Result<(Vec<u8>, bool)> {
+/// the byte-order mark and what comes before the header as `opts` say
+/// (skipped lines, comment and blank lines); whether that is all of it; and
+/// how many lines came before it.
+pub fn sniff_head(f: &TableFile, opts: &TextOptions) -> Result<(Vec<u8>, bool, usize)> {
     let (path, compression) = (f.path.as_path(), f.compression);
     let mut r = open_reader(f)?;
     let mut buf = Vec::new();
     let eof = read_more(r.as_mut(), &mut buf, SNIFF_BYTES, path, compression)?;
-    let mut body = buf.strip_prefix(BOM).unwrap_or(&buf);
+    let body = buf.strip_prefix(BOM).unwrap_or(&buf);
     refuse_cr_line_ends(body, path)?;
-    body = &body[leading_blank_lines(body, true).unwrap_or(0)..];
-    Ok((body.to_vec(), eof))
+    let skip = before_header(body, true, opts.skip_rows, opts.comment, true).unwrap_or(0);
+    let lines = count_newlines(&body[..skip]) as usize;
+    Ok((body[skip..].to_vec(), eof, lines))
 }
 
 /// The column names (all Utf8) of a text file, from its header line (CSV) or
@@ -341,13 +368,13 @@ pub fn header_schema(
     let mut buf = Vec::new();
     let mut want = 1 << 16;
     let d = opts.dialect();
-    // Bytes of blank lines before the header, once the head is complete.
+    // Bytes before the header (skipped, comment and blank lines), once the head is complete.
     let skip = loop {
         let eof = read_more(r.as_mut(), &mut buf, want, path, compression)?;
         let body = buf.strip_prefix(BOM).unwrap_or(&buf);
         refuse_cr_line_ends(body, path)?;
-        let blank = if format != Format::Ndjson && opts.header {
-            leading_blank_lines(body, eof)
+        let blank = if format != Format::Ndjson {
+            before_header(body, eof, opts.skip_rows, d.comment, opts.header)
         } else {
             Some(0)
         };
@@ -367,12 +394,19 @@ pub fn header_schema(
         if want >= MAX_HEADER {
             return Err(ReconError::input(
                 path,
-                "first record is longer than 64 MiB",
+                if opts.skip_rows > 0 {
+                    "the lines skipped at the top (--skip-rows) and the first record are longer than 64 MiB"
+                } else {
+                    "first record is longer than 64 MiB"
+                },
             ));
         }
         want *= 2;
     };
-    let body = &buf.strip_prefix(BOM).unwrap_or(&buf)[skip..];
+    let whole = buf.strip_prefix(BOM).unwrap_or(&buf);
+    // The header's line number, for messages: after the lines skipped.
+    let line = 1 + count_newlines(&whole[..skip]);
+    let body = &whole[skip..];
     if format == Format::Ndjson {
         // Only whole lines: the buffer may end inside one.
         let whole = match memchr::memrchr(b'\n', body) {
@@ -410,19 +444,27 @@ pub fn header_schema(
         return Ok((Arc::new(Schema::new(fields)), false));
     }
     if body.is_empty() {
+        let what = if opts.header {
+            "no header line"
+        } else {
+            "the column count is unknown"
+        };
         return Err(ReconError::input(
             path,
-            if opts.header {
-                "file is empty: no header line"
+            if opts.skip_rows > 0 {
+                format!(
+                    "nothing follows the {} lines skipped at the top (--skip-rows {}): {what}",
+                    opts.skip_rows, opts.skip_rows
+                )
             } else {
-                "file is empty: the column count is unknown"
+                format!("file is empty: {what}")
             },
         ));
     }
     let mut lex = Lexer::new(body, d);
     let mut rec = RecordBuf::default();
     lex.next_record(&mut rec)
-        .map_err(|e| ReconError::input(path, format!("line 1: {}", lex_message(&e, d))))?;
+        .map_err(|e| ReconError::input(path, format!("line {line}: {}", lex_message(&e, d))))?;
     let trailing = match opts.trailing_delimiter {
         Some(t) => t,
         None => detect_trailing(body, d),
@@ -432,7 +474,9 @@ pub fn header_schema(
         if rec.len() < 2 || rec.field(last).is_none_or(|(b, q)| !b.is_empty() || q) {
             return Err(ReconError::input(
                 path,
-                "line 1: --trailing-delimiter, but the line does not end with a delimiter",
+                format!(
+                    "line {line}: --trailing-delimiter, but the line does not end with a delimiter"
+                ),
             ));
         }
         last
@@ -444,7 +488,7 @@ pub fn header_schema(
         let name = if opts.header {
             let (bytes, _) = rec.field(i).unwrap_or((&[], false));
             decode_text(bytes, enc)
-                .map_err(|m| ReconError::input(path, format!("line 1 (header): {m}")))?
+                .map_err(|m| ReconError::input(path, format!("line {line} (header): {m}")))?
         } else {
             format!("column_{}", i + 1)
         };
@@ -528,6 +572,8 @@ pub struct ChunkReader<'t> {
     /// Line number of `buf[0]`.
     line: u64,
     first: bool,
+    /// The byte-order mark and the lines before the header are behind.
+    skipped: bool,
     done: bool,
     chunk_bytes: usize,
 }
@@ -543,6 +589,7 @@ impl<'t> ChunkReader<'t> {
             base: 0,
             line: 1,
             first: true,
+            skipped: false,
             done: false,
             chunk_bytes: chunk_bytes.max(1 << 16),
         })
@@ -561,7 +608,7 @@ impl<'t> ChunkReader<'t> {
         loop {
             let eof = read_more(self.r.as_mut(), &mut self.buf, want, path, f.compression)?;
             let buf = &mut self.buf;
-            if self.first {
+            if self.first && !self.skipped {
                 if buf.len() < BOM.len() && !eof {
                     continue;
                 }
@@ -569,20 +616,41 @@ impl<'t> ChunkReader<'t> {
                     buf.drain(..BOM.len());
                     self.base += BOM.len() as u64;
                 }
-                if table.text.header && table.format != Format::Ndjson {
-                    let Some(blank) = leading_blank_lines(buf, eof) else {
+                if table.format != Format::Ndjson {
+                    let text = &table.text;
+                    let Some(skip) =
+                        before_header(buf, eof, text.skip_rows, d.comment, text.header)
+                    else {
+                        if want >= MAX_HEADER {
+                            return Err(ReconError::input(
+                                path,
+                                "the lines before the header (skipped, comment or blank lines) are longer than 64 MiB",
+                            ));
+                        }
                         want *= 2;
                         continue;
                     };
-                    self.line += count_newlines(&buf[..blank]);
-                    buf.drain(..blank);
-                    self.base += blank as u64;
+                    // Locators stay byte offsets in the file and line numbers
+                    // count the skipped lines: both still point at the line.
+                    self.line += count_newlines(&buf[..skip]);
+                    buf.drain(..skip);
+                    self.base += skip as u64;
+                }
+                // Once: reading more for the header must not skip lines again.
+                self.skipped = true;
+            }
+            if self.first {
+                if table.text.header && table.format != Format::Ndjson {
                     let end = match cut_point(table.format, buf, &d) {
                         Some(_) => {
                             let mut lex = Lexer::new(buf, d);
                             let mut rec = RecordBuf::default();
+                            let line = self.line;
                             lex.next_record(&mut rec).map_err(|e| {
-                                ReconError::input(path, format!("line 1: {}", lex_message(&e, d)))
+                                ReconError::input(
+                                    path,
+                                    format!("line {line}: {}", lex_message(&e, d)),
+                                )
                             })?;
                             lex.position()
                         }
@@ -846,6 +914,21 @@ fn parse_hint(value: &str, field: &Field, format: Format) -> String {
     }
 }
 
+/// The way out of a record with the wrong number of fields at `line` that
+/// starts with `record`, when lines at the top look like a preamble (see
+/// `sniff`) or this one looks like a comment.
+fn uneven_hint(text: &TextOptions, line: u64, record: &[u8]) -> String {
+    match &text.preamble_hint {
+        // The header was read from the preamble: the first record after it that
+        // disagrees is at most one line past it.
+        Some((lines, hint)) if line <= *lines as u64 + 1 => format!("; {hint}"),
+        _ if text.comment.is_none() && record.first() == Some(&b'#') => {
+            "; if lines starting with '#' are comments, pass --comment '#'".to_string()
+        }
+        _ => String::new(),
+    }
+}
+
 /// Lexes and types whole records in `bytes`, collecting table columns
 /// `columns` (file columns only), and calls `each` per batch. `locator`
 /// gives a record's locator from (start offset, record index).
@@ -917,15 +1000,16 @@ fn parse_records(
             return Err(ReconError::input(
                 path,
                 if rec.len() != want {
+                    let line = b.line_of(start);
                     format!(
-                        "line {}: expected {want} fields{}, found {}",
-                        b.line_of(start),
+                        "line {line}: expected {want} fields{}, found {}{}",
                         if trailing {
                             " (the last one empty: a trailing delimiter)"
                         } else {
                             ""
                         },
-                        rec.len()
+                        rec.len(),
+                        uneven_hint(&table.text, line, &bytes[start..])
                     )
                 } else {
                     format!(

@@ -54,13 +54,24 @@ pub fn preflight_in(
     }
     let mut src = Table::open(source, &inputs[0], Side::Source, temp_dir)?;
     let mut tgt = Table::open(target, &inputs[1], Side::Target, temp_dir)?;
+    crate::input::refuse_unused_csv_options([(&inputs[0], &src), (&inputs[1], &tgt)])?;
     typing::resolve(
         &mut src,
         &mut tgt,
         align_opts,
         inputs[0].infer_types || inputs[1].infer_types,
     )?;
-    let plan = align::plan(&src.schema, &tgt.schema, align_opts);
+    let mut plan = align::plan(&src.schema, &tgt.schema, align_opts);
+    if !plan.is_compatible() {
+        // Lines before a header that sniffing would not skip make column
+        // names of a title: say so first, with the option that skips them.
+        for t in [&tgt, &src] {
+            if let Some((_, hint)) = &t.text.preamble_hint {
+                plan.problems
+                    .insert(0, format!("{}: {hint}", t.path.display()));
+            }
+        }
+    }
     Ok((src, tgt, plan))
 }
 

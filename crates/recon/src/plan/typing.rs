@@ -166,14 +166,18 @@ fn sure_of_header(t: &Table, other: &Table, pairs: &[(usize, usize)]) -> Result<
     if typed > 0 && parses < typed {
         return Ok(());
     }
-    Err(ReconError::input(
-        &t.path,
-        if typed > 0 {
-            "its first line reads as a row of the other table's types, and sniffing cannot tell if it is a header; pairing by position would drop it unseen: pass --no-header if it is data, or --header"
-        } else {
-            "sniffing cannot tell whether its first line is a header (every column is text), and pairing by position would drop or add a row unseen: pass --header or --no-header"
-        },
-    ))
+    let why = if typed > 0 {
+        "its first line reads as a row of the other table's types, and sniffing cannot tell if it is a header; pairing by position would drop it unseen: pass --no-header if it is data, or --header"
+    } else {
+        "sniffing cannot tell whether its first line is a header (every column is text), and pairing by position would drop or add a row unseen: pass --header or --no-header"
+    };
+    // A first line that may be a title: the way out may be --skip-rows instead.
+    let preamble = t
+        .text
+        .preamble_hint
+        .as_ref()
+        .map_or_else(String::new, |(_, h)| format!("; or {h}"));
+    Err(ReconError::input(&t.path, format!("{why}{preamble}")))
 }
 
 /// The pattern `list` gives column `name`: its own, else the `*` one.
