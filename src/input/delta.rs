@@ -110,7 +110,7 @@ fn parse_as_of(at: &str) -> std::result::Result<AsOf, String> {
 /// The kernel's error, in one line: its Display appends a backtrace when
 /// one was captured (RUST_BACKTRACE set), which is for a developer, not for
 /// recon's one-line errors.
-fn kernel_error(path: &Path, e: &delta_kernel::Error) -> ReconError {
+fn kernel_error(path: &Path, e: &delta_kernel::KernelError) -> ReconError {
     delta_error(path, one_line(e))
 }
 
@@ -121,7 +121,7 @@ fn delta_error(path: &Path, message: impl std::fmt::Display) -> ReconError {
 /// `e.without_backtrace()`'s message on one line: a backtrace an inner
 /// error carries (from its first frame line on) is dropped, other line
 /// breaks become "; ".
-fn one_line(e: &delta_kernel::Error) -> String {
+fn one_line(e: &delta_kernel::KernelError) -> String {
     let text = e.without_backtrace().to_string();
     let frame = |l: &str| {
         let l = l.trim_start();
