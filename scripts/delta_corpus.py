@@ -23,7 +23,8 @@ scripts/requirements-fixtures.txt):
     scripts/.venv/bin/python scripts/delta_corpus.py \
         --recon target/debug/recon /path/to/delta-rs/crates/test/tests/data
 
-Exit 0 when every version delta-rs reads compares equal, 1 otherwise.
+Exit 0 when every version delta-rs reads compares equal (or differs only
+where delta-rs is known to misread, DELTA_RS_MISREADS), 1 otherwise.
 """
 
 import argparse
@@ -108,6 +109,15 @@ def nullable(schema):
     return pa.schema([pa.field(f.name, nullable_type(f.type), True) for f in schema])
 
 
+# Versions where delta-rs's rows are known to be wrong, and why: a drift
+# there is recon reading what the writer wrote. Checked by
+# scripts/make_delta_rs_expected.py against the log's statistics.
+DELTA_RS_MISREADS = {
+    "table_with_edge_timestamps@0": "delta-rs reads INT96 9999-12-31 and 9999-12-30 in nanoseconds, "
+    "overflowing into 1816-03-29 and 1816-03-28; the log's stats say 9999",
+}
+
+
 def run_recon(recon, table, version, expected):
     """(outcome, detail) of recon on one version."""
     source = f"delta:{table}@{version}"
@@ -117,13 +127,17 @@ def run_recon(recon, table, version, expected):
     if quiet.returncode == 1:
         report = subprocess.run([recon, "diff", source, expected, "--json"], capture_output=True, text=True)
         try:
-            counts = json.loads(report.stdout).get("counts", {})
-            detail = ", ".join(f"{k} {v}" for k, v in counts.items() if isinstance(v, int) and v)
+            r = json.loads(report.stdout)
+            detail = (
+                f"source-only rows {r.get('source_only_rows')}, target-only rows {r.get('target_only_rows')}, "
+                f"differing columns {', '.join(r.get('column_drift', {}).get('differing', [])) or '-'}"
+            )
         except json.JSONDecodeError:
             detail = one_line(report.stdout or report.stderr)
         return "drift", detail
-    detail = one_line(quiet.stderr)
-    if "\n   0: " in quiet.stderr or quiet.stderr.count("\n") > 1:
+    # The paths are in the table's name already.
+    detail = one_line(quiet.stderr.replace(source, "SOURCE").replace(expected, "EXPECTED"))
+    if quiet.stderr.strip().count("\n") > 0:
         detail += "  [message spans several lines]"
     return "refused", detail
 
@@ -136,6 +150,7 @@ def main():
     args = ap.parse_args()
     corpus = os.path.abspath(args.corpus)
     counts = {"match": 0, "drift": 0, "refused": 0, "unreadable": 0}
+    unexplained = 0
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         for table in tables(corpus):
@@ -150,11 +165,17 @@ def main():
                 else:
                     outcome, detail = run_recon(args.recon, table, v, expected)
                 counts[outcome] += 1
+                known = DELTA_RS_MISREADS.get(f"{name}@{v}")
+                if outcome == "drift" and known:
+                    detail += f" (known: {known})"
+                elif outcome in ("drift", "refused"):
+                    unexplained += 1
                 lines.append(f"{outcome:<10} {name}@{v}" + (f"  {detail}" if detail else ""))
                 print(lines[-1], flush=True)
     print()
     print("  ".join(f"{k} {v}" for k, v in counts.items()))
-    sys.exit(0 if counts["drift"] == 0 and counts["refused"] == 0 else 1)
+    print(f"not equal and not a known delta-rs misread: {unexplained}")
+    sys.exit(0 if unexplained == 0 else 1)
 
 
 if __name__ == "__main__":
