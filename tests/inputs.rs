@@ -1550,7 +1550,11 @@ fn directory_of_decimal_precisions_reads_as_the_wider_type() {
     );
     let want = tmp.path().join("want.parquet");
     let all = decimals(&[100, 250, -1, 99_999_999_999_999_999_99, 7, 8], 19);
-    write_parquet(&want, &RecordBatch::try_from_iter([("v", all)]).unwrap(), 100);
+    write_parquet(
+        &want,
+        &RecordBatch::try_from_iter([("v", all)]).unwrap(),
+        100,
+    );
     common::diff(&dir, &want, &[]).code(0);
     recon()
         .arg("schema")
@@ -1563,7 +1567,11 @@ fn directory_of_decimal_precisions_reads_as_the_wider_type() {
     // fetched through the same conversion.
     let changed = tmp.path().join("changed.parquet");
     let all = decimals(&[100, 250, -2, 99_999_999_999_999_999_99, 7, 8], 19);
-    write_parquet(&changed, &RecordBatch::try_from_iter([("v", all)]).unwrap(), 100);
+    write_parquet(
+        &changed,
+        &RecordBatch::try_from_iter([("v", all)]).unwrap(),
+        100,
+    );
     let out = tmp.path().join("out");
     common::diff(&dir, &changed, &["-o", out.to_str().unwrap()]).code(1);
     let rows = read_parquet(&out.join("source_only.parquet"));
@@ -1596,8 +1604,14 @@ fn directory_of_layouts_and_widths_reads_as_one_type() {
             &dir,
             &[
                 (&format!("1.{ext}"), s(&["a"])),
-                (&format!("2.{ext}"), Arc::new(LargeStringArray::from(vec!["b", "c"]))),
-                (&format!("3.{ext}"), Arc::new(StringViewArray::from(vec!["d"]))),
+                (
+                    &format!("2.{ext}"),
+                    Arc::new(LargeStringArray::from(vec!["b", "c"])),
+                ),
+                (
+                    &format!("3.{ext}"),
+                    Arc::new(StringViewArray::from(vec!["d"])),
+                ),
             ],
         );
         common::diff(&dir, &want, &[]).code(0);
@@ -1614,7 +1628,11 @@ fn directory_of_layouts_and_widths_reads_as_one_type() {
     );
     let want = tmp.path().join("ints.parquet");
     let all: ArrayRef = Arc::new(Int64Array::from(vec![u32::MAX as i64, -5, 1 << 40]));
-    write_parquet(&want, &RecordBatch::try_from_iter([("v", all)]).unwrap(), 10);
+    write_parquet(
+        &want,
+        &RecordBatch::try_from_iter([("v", all)]).unwrap(),
+        10,
+    );
     common::diff(&dir, &want, &[]).code(0);
     // float32 into float64: exact.
     let dir = tmp.path().join("floats");
@@ -1627,7 +1645,11 @@ fn directory_of_layouts_and_widths_reads_as_one_type() {
     );
     let want = tmp.path().join("floats.parquet");
     let all: ArrayRef = Arc::new(Float64Array::from(vec![0.1f32 as f64, 0.1]));
-    write_parquet(&want, &RecordBatch::try_from_iter([("v", all)]).unwrap(), 10);
+    write_parquet(
+        &want,
+        &RecordBatch::try_from_iter([("v", all)]).unwrap(),
+        10,
+    );
     common::diff(&dir, &want, &[]).code(0);
 }
 
@@ -1639,7 +1661,10 @@ fn lossy_type_difference_is_refused_naming_both_files() {
     write_parquet(&want, &common::kv_batch(&[(Some("a"), Some(1))]), 10);
     for (case, second) in [
         ("float", Arc::new(Float64Array::from(vec![0.5])) as ArrayRef),
-        ("unsigned", Arc::new(UInt64Array::from(vec![u64::MAX])) as ArrayRef),
+        (
+            "unsigned",
+            Arc::new(UInt64Array::from(vec![u64::MAX])) as ArrayRef,
+        ),
         ("scale", {
             Arc::new(
                 Decimal128Array::from(vec![1])
@@ -1654,13 +1679,18 @@ fn lossy_type_difference_is_refused_naming_both_files() {
         } else {
             Arc::new(Int64Array::from(vec![1]))
         };
-        typed_files(&dir, &[("a.parquet", first.clone()), ("b.parquet", second.clone())]);
+        typed_files(
+            &dir,
+            &[("a.parquet", first.clone()), ("b.parquet", second.clone())],
+        );
         common::diff(&dir, &want, &[])
             .code(2)
             .stderr(predicate::str::contains("a.parquet"))
             .stderr(predicate::str::contains("b.parquet"))
             .stderr(predicate::str::contains(first.data_type().to_string()))
             .stderr(predicate::str::contains(second.data_type().to_string()))
-            .stderr(predicate::function(|s: &str| s.trim_end().lines().count() == 1));
+            .stderr(predicate::function(|s: &str| {
+                s.trim_end().lines().count() == 1
+            }));
     }
 }

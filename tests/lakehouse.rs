@@ -316,9 +316,11 @@ fn delta_timestamp_columns_are_utc_instants() {
     // so the zone is real and not a label recon ignores.
     let tmp = TempDir::new().unwrap();
     let naive = tmp.path().join("naive.parquet");
-    let micros: arrow::array::ArrayRef = Arc::new(arrow::array::TimestampMicrosecondArray::from(
-        vec![253_402_214_400_000_000i64, 253_402_128_000_000_000],
-    ));
+    let micros: arrow::array::ArrayRef =
+        Arc::new(arrow::array::TimestampMicrosecondArray::from(vec![
+            253_402_214_400_000_000i64,
+            253_402_128_000_000_000,
+        ]));
     common::write_parquet(&naive, &one_column("BIG_DATE", micros), 10);
     common::diff(
         delta("table_with_edge_timestamps", Some(0)),
@@ -335,18 +337,27 @@ fn delta_nanosecond_timestamps_convert_only_when_exact() {
     let table = tmp.path().join("t");
     std::fs::create_dir_all(&table).unwrap();
     let ns = |v: Vec<i64>| -> ArrayRef { Arc::new(TimestampNanosecondArray::from(v)) };
-    common::write_parquet(&table.join("a.parquet"), &one_column("ts", ns(vec![1_000, 2_000_000])), 10);
+    common::write_parquet(
+        &table.join("a.parquet"),
+        &one_column("ts", ns(vec![1_000, 2_000_000])),
+        10,
+    );
     delta_by_hand(
         &table,
         r#"{"name":"ts","type":"timestamp","nullable":true,"metadata":{}}"#,
         &["a.parquet"],
     );
     let want = tmp.path().join("want.parquet");
-    let us: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![1, 2_000]).with_timezone("UTC"));
+    let us: ArrayRef =
+        Arc::new(TimestampMicrosecondArray::from(vec![1, 2_000]).with_timezone("UTC"));
     common::write_parquet(&want, &one_column("ts", us), 10);
     common::diff(format!("delta:{}", table.display()), &want, &[]).code(0);
     // A value with digits below the microsecond is refused, never truncated.
-    common::write_parquet(&table.join("a.parquet"), &one_column("ts", ns(vec![1_000, 2_000_001])), 10);
+    common::write_parquet(
+        &table.join("a.parquet"),
+        &one_column("ts", ns(vec![1_000, 2_000_001])),
+        10,
+    );
     delta_by_hand(
         &table,
         r#"{"name":"ts","type":"timestamp","nullable":true,"metadata":{}}"#,
@@ -372,11 +383,15 @@ fn delta_file_type_that_does_not_convert_is_refused() {
         r#"{"name":"n","type":"integer","nullable":true,"metadata":{}}"#,
         &["a.parquet"],
     );
-    common::diff(format!("delta:{}", table.display()), expected("dv_small_v0"), &[])
-        .code(2)
-        .stderr(predicate::str::contains("a.parquet"))
-        .stderr(predicate::str::contains("holds column n as Int64"))
-        .stderr(predicate::str::contains("declares it Int32"));
+    common::diff(
+        format!("delta:{}", table.display()),
+        expected("dv_small_v0"),
+        &[],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("a.parquet"))
+    .stderr(predicate::str::contains("holds column n as Int64"))
+    .stderr(predicate::str::contains("declares it Int32"));
 }
 
 #[test]
@@ -433,7 +448,9 @@ fn delta_errors_are_one_line_without_backtrace() {
     let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("Delta table: Schema error: Unsupported Delta table type: 'geography(OGC:CRS84)'"),
+        stderr.contains(
+            "Delta table: Schema error: Unsupported Delta table type: 'geography(OGC:CRS84)'"
+        ),
         "{stderr}"
     );
     for trace in ["0: ", "\\n", "with_backtrace", ".rs:"] {
