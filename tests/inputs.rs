@@ -1544,12 +1544,12 @@ fn directory_of_decimal_precisions_reads_as_the_wider_type() {
         &dir,
         &[
             ("a.parquet", decimals(&[100, 250, -1], 18)),
-            ("b.parquet", decimals(&[99_999_999_999_999_999_99], 19)),
+            ("b.parquet", decimals(&[9_999_999_999_999_999_999], 19)),
             ("c.parquet", decimals(&[7, 8], 18)),
         ],
     );
     let want = tmp.path().join("want.parquet");
-    let all = decimals(&[100, 250, -1, 99_999_999_999_999_999_99, 7, 8], 19);
+    let all = decimals(&[100, 250, -1, 9_999_999_999_999_999_999, 7, 8], 19);
     write_parquet(
         &want,
         &RecordBatch::try_from_iter([("v", all)]).unwrap(),
@@ -1566,7 +1566,7 @@ fn directory_of_decimal_precisions_reads_as_the_wider_type() {
     // A changed value in a narrower file is found, and its evidence is
     // fetched through the same conversion.
     let changed = tmp.path().join("changed.parquet");
-    let all = decimals(&[100, 250, -2, 99_999_999_999_999_999_99, 7, 8], 19);
+    let all = decimals(&[100, 250, -2, 9_999_999_999_999_999_999, 7, 8], 19);
     write_parquet(
         &changed,
         &RecordBatch::try_from_iter([("v", all)]).unwrap(),
