@@ -34,9 +34,10 @@ pub struct Declared {
     /// annotation says (Spark writes INT96, or INT64 without
     /// isAdjustedToUTC). Without it, naive and zoned timestamps differ.
     pub naive_is_utc: bool,
-    /// A struct field the file lacks reads as NULL, and one the table no
-    /// longer declares is ignored (Delta's nested schema evolution).
-    /// Without it, a struct's fields must correspond one to one by name.
+    /// A struct field the file lacks reads as NULL (Delta's nested schema
+    /// evolution). Without it, a struct's fields must correspond one to one
+    /// by name. A field the file holds and the table does not name is
+    /// refused either way.
     pub struct_fields_evolve: bool,
 }
 
@@ -335,7 +336,10 @@ fn converts(from: &DataType, to: &DataType, rules: Declared) -> bool {
                 Some((_, f)) => converts(f.data_type(), g.data_type(), rules),
                 None => rules.struct_fields_evolve && g.is_nullable(),
             });
-            each && (rules.struct_fields_evolve || fs.len() == gs.len())
+            // A field the file holds but the table does not name is refused,
+            // not dropped: it may hold the values (a shredded variant's
+            // `typed_value`), and dropping them could make a false match.
+            each && fs.iter().all(|f| gs.find(f.name()).is_some())
         }
         (Map(f, _), Map(g, _)) => match (f.data_type(), g.data_type()) {
             (Struct(fk), Struct(gk)) if fk.len() == 2 && gk.len() == 2 => {
@@ -860,6 +864,7 @@ mod tests {
         );
         assert!(widening(&old, &new, d).is_none());
         assert!(widening(&old, &new, DELTA).is_some());
+        assert!(widening(&new, &old, DELTA).is_none());
     }
 
     #[test]
