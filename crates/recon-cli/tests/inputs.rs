@@ -2010,4 +2010,189 @@ fn comment_lines_in_later_chunks_are_skipped() {
         arrow::util::display::array_value_to_string(name, 0).unwrap(),
         "name 25555"
     );
+
+/// `recon diff` of `dir` (a directory of differently typed files) against `want`.
+fn typed_files(dir: &Path, files: &[(&str, ArrayRef)]) {
+    fs::create_dir_all(dir).unwrap();
+    for (name, column) in files {
+        let batch = RecordBatch::try_from_iter([("v", column.clone())]).unwrap();
+        if name.ends_with(".arrow") {
+            let mut w = arrow::ipc::writer::FileWriter::try_new(
+                File::create(dir.join(name)).unwrap(),
+                &batch.schema(),
+            )
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.finish().unwrap();
+        } else {
+            write_parquet(&dir.join(name), &batch, 2);
+        }
+    }
+}
+
+fn decimals(values: &[i128], precision: u8) -> ArrayRef {
+    Arc::new(
+        Decimal128Array::from(values.to_vec())
+            .with_precision_and_scale(precision, 2)
+            .unwrap(),
+    )
+}
+
+#[test]
+fn directory_of_decimal_precisions_reads_as_the_wider_type() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path().join("amounts");
+    typed_files(
+        &dir,
+        &[
+            ("a.parquet", decimals(&[100, 250, -1], 18)),
+            ("b.parquet", decimals(&[9_999_999_999_999_999_999], 19)),
+            ("c.parquet", decimals(&[7, 8], 18)),
+        ],
+    );
+    let want = tmp.path().join("want.parquet");
+    let all = decimals(&[100, 250, -1, 9_999_999_999_999_999_999, 7, 8], 19);
+    write_parquet(
+        &want,
+        &RecordBatch::try_from_iter([("v", all)]).unwrap(),
+        100,
+    );
+    common::diff(&dir, &want, &[]).code(0);
+    recon()
+        .arg("schema")
+        .arg(&dir)
+        .arg(&want)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("Decimal128(19, 2)"));
+    // A changed value in a narrower file is found, and its evidence is
+    // fetched through the same conversion.
+    let changed = tmp.path().join("changed.parquet");
+    let all = decimals(&[100, 250, -2, 9_999_999_999_999_999_999, 7, 8], 19);
+    write_parquet(
+        &changed,
+        &RecordBatch::try_from_iter([("v", all)]).unwrap(),
+        100,
+    );
+    let out = tmp.path().join("out");
+    common::diff(&dir, &changed, &["-o", out.to_str().unwrap()]).code(1);
+    let rows = read_parquet(&out.join("source_only.parquet"));
+    let v = rows[0]
+        .column_by_name("v")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Decimal128Array>()
+        .unwrap();
+    assert_eq!((v.value(0), v.precision()), (-1, 19));
+}
+
+#[test]
+fn directory_of_layouts_and_widths_reads_as_one_type() {
+    use arrow::array::{
+        Float32Array, Float64Array, Int64Array, LargeStringArray, StringViewArray, UInt32Array,
+    };
+    let tmp = TempDir::new().unwrap();
+    // Strings in three layouts, Parquet and Arrow IPC alike.
+    let s = |v: &[&str]| -> ArrayRef { Arc::new(StringArray::from(v.to_vec())) };
+    let want = tmp.path().join("strings.parquet");
+    write_parquet(
+        &want,
+        &RecordBatch::try_from_iter([("v", s(&["a", "b", "c", "d"]))]).unwrap(),
+        10,
+    );
+    for ext in ["parquet", "arrow"] {
+        let dir = tmp.path().join(format!("strings_{ext}"));
+        typed_files(
+            &dir,
+            &[
+                (&format!("1.{ext}"), s(&["a"])),
+                (
+                    &format!("2.{ext}"),
+                    Arc::new(LargeStringArray::from(vec!["b", "c"])),
+                ),
+                (
+                    &format!("3.{ext}"),
+                    Arc::new(StringViewArray::from(vec!["d"])),
+                ),
+            ],
+        );
+        common::diff(&dir, &want, &[]).code(0);
+    }
+    // u32, i32 and i64 files: every value fits i64.
+    let dir = tmp.path().join("ints");
+    typed_files(
+        &dir,
+        &[
+            ("1.arrow", Arc::new(UInt32Array::from(vec![u32::MAX]))),
+            ("2.arrow", Arc::new(Int32Array::from(vec![-5]))),
+            ("3.arrow", Arc::new(Int64Array::from(vec![1i64 << 40]))),
+        ],
+    );
+    let want = tmp.path().join("ints.parquet");
+    let all: ArrayRef = Arc::new(Int64Array::from(vec![u32::MAX as i64, -5, 1 << 40]));
+    write_parquet(
+        &want,
+        &RecordBatch::try_from_iter([("v", all)]).unwrap(),
+        10,
+    );
+    common::diff(&dir, &want, &[]).code(0);
+    // float32 into float64: exact.
+    let dir = tmp.path().join("floats");
+    typed_files(
+        &dir,
+        &[
+            ("1.parquet", Arc::new(Float32Array::from(vec![0.1f32]))),
+            ("2.parquet", Arc::new(Float64Array::from(vec![0.1f64]))),
+        ],
+    );
+    let want = tmp.path().join("floats.parquet");
+    let all: ArrayRef = Arc::new(Float64Array::from(vec![0.1f32 as f64, 0.1]));
+    write_parquet(
+        &want,
+        &RecordBatch::try_from_iter([("v", all)]).unwrap(),
+        10,
+    );
+    common::diff(&dir, &want, &[]).code(0);
+}
+
+#[test]
+fn lossy_type_difference_is_refused_naming_both_files() {
+    use arrow::array::{Float64Array, Int64Array, UInt64Array};
+    let tmp = TempDir::new().unwrap();
+    let want = tmp.path().join("want.parquet");
+    write_parquet(&want, &common::kv_batch(&[(Some("a"), Some(1))]), 10);
+    for (case, second) in [
+        ("float", Arc::new(Float64Array::from(vec![0.5])) as ArrayRef),
+        (
+            "unsigned",
+            Arc::new(UInt64Array::from(vec![u64::MAX])) as ArrayRef,
+        ),
+        ("scale", {
+            Arc::new(
+                Decimal128Array::from(vec![1])
+                    .with_precision_and_scale(10, 3)
+                    .unwrap(),
+            ) as ArrayRef
+        }),
+    ] {
+        let dir = tmp.path().join(case);
+        let first: ArrayRef = if case == "scale" {
+            decimals(&[1], 10)
+        } else {
+            Arc::new(Int64Array::from(vec![1]))
+        };
+        typed_files(
+            &dir,
+            &[("a.parquet", first.clone()), ("b.parquet", second.clone())],
+        );
+        common::diff(&dir, &want, &[])
+            .code(2)
+            .stderr(predicate::str::contains("a.parquet"))
+            .stderr(predicate::str::contains("b.parquet"))
+            .stderr(predicate::str::contains(first.data_type().to_string()))
+            .stderr(predicate::str::contains(second.data_type().to_string()))
+            .stderr(predicate::function(|s: &str| {
+                s.trim_end().lines().count() == 1
+            }));
+    }
 }

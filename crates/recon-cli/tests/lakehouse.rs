@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use assert_cmd::Command;
 use common::{fixture, read_parquet};
 use predicates::prelude::*;
@@ -255,4 +257,203 @@ fn a_timestamp_pins_the_latest_version_committed_by_then() {
     common::diff(source("2024-01-02T12:00:00"), expected("orders_v1"), &[])
         .code(2)
         .stderr(predicate::str::contains("time zone"));
+}
+
+/// A one-version Delta table in `dir` whose log declares `schema` (a Delta
+/// schema's JSON fields) and lists the Parquet files `files` (already in `dir`).
+fn delta_by_hand(dir: &std::path::Path, fields: &str, files: &[&str]) {
+    let log = dir.join("_delta_log");
+    std::fs::create_dir_all(&log).unwrap();
+    let schema = format!(r#"{{"type":"struct","fields":[{fields}]}}"#).replace('"', "\\\"");
+    let mut commit = String::new();
+    commit.push_str(r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#);
+    commit.push('\n');
+    commit.push_str(&format!(
+        r#"{{"metaData":{{"id":"t","format":{{"provider":"parquet","options":{{}}}},"schemaString":"{schema}","partitionColumns":[],"configuration":{{}},"createdTime":0}}}}"#
+    ));
+    commit.push('\n');
+    for f in files {
+        let size = std::fs::metadata(dir.join(f)).unwrap().len();
+        commit.push_str(&format!(
+            r#"{{"add":{{"path":"{f}","partitionValues":{{}},"size":{size},"modificationTime":0,"dataChange":true}}}}"#
+        ));
+        commit.push('\n');
+    }
+    std::fs::write(log.join("00000000000000000000.json"), commit).unwrap();
+}
+
+fn one_column(name: &str, array: arrow::array::ArrayRef) -> arrow::array::RecordBatch {
+    arrow::array::RecordBatch::try_from_iter([(name, array)]).unwrap()
+}
+
+#[test]
+fn delta_timestamp_columns_are_utc_instants() {
+    // http_requests (delta-rs) stores its `timestamp` columns as INT64
+    // without isAdjustedToUTC; table_with_edge_timestamps (Databricks)
+    // as INT96, up to 9999-12-31. Both are Delta `timestamp`: instants.
+    for v in 0..2 {
+        common::diff(
+            delta("http_requests", Some(v)),
+            expected(&format!("http_requests_v{v}")),
+            &[],
+        )
+        .code(0);
+    }
+    common::diff(
+        delta("table_with_edge_timestamps", Some(0)),
+        expected("table_with_edge_timestamps_v0"),
+        &[],
+    )
+    .code(0);
+    recon()
+        .arg("schema")
+        .arg(delta("table_with_edge_timestamps", Some(0)))
+        .arg(expected("table_with_edge_timestamps_v0"))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("UTC"));
+    // The same instants without a zone are wall-clock times: refused by type,
+    // so the zone is real and not a label recon ignores.
+    let tmp = TempDir::new().unwrap();
+    let naive = tmp.path().join("naive.parquet");
+    let micros: arrow::array::ArrayRef =
+        Arc::new(arrow::array::TimestampMicrosecondArray::from(vec![
+            253_402_214_400_000_000i64,
+            253_402_128_000_000_000,
+        ]));
+    common::write_parquet(&naive, &one_column("BIG_DATE", micros), 10);
+    common::diff(
+        delta("table_with_edge_timestamps", Some(0)),
+        &naive,
+        &["--columns", "BIG_DATE"],
+    )
+    .code(2);
+}
+
+#[test]
+fn delta_nanosecond_timestamps_convert_only_when_exact() {
+    use arrow::array::{ArrayRef, TimestampMicrosecondArray, TimestampNanosecondArray};
+    let tmp = TempDir::new().unwrap();
+    let table = tmp.path().join("t");
+    std::fs::create_dir_all(&table).unwrap();
+    let ns = |v: Vec<i64>| -> ArrayRef { Arc::new(TimestampNanosecondArray::from(v)) };
+    common::write_parquet(
+        &table.join("a.parquet"),
+        &one_column("ts", ns(vec![1_000, 2_000_000])),
+        10,
+    );
+    delta_by_hand(
+        &table,
+        r#"{"name":"ts","type":"timestamp","nullable":true,"metadata":{}}"#,
+        &["a.parquet"],
+    );
+    let want = tmp.path().join("want.parquet");
+    let us: ArrayRef =
+        Arc::new(TimestampMicrosecondArray::from(vec![1, 2_000]).with_timezone("UTC"));
+    common::write_parquet(&want, &one_column("ts", us), 10);
+    common::diff(format!("delta:{}", table.display()), &want, &[]).code(0);
+    // A value with digits below the microsecond is refused, never truncated.
+    common::write_parquet(
+        &table.join("a.parquet"),
+        &one_column("ts", ns(vec![1_000, 2_000_001])),
+        10,
+    );
+    delta_by_hand(
+        &table,
+        r#"{"name":"ts","type":"timestamp","nullable":true,"metadata":{}}"#,
+        &["a.parquet"],
+    );
+    common::diff(format!("delta:{}", table.display()), &want, &[])
+        .code(2)
+        .stderr(predicate::str::contains("a.parquet"))
+        .stderr(predicate::str::contains("column ts"))
+        .stderr(predicate::str::contains("1970-01-01T00:00:00.002000001Z"))
+        .stderr(predicate::str::contains("digits below"));
+}
+
+#[test]
+fn delta_file_type_that_does_not_convert_is_refused() {
+    let tmp = TempDir::new().unwrap();
+    let table = tmp.path().join("t");
+    std::fs::create_dir_all(&table).unwrap();
+    let big: arrow::array::ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![1i64 << 40]));
+    common::write_parquet(&table.join("a.parquet"), &one_column("n", big), 10);
+    delta_by_hand(
+        &table,
+        r#"{"name":"n","type":"integer","nullable":true,"metadata":{}}"#,
+        &["a.parquet"],
+    );
+    common::diff(
+        format!("delta:{}", table.display()),
+        expected("dv_small_v0"),
+        &[],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("a.parquet"))
+    .stderr(predicate::str::contains("holds column n as Int64"))
+    .stderr(predicate::str::contains("declares it Int32"));
+}
+
+#[test]
+fn delta_string_layouts_differ_between_files() {
+    // delta-rs's table_failed_last_checkpoint_update: `id` is a Delta
+    // `string` stored as Utf8 in some files and LargeUtf8 in others.
+    for v in 0..4 {
+        common::diff(
+            delta("table_failed_last_checkpoint_update", Some(v)),
+            expected(&format!("table_failed_last_checkpoint_update_v{v}")),
+            &[],
+        )
+        .code(0);
+    }
+    // Evidence comes back from both kinds of file.
+    let out = TempDir::new().unwrap();
+    recon()
+        .arg("diff")
+        .arg(delta("table_failed_last_checkpoint_update", Some(3)))
+        .arg(expected("table_failed_last_checkpoint_update_v0"))
+        .arg("-o")
+        .arg(out.path())
+        .assert()
+        .code(1);
+    assert!(common::parquet_rows(&out.path().join("source_only.parquet")) > 0);
+}
+
+#[test]
+fn delta_errors_are_one_line_without_backtrace() {
+    // A schema type the kernel does not support: its error carries a
+    // backtrace when one is captured (RUST_BACKTRACE set), which recon
+    // printed after the message (escaped onto the same line).
+    let tmp = TempDir::new().unwrap();
+    let log = tmp.path().join("_delta_log");
+    std::fs::create_dir_all(&log).unwrap();
+    std::fs::write(
+        log.join("00000000000000000000.json"),
+        concat!(
+            r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#,
+            "\n",
+            r#"{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"n\",\"type\":\"geography(OGC:CRS84)\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{},"createdTime":0}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let run = recon()
+        .arg("diff")
+        .arg(format!("delta:{}", tmp.path().display()))
+        .arg(expected("dv_small_v0"))
+        .env("RUST_BACKTRACE", "1")
+        .env("RUST_LIB_BACKTRACE", "1")
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "Delta table: Schema error: Unsupported Delta table type: 'geography(OGC:CRS84)'"
+        ),
+        "{stderr}"
+    );
+    for trace in ["0: ", "\\n", "with_backtrace", ".rs:"] {
+        assert!(!stderr.contains(trace), "{trace} in {stderr}");
+    }
 }

@@ -11,9 +11,10 @@
 //! What recon applies: live files only, partition values as typed columns,
 //! deletion vectors, column mapping (`name` or `id`: the files' physical
 //! names become the logical ones). A reader feature the kernel does not
-//! support is its error, naming the feature; files whose columns differ
-//! from the version's schema (written before a column was added) are
-//! refused by name rather than padded with NULLs.
+//! support is its error, naming the feature. Column types are the Delta
+//! schema's: each file's stored column is converted to it exactly or the
+//! file is refused (see [`super::types`]); a file written before a column
+//! was added reads it as NULL.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -53,6 +54,9 @@ pub struct DeltaVersion {
     pub data_columns: Vec<Field>,
     /// Each data column's name in the Parquet files (column mapping).
     pub physical_names: Vec<String>,
+    /// Each data column's type as the files name its nested fields
+    /// (physical names under column mapping; else the logical type).
+    pub physical_types: Vec<arrow::datatypes::DataType>,
     /// Partition columns, typed, in declared order.
     pub partition_columns: Vec<Field>,
     pub files: Vec<LiveFile>,
@@ -103,8 +107,35 @@ fn parse_as_of(at: &str) -> std::result::Result<AsOf, String> {
     }
 }
 
-fn kernel_error(path: &Path, e: impl std::fmt::Display) -> ReconError {
-    ReconError::input(path, format!("Delta table: {e}"))
+/// The kernel's error, in one line: its Display appends a backtrace when
+/// one was captured (RUST_BACKTRACE set), which is for a developer, not for
+/// recon's one-line errors.
+fn kernel_error(path: &Path, e: &delta_kernel::KernelError) -> ReconError {
+    delta_error(path, one_line(e))
+}
+
+fn delta_error(path: &Path, message: impl std::fmt::Display) -> ReconError {
+    ReconError::input(path, format!("Delta table: {message}"))
+}
+
+/// `e.without_backtrace()`'s message on one line: a backtrace an inner
+/// error carries (from its first frame line on) is dropped, other line
+/// breaks become "; ".
+fn one_line(e: &delta_kernel::KernelError) -> String {
+    let text = e.without_backtrace().to_string();
+    let frame = |l: &str| {
+        let l = l.trim_start();
+        l.starts_with("stack backtrace:")
+            || l.split_once(": ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let lines: Vec<&str> = text
+        .lines()
+        .take_while(|l| !frame(l))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.join("; ")
 }
 
 /// Reads the log of the Delta table at `root` as of `at` and lists what
@@ -126,7 +157,7 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
         if let Some(v) = version {
             builder = builder.at_version(v);
         }
-        builder.build(&engine).map_err(|e| kernel_error(root, e))
+        builder.build(&engine).map_err(|e| kernel_error(root, &e))
     };
     let mut committed_at = None;
     let snapshot = match at {
@@ -137,7 +168,12 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
             // else the commit files' modification times (the Delta spec).
             let latest = build(None)?;
             let commit = latest_version_as_of(&latest, &engine, ms, HistoryCommitType::Recreatable)
-                .map_err(|e| kernel_error(root, format!("no version as of that time: {e}")))?;
+                .map_err(|e| {
+                    delta_error(
+                        root,
+                        format!("no version as of that time: {}", one_line(&e)),
+                    )
+                })?;
             committed_at = Some(commit.timestamp);
             // The latest version needs no second replay of the log.
             if commit.version == latest.version() {
@@ -152,19 +188,20 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
         .clone()
         .scan_builder()
         .build()
-        .map_err(|e| kernel_error(root, e))?;
+        .map_err(|e| kernel_error(root, &e))?;
     let logical = scan.logical_schema().clone();
-    let physical: Vec<String> = scan
+    let physical_schema: Schema = scan
         .physical_schema()
-        .fields()
-        .map(|f| f.name().clone())
-        .collect();
+        .as_ref()
+        .try_into_arrow()
+        .map_err(|e| delta_error(root, e))?;
     let arrow_schema: Schema = logical
         .as_ref()
         .try_into_arrow()
-        .map_err(|e| kernel_error(root, e))?;
+        .map_err(|e| delta_error(root, e))?;
     let mut data_columns = Vec::new();
     let mut physical_names = Vec::new();
+    let mut physical_types = Vec::new();
     let mut partition_columns = Vec::new();
     let mut partition_keys = Vec::new();
     for (f, arrow_field) in logical.fields().zip(arrow_schema.fields()) {
@@ -172,18 +209,24 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
             Some(MetadataValue::String(p)) => p.clone(),
             _ => f.name().clone(),
         };
-        // Metadata for recon is its own; Delta's column-mapping keys stay out of evidence files.
+        // The column's type is the Delta schema's (a `timestamp` is a UTC
+        // instant whatever the files' annotation), without the metadata:
+        // Delta's column-mapping keys stay out of evidence files.
         let field = Field::new(
             f.name(),
-            arrow_field.data_type().clone(),
+            super::types::strip_metadata(arrow_field.data_type()),
             arrow_field.is_nullable(),
         );
-        if physical.contains(&name) {
-            data_columns.push(field);
-            physical_names.push(name);
-        } else {
-            partition_columns.push(field);
-            partition_keys.push(name);
+        match physical_schema.field_with_name(&name) {
+            Ok(p) => {
+                data_columns.push(field);
+                physical_names.push(name);
+                physical_types.push(super::types::strip_metadata(p.data_type()));
+            }
+            Err(_) => {
+                partition_columns.push(field);
+                partition_keys.push(name);
+            }
         }
     }
     struct Visit {
@@ -196,26 +239,26 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
     let mut visit = Visit { files: Vec::new() };
     for meta in scan
         .scan_metadata(&engine)
-        .map_err(|e| kernel_error(root, e))?
+        .map_err(|e| kernel_error(root, &e))?
     {
-        let meta = meta.map_err(|e| kernel_error(root, e))?;
+        let meta = meta.map_err(|e| kernel_error(root, &e))?;
         visit = meta
             .visit_scan_files(visit, |v: &mut Visit, f| {
                 v.files.push((f.path, f.partition_values, f.dv_info));
             })
-            .map_err(|e| kernel_error(root, e))?;
+            .map_err(|e| kernel_error(root, &e))?;
     }
     let mut files = Vec::with_capacity(visit.files.len());
     for (rel, partitions, dv) in visit.files {
         let file_url = url
             .join(&rel)
-            .map_err(|e| kernel_error(root, format!("file path {rel}: {e}")))?;
+            .map_err(|e| delta_error(root, format!("file path {rel}: {e}")))?;
         let path = file_url
             .to_file_path()
-            .map_err(|_| kernel_error(root, format!("file path {rel} is not a local file")))?;
+            .map_err(|_| delta_error(root, format!("file path {rel} is not a local file")))?;
         let deleted = dv
             .get_row_indexes(&engine, &url)
-            .map_err(|e| kernel_error(root, format!("deletion vector of {rel}: {e}")))?
+            .map_err(|e| delta_error(root, format!("deletion vector of {rel}: {}", one_line(&e))))?
             .map(|mut rows| {
                 rows.sort_unstable();
                 rows.dedup();
@@ -239,6 +282,7 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
         committed_at,
         data_columns,
         physical_names,
+        physical_types,
         partition_columns,
         files,
     })

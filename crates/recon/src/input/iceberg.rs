@@ -798,28 +798,6 @@ fn read_position_deletes(
     Ok(())
 }
 
-/// How a file's column is read as a table column whose type is `table`:
-/// `Some(None)` as it is, `Some(Some(t))` widened exactly to `t` (an
-/// allowed Iceberg promotion, or a representation arrow-rs chose), `None`
-/// refused.
-pub fn widening(file: &DataType, table: &DataType) -> Option<Option<DataType>> {
-    use DataType::*;
-    if file == table {
-        return Some(None);
-    }
-    let ok = match (file, table) {
-        (Int8 | Int16, Int32) | (Int8 | Int16 | Int32, Int64) => true,
-        (Float16, Float32) | (Float16 | Float32, Float64) => true,
-        (Decimal32(p, s) | Decimal64(p, s), Decimal128(q, t))
-        | (Decimal128(p, s), Decimal128(q, t)) => s == t && p <= q,
-        (Timestamp(u, Some(_)), Timestamp(v, Some(_))) => u == v,
-        (Utf8View | LargeUtf8, Utf8) => true,
-        (BinaryView | LargeBinary, Binary) => true,
-        _ => false,
-    };
-    ok.then(|| Some(table.clone()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -872,6 +850,8 @@ mod tests {
 
     #[test]
     fn types_map_and_widen_exactly() {
+        let widening =
+            |a: &DataType, b: &DataType| crate::input::types::widening(a, b, Default::default());
         let p = Path::new("m.json");
         assert_eq!(
             arrow_type(p, "c", &Json::from("decimal(10, 2)")).unwrap(),

@@ -5,6 +5,8 @@
 //! file ([`FileColumn`]): files written before a column was added read it
 //! as NULL, and Iceberg's type promotions are widened exactly.
 
+#[allow(unused_imports)]
+use super::types;
 use super::*;
 
 impl Table {
@@ -44,61 +46,26 @@ impl Table {
         let v = delta::open(&root, at)?;
         let n = v.physical_names.len();
         let mut files = Vec::with_capacity(v.files.len());
-        // Per column: its field (logical name, the files' type) once a file holds it.
-        let mut seen: Vec<Option<Field>> = vec![None; n];
+        // Per column: some live file lacks it (NULL there), some stores it nullable.
         let mut missing_somewhere = vec![false; n];
+        let mut nullable_somewhere = vec![false; n];
         let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
         for lf in &v.files {
             let b = BlockMeta::parquet(&lf.path, opts.int96_unit)?;
-            let names: Vec<&str> = b
-                .schema
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect();
-            let mut layout = Vec::with_capacity(n);
-            for (j, physical) in v.physical_names.iter().enumerate() {
-                let Some(i) = names.iter().position(|name| name == physical) else {
-                    // Written before the column was added: NULL, as Delta reads it.
-                    missing_somewhere[j] = true;
-                    layout.push(FileColumn::Missing);
-                    continue;
-                };
-                let f = b
-                    .schema
-                    .field(i)
-                    .clone()
-                    .with_name(v.data_columns[j].name());
-                match &mut seen[j] {
-                    None => seen[j] = Some(f),
-                    Some(t) if t.data_type() == f.data_type() => {
-                        if f.is_nullable() {
-                            t.set_nullable(true);
-                        }
-                    }
-                    Some(t) => {
-                        return Err(ReconError::input(
-                            &lf.path,
-                            format!(
-                                "holds column {} as {}, but other files of version {} hold it as {}: all files of a table must share one type",
-                                t.name(),
-                                f.data_type(),
-                                v.version,
-                                t.data_type()
-                            ),
-                        ))
+            let layout = delta_layout(&v, &lf.path, &b.schema)?;
+            for (j, c) in layout.iter().enumerate() {
+                match c {
+                    FileColumn::Missing => missing_somewhere[j] = true,
+                    FileColumn::Stored { index, .. } => {
+                        nullable_somewhere[j] |= b.schema.field(*index).is_nullable()
                     }
                 }
-                layout.push(FileColumn::Stored {
-                    index: i,
-                    widen: None,
-                });
             }
-            let plain = names.len() == n
-                && layout
-                    .iter()
-                    .enumerate()
-                    .all(|(j, c)| matches!(c, FileColumn::Stored { index, .. } if *index == j));
+            // A file that stores every column as the table reads it pays nothing per row.
+            let plain = b.schema.fields().len() == n
+                && layout.iter().enumerate().all(
+                    |(j, c)| matches!(c, FileColumn::Stored { index, widen: None } if *index == j),
+                );
             let (file, live_rows) = TableFile::live(
                 lf.path.clone(),
                 b,
@@ -110,18 +77,15 @@ impl Table {
             bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
             files.push(file);
         }
-        let mut fields: Vec<Field> = seen
-            .into_iter()
-            .zip(&v.data_columns)
-            .zip(&missing_somewhere)
-            .map(|((f, logical), &missing)| {
-                // No live file holds it: the version's own type.
-                let f = f.unwrap_or_else(|| logical.clone());
-                if missing {
-                    f.with_nullable(true)
-                } else {
-                    f
-                }
+        let mut fields: Vec<Field> = v
+            .data_columns
+            .iter()
+            .enumerate()
+            .map(|(j, f)| {
+                // A NULL a file holds, or the NULLs of a file without the
+                // column, make the column nullable whatever the schema says.
+                let nullable = f.is_nullable() || missing_somewhere[j] || nullable_somewhere[j];
+                f.clone().with_nullable(nullable)
             })
             .collect();
         let file_columns = fields.len();
@@ -227,12 +191,17 @@ impl Table {
                 };
                 let stored = b.schema.field(i).data_type();
                 let table = c.field.data_type();
-                let widen = match iceberg::widening(stored, table) {
-                    Some(w) => w,
-                    // Nested columns: arrow-rs may name list items differently.
-                    None if stored.is_nested() && stored.equals_datatype(table) => {
-                        Some(table.clone())
+                let widen = match types::widening(stored, table, types::Declared::default()) {
+                    // Nested columns match by field id, which names do not
+                    // show: only the same shape is read, relabelled by position
+                    // (arrow-rs may name list items differently).
+                    _ if stored.is_nested() && stored != table => {
+                        stored.equals_datatype(table).then(|| Some(stored.clone()))
                     }
+                    w => w,
+                };
+                let widen = match widen {
+                    Some(w) => w,
                     None => {
                         return Err(ReconError::input(
                             &lf.path,
@@ -327,4 +296,41 @@ impl Table {
         };
         table.finish()
     }
+}
+
+/// Where each data column of Delta version `v` is in one live file, and how
+/// its stored type reads as the column's Delta type: exactly (see
+/// [`types::widening`] with [`types::DELTA`]: zone-less timestamps are the
+/// UTC instants Delta's `timestamp` means, a finer unit must hold no digits
+/// below microseconds), else the file is refused naming the column and both
+/// types.
+#[cfg(feature = "delta")]
+fn delta_layout(v: &delta::DeltaVersion, file: &Path, schema: &Schema) -> Result<Vec<FileColumn>> {
+    let mut layout = Vec::with_capacity(v.physical_names.len());
+    for (j, physical) in v.physical_names.iter().enumerate() {
+        let Some(i) = schema.fields().iter().position(|f| f.name() == physical) else {
+            // Written before the column was added: NULL, as Delta reads it.
+            layout.push(FileColumn::Missing);
+            continue;
+        };
+        let stored = schema.field(i).data_type();
+        // The files name nested fields physically; the table logically.
+        let (target, table) = (&v.physical_types[j], v.data_columns[j].data_type());
+        let widen = match types::widening(stored, target, types::DELTA) {
+            Some(None) if target != table => Some(target.clone()),
+            Some(w) => w,
+            None => {
+                return Err(ReconError::input(
+                    file,
+                    format!(
+                        "holds column {} as {stored}, but Delta version {} declares it {table}: not a conversion recon can make exactly",
+                        v.data_columns[j].name(),
+                        v.version
+                    ),
+                ))
+            }
+        };
+        layout.push(FileColumn::Stored { index: i, widen });
+    }
+    Ok(layout)
 }

@@ -23,6 +23,7 @@ pub mod parse;
 pub mod sniff;
 mod spool;
 mod text;
+pub mod types;
 pub mod values;
 
 use std::path::{Path, PathBuf};
@@ -127,17 +128,22 @@ pub struct TableFile {
     /// are skipped by every read (a Delta deletion vector, Iceberg
     /// position deletes).
     pub deleted: Option<Arc<[u64]>>,
-    /// Where each of the table's file columns is in this file, for table
-    /// formats whose files may predate the schema (None: column `i` is the
-    /// file's column `i`).
+    /// Where each of the table's file columns is in this file and how its
+    /// stored type reads as the table's, for table formats whose files may
+    /// predate the schema and for files of a plain table that store a
+    /// column in a narrower type (None: column `i` is the file's column
+    /// `i`, of the table's type).
     columns: Option<Arc<[FileColumn]>>,
 }
 
-/// Where a table column is in one file of a lakehouse table.
+/// Where a table column is in one file of a table.
 #[derive(Debug, Clone)]
 pub enum FileColumn {
-    /// The file's column `index`, widened exactly to the table's type when
-    /// `widen` names it (an Iceberg type promotion).
+    /// The file's column `index`. When `widen` names a type, its values are
+    /// converted exactly to it ([`types::convert`]: an Iceberg promotion, a
+    /// Delta `timestamp` stored zone-less, a plain file's narrower type),
+    /// then given the table type's nested field names if they differ (a
+    /// Delta column mapping's physical names, an Iceberg file's list items).
     Stored {
         index: usize,
         widen: Option<DataType>,
@@ -658,6 +664,94 @@ fn merge_schema(
     Ok(())
 }
 
+/// The schema of a table of Parquet or IPC files, which must hold the same
+/// columns; where files store a column in different types, the table reads
+/// the one type [`types::unify`] finds for them, and each file storing
+/// another type gets the layout that converts it exactly. A difference no
+/// type holds exactly (lossy or ambiguous) is refused naming both files.
+fn unify_block_schemas(table: &Path, files: &mut [TableFile]) -> Result<SchemaRef> {
+    let schema_of = |tf: &TableFile| {
+        tf.block
+            .as_ref()
+            .map(|b| b.schema.clone())
+            .ok_or_else(|| ReconError::Internal("block file without metadata".into()))
+    };
+    let first = schema_of(&files[0])?;
+    let mut fields: Vec<Field> = first.fields().iter().map(|f| f.as_ref().clone()).collect();
+    // Per column: the file whose type the table's type last came from, for messages.
+    let mut origin = vec![0usize; fields.len()];
+    for k in 1..files.len() {
+        let next = schema_of(&files[k])?;
+        let same_names = next.fields().len() == fields.len()
+            && next
+                .fields()
+                .iter()
+                .zip(&fields)
+                .all(|(a, b)| a.name() == b.name());
+        if !same_names {
+            return Err(ReconError::input(
+                &files[k].path,
+                format!(
+                    "schema differs from the other files of {}: all files of a table must hold the same columns",
+                    table.display()
+                ),
+            ));
+        }
+        for (j, f) in next.fields().iter().enumerate() {
+            let t = &fields[j];
+            let unified = types::unify(t.data_type(), f.data_type()).ok_or_else(|| {
+                ReconError::input(
+                    &files[k].path,
+                    format!(
+                        "holds column {} as {}, but {} holds it as {}: no type holds the values of both exactly, so they are not read as one column",
+                        f.name(),
+                        f.data_type(),
+                        files[origin[j]].path.display(),
+                        t.data_type()
+                    ),
+                )
+            })?;
+            if &unified != t.data_type() {
+                origin[j] = k;
+            }
+            // Nullability may differ between files; the table's field is nullable if any is.
+            let nullable = t.is_nullable() || f.is_nullable();
+            fields[j] = t.clone().with_data_type(unified).with_nullable(nullable);
+        }
+    }
+    for tf in files.iter_mut() {
+        let s = schema_of(tf)?;
+        let layout = s
+            .fields()
+            .iter()
+            .zip(&fields)
+            .enumerate()
+            .map(|(index, (f, t))| {
+                types::widening(f.data_type(), t.data_type(), Default::default())
+                    .map(|widen| FileColumn::Stored { index, widen })
+                    .ok_or_else(|| {
+                        ReconError::Internal(format!(
+                            "{} does not widen to its unified type {}",
+                            f.data_type(),
+                            t.data_type()
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Files of the table's types keep no layout: their reads pay nothing.
+        if layout
+            .iter()
+            .any(|c| matches!(c, FileColumn::Stored { widen: Some(_), .. }))
+        {
+            tf.columns = Some(layout.into());
+        }
+    }
+    Ok(Arc::new(Schema::new_with_metadata(
+        fields,
+        first.metadata().clone(),
+    )))
+}
+
 impl Table {
     /// Opens a table reading only metadata: footers for Parquet and IPC, the
     /// header line (or first lines) for text. Text columns are Utf8 until
@@ -816,7 +910,6 @@ impl Table {
                     } else {
                         BlockMeta::ipc(&tf.path)?
                     };
-                    merge_schema(path, &tf.path, &mut schema, b.schema.clone())?;
                     rows = match (rows, b.rows()) {
                         (Some(a), Some(n)) => Some(a.checked_add(n).ok_or_else(|| {
                             ReconError::input(&tf.path, "row count in metadata overflows")
@@ -921,6 +1014,9 @@ impl Table {
                     rows = None;
                 }
             }
+        }
+        if !format.is_text() {
+            schema = Some(unify_block_schemas(path, &mut files)?);
         }
         let file_schema = schema.ok_or_else(|| ReconError::input(path, "no data files"))?;
         let file_columns = file_schema.fields().len();
@@ -1274,9 +1370,9 @@ impl Table {
         }
     }
 
-    /// Table columns `projected` of a lakehouse file from its columns `cols`
-    /// (the file's columns `stored`, ascending): widened where the file
-    /// stores a narrower type, NULL where it predates the column.
+    /// Table columns `projected` of a file with a layout from its columns
+    /// `cols` (the file's columns `stored`, ascending): converted where the
+    /// file stores another type, NULL where it predates the column.
     fn conform(
         &self,
         f: &TableFile,
@@ -1299,12 +1395,35 @@ impl Table {
                         .map_err(|_| ReconError::Internal("stored column not read".into()))?;
                     match widen {
                         None => Ok(cols[i].clone()),
-                        Some(ty) => arrow::compute::cast(cols[i].as_ref(), ty)
-                            .map_err(|e| ReconError::arrow(&f.path, e)),
+                        Some(ty) => self.widen(f, c, &cols[i], ty),
                     }
                 }
             })
             .collect()
+    }
+
+    /// Column `c` of file `f`, stored as `array`, converted exactly to `ty`
+    /// and named as the table's type; a value that does not convert is
+    /// refused, naming the file and the column.
+    fn widen(&self, f: &TableFile, c: usize, array: &ArrayRef, ty: &DataType) -> Result<ArrayRef> {
+        let field = self.schema.field(c);
+        let refuse = |m: String| {
+            ReconError::input(
+                &f.path,
+                format!(
+                    "column {}, stored as {}, read as {}: {m}",
+                    field.name(),
+                    array.data_type(),
+                    field.data_type()
+                ),
+            )
+        };
+        let out = types::convert(array, ty).map_err(refuse)?;
+        if ty == field.data_type() {
+            Ok(out)
+        } else {
+            types::relabel(&out, field.data_type()).map_err(refuse)
+        }
     }
 
     /// Arranges `wanted` columns from the projected file columns plus partitions.
