@@ -324,6 +324,7 @@ impl Table {
             dialect: None,
             spool: None,
             snapshot: Some(snapshot),
+            origin: None,
         };
         table.finish()
     }
