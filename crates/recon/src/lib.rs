@@ -53,6 +53,7 @@ pub mod report;
 pub mod modes;
 
 pub use config::Passes;
+pub use input::Source;
 pub use error::{ReconError, Result};
 pub use modes::{diff, DiffOptions, DiffOutcome};
 pub use report::Report;

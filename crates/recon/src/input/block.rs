@@ -6,7 +6,7 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, UInt32Array};
+use arrow::array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow::datatypes::{SchemaRef, TimeUnit};
 use arrow::ipc::reader::{FileReader, StreamReader};
 use parquet::arrow::arrow_reader::{
@@ -49,6 +49,13 @@ enum Kind {
         starts: Vec<u64>,
     },
     IpcStream,
+    /// Record batches held in memory (a library caller's table): read in
+    /// place, never copied; a unit is one batch.
+    Memory {
+        batches: Arc<[RecordBatch]>,
+        /// Position of each batch's first row, plus the end.
+        starts: Vec<u64>,
+    },
 }
 
 fn open(path: &Path) -> Result<File> {
@@ -192,17 +199,31 @@ impl BlockMeta {
         })
     }
 
+    /// Batches in memory, all of `schema` (the caller checked it).
+    pub fn memory(path: &Path, schema: SchemaRef, batches: Arc<[RecordBatch]>) -> Result<BlockMeta> {
+        let counts = batches.iter().map(|b| b.num_rows() as i64);
+        let starts = starts_of(path, counts)?;
+        Ok(BlockMeta {
+            schema,
+            kind: Kind::Memory { batches, starts },
+        })
+    }
+
     /// Rows in the file, when its metadata says.
     pub fn rows(&self) -> Option<u64> {
         match &self.kind {
-            Kind::Parquet { starts, .. } | Kind::IpcFile { starts } => starts.last().copied(),
+            Kind::Parquet { starts, .. }
+            | Kind::IpcFile { starts }
+            | Kind::Memory { starts, .. } => starts.last().copied(),
             Kind::IpcStream => None,
         }
     }
 
     pub fn units(&self, file: usize) -> Vec<Unit> {
         match &self.kind {
-            Kind::Parquet { starts, .. } | Kind::IpcFile { starts } => starts
+            Kind::Parquet { starts, .. }
+            | Kind::IpcFile { starts }
+            | Kind::Memory { starts, .. } => starts
                 .windows(2)
                 .enumerate()
                 .filter(|(_, w)| w[1] > w[0])
@@ -313,6 +334,21 @@ impl BlockMeta {
                     pos += batch.num_rows() as u64;
                 }
             }
+            (Kind::Memory { batches, starts }, Unit::Block { block, rows, .. }) => {
+                let batch = batches
+                    .get(*block)
+                    .ok_or_else(|| ReconError::Internal("batch beyond the table".into()))?;
+                // A slice of the batch (a targeted second pass), and the
+                // projected columns: both are views, nothing is copied.
+                let offset = first.saturating_sub(starts[*block]) as usize;
+                let n = (*rows as usize).min(batch.num_rows().saturating_sub(offset));
+                let cols: Vec<ArrayRef> = projected
+                    .iter()
+                    .map(|&c| batch.column(c).slice(offset, n))
+                    .collect();
+                each(&cols, first, n)?;
+                pos += n as u64;
+            }
             (Kind::IpcStream, Unit::Stream { .. }) => {
                 let reader =
                     StreamReader::try_new(BufReader::new(open(path)?), Some(projected.to_vec()))
@@ -394,6 +430,18 @@ impl BlockMeta {
                             ReconError::input(path, format!("record batch {block} is missing"))
                         })?
                         .map_err(|e| ReconError::arrow(path, e))?;
+                    emit(take_rows(
+                        path,
+                        batch.columns(),
+                        picks.iter().map(|&r| r as u32),
+                    )?)?;
+                }
+            }
+            Kind::Memory { batches, starts } => {
+                for (block, picks) in group(starts, positions) {
+                    let batch = batches.get(block).ok_or_else(|| {
+                        ReconError::Internal("position beyond the in-memory table".into())
+                    })?;
                     emit(take_rows(
                         path,
                         batch.columns(),

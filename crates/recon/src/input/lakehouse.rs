@@ -293,6 +293,7 @@ impl Table {
             dialect: None,
             spool: None,
             snapshot: Some(snapshot),
+            origin: None,
         };
         table.finish()
     }

@@ -21,6 +21,7 @@ pub mod iceberg;
 mod lakehouse;
 pub mod parse;
 pub mod sniff;
+mod source;
 mod spool;
 mod text;
 pub mod types;
@@ -38,6 +39,7 @@ use crate::side::Side;
 
 pub use crate::config::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
 pub use block::{int96_exact, BlockMeta};
+pub use source::{BatchesSource, Source, StreamSource};
 pub use spool::Spool;
 pub use text::{sample, ParseErrors, RENAMED_HEADER};
 
@@ -231,6 +233,9 @@ pub struct Table {
     /// A lakehouse table read as of a version: its format and what was read
     /// ("delta version 3: 4 live files, 1 with a deletion vector").
     pub snapshot: Option<Snapshot>,
+    /// Arrow data a library caller gave ("arrow (in memory)", "arrow
+    /// stream"), for the report; None for tables named by a spec.
+    pub origin: Option<&'static str>,
 }
 
 /// A lakehouse table's version, for the report and the schema screen.
@@ -760,7 +765,31 @@ impl Table {
     /// `-` (stdin) and a pipe are first copied to a spool file in a run
     /// directory under `temp_dir` (see [`Spool`]); `side` names the format
     /// flag in the error when their format is unknown.
-    pub fn open(path: &Path, opts: &InputOptions, side: Side, temp_dir: &Path) -> Result<Table> {
+    ///
+    /// Arrow data: batches in memory are read in place; a stream is first
+    /// copied to the run directory as an Arrow IPC file (see [`Source`]).
+    pub fn open(source: &Source, opts: &InputOptions, side: Side, temp_dir: &Path) -> Result<Table> {
+        match source {
+            Source::Spec(path) => Table::open_spec(path, opts, side, temp_dir),
+            Source::Batches(b) => Table::in_memory(b, opts),
+            Source::Stream(s) => {
+                let reader = s.take()?;
+                let spool = spool::spool_arrow(&s.name, reader, temp_dir)?;
+                let ipc = InputOptions {
+                    format: Some(Format::Ipc),
+                    ..opts.clone()
+                };
+                let mut table = Table::open_files(spool.path(), &ipc)
+                    .map_err(|e| renamed(e, spool.path(), &s.name))?;
+                table.path = s.name.clone();
+                table.spool = Some(spool);
+                table.origin = Some("arrow stream");
+                Ok(table)
+            }
+        }
+    }
+
+    fn open_spec(path: &Path, opts: &InputOptions, side: Side, temp_dir: &Path) -> Result<Table> {
         if let Some(table) = Table::open_lakehouse(path, opts)? {
             return Ok(table);
         }
@@ -1079,8 +1108,59 @@ impl Table {
             dialect,
             spool: None,
             snapshot: None,
+            origin: None,
         };
         table.finish()
+    }
+
+    /// A table of record batches in memory: one "file" whose blocks are
+    /// the batches, read in place.
+    fn in_memory(b: &BatchesSource, opts: &InputOptions) -> Result<Table> {
+        let block = BlockMeta::memory(&b.name, b.schema.clone(), b.batches.clone())?;
+        let rows = block.rows().unwrap_or(0);
+        if rows >= 1 << POS_BITS {
+            return Err(ReconError::input(&b.name, "more than 2^44 rows in one table"));
+        }
+        let bytes: usize = b.batches.iter().map(|x| x.get_array_memory_size()).sum();
+        let n = b.schema.fields().len();
+        let table = Table {
+            path: b.name.clone(),
+            format: Format::Ipc,
+            files: vec![TableFile {
+                path: b.name.clone(),
+                compression: Compression::None,
+                partition_values: Vec::new(),
+                block: Some(block),
+                extent: AtomicU64::new(rows),
+                decode: None,
+                deleted: None,
+                columns: None,
+            }],
+            schema: b.schema.clone(),
+            file_columns: n,
+            partition_keys: Vec::new(),
+            untyped: vec![false; n],
+            rows: Some(rows),
+            bytes_on_disk: bytes as u64,
+            text: opts.text.clone(),
+            partition_arrays: Vec::new(),
+            parse_errors: Default::default(),
+            text_columns: Vec::new(),
+            dialect: None,
+            spool: None,
+            snapshot: None,
+            origin: Some("arrow (in memory)"),
+        };
+        table.finish()
+    }
+
+    /// What the report calls the table's format.
+    pub fn format_name(&self) -> &'static str {
+        match (&self.snapshot, self.origin) {
+            (Some(s), _) => s.format,
+            (None, Some(o)) => o,
+            (None, None) => self.format.name(),
+        }
     }
 
     /// Completes a table built from its files: plain text rules for every

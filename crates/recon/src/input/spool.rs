@@ -123,6 +123,34 @@ pub(crate) fn spool(
     Ok((Spool { file, _dir: dir }, opts))
 }
 
+/// Copies an Arrow stream given by a library caller into a spool (an Arrow
+/// IPC file, so blocks can be entered again by position) under `temp_dir`.
+pub(crate) fn spool_arrow(
+    name: &Path,
+    reader: Box<dyn arrow::array::RecordBatchReader + Send>,
+    temp_dir: &Path,
+) -> Result<Spool> {
+    use arrow::error::ArrowError;
+    let dir = RunDir::create(temp_dir)?;
+    let file = dir.path().join("stream.arrow");
+    let out = std::fs::File::create(&file).map_err(|e| write_error(name, &file, e, 0))?;
+    let schema = reader.schema();
+    let mut written = 0u64;
+    let failed = |e: ArrowError, written: u64| match e {
+        ArrowError::IoError(_, io) => write_error(name, &file, io, written),
+        other => ReconError::input(name, format!("writing its spool: {other}")),
+    };
+    let mut w = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(out), &schema)
+        .map_err(|e| failed(e, 0))?;
+    for batch in reader {
+        let batch = batch.map_err(|e| ReconError::input(name, format!("reading the stream: {e}")))?;
+        w.write(&batch).map_err(|e| failed(e, written))?;
+        written += batch.get_array_memory_size() as u64;
+    }
+    w.finish().map_err(|e| failed(e, written))?;
+    Ok(Spool { file, _dir: dir })
+}
+
 /// `name` without a `.gz` or `.zst` ending.
 fn without_compression_suffix(name: &str) -> &str {
     for ext in [".gz", ".zst"] {

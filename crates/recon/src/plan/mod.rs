@@ -20,7 +20,7 @@ pub use convert::{Prep, Refused};
 
 use crate::config::{AlignOptions, InputOptions};
 use crate::error::{ReconError, Result};
-use crate::input::Table;
+use crate::input::{Source, Table};
 use crate::side::Side;
 
 /// Opens both tables and plans the comparison, reading metadata only. The
@@ -31,23 +31,30 @@ use crate::side::Side;
 ///
 /// `-` and pipes are spooled under the system temp dir; see [`preflight_in`].
 pub fn preflight(
-    source: &Path,
-    target: &Path,
+    source: impl Into<Source>,
+    target: impl Into<Source>,
     align_opts: &AlignOptions,
     inputs: &[InputOptions; 2],
 ) -> Result<(Table, Table, ComparePlan)> {
-    preflight_in(source, target, align_opts, inputs, &std::env::temp_dir())
+    preflight_in(
+        &source.into(),
+        &target.into(),
+        align_opts,
+        inputs,
+        &std::env::temp_dir(),
+    )
 }
 
 /// [`preflight`], spooling `-` (stdin) and pipes under `temp_dir`.
 pub fn preflight_in(
-    source: &Path,
-    target: &Path,
+    source: &Source,
+    target: &Source,
     align_opts: &AlignOptions,
     inputs: &[InputOptions; 2],
     temp_dir: &Path,
 ) -> Result<(Table, Table, ComparePlan)> {
-    if source.as_os_str() == "-" && target.as_os_str() == "-" {
+    let stdin = |s: &Source| matches!(s, Source::Spec(p) if p.as_os_str() == "-");
+    if stdin(source) && stdin(target) {
         return Err(ReconError::Usage(
             "source and target are both '-': stdin can be read only once, so give one side as a file (or a pipe such as <(zcat x.csv.gz))".into(),
         ));

@@ -38,7 +38,7 @@ pub fn schema_text(plan: &ComparePlan, tables: [&Table; 2]) -> String {
             out.push_str(&format!("{side}: {}\n", snap.describe()));
         }
         if let Some(d) = &t.dialect {
-            out.push_str(&format!("{side} ({}): {d}\n", t.format.name()));
+            out.push_str(&format!("{side} ({}): {d}\n", t.format_name()));
         }
         let parsed: Vec<String> = t
             .schema
@@ -51,7 +51,7 @@ pub fn schema_text(plan: &ComparePlan, tables: [&Table; 2]) -> String {
         if !parsed.is_empty() {
             out.push_str(&format!(
                 "{side} ({}): text parsed exactly into {}\n",
-                t.format.name(),
+                t.format_name(),
                 parsed.join(", ")
             ));
         }

@@ -29,7 +29,7 @@ use crate::engine::scan::{scan, Batch, RowSink, ScanConfig, ScanSide};
 use crate::engine::{CancelToken, Phase, Progress};
 use crate::error::{ReconError, Result};
 use crate::evidence::render_column;
-use crate::input::Table;
+use crate::input::{Source, Table};
 use crate::plan::{preflight_in, ComparePlan};
 use crate::side::Side;
 
@@ -415,7 +415,13 @@ pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<Fingerprin
     align.ignore_extra_columns |= opts.schema_like.is_some();
     let inputs = [opts.inputs.clone(), InputOptions::default()];
     let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let (src, tgt, plan) = preflight_in(table, like, &align, &inputs, &base)?;
+    let (src, tgt, plan) = preflight_in(
+        &Source::from(table),
+        &Source::from(like),
+        &align,
+        &inputs,
+        &base,
+    )?;
     if !plan.is_compatible() {
         return Err(ReconError::Schema {
             source_path: table.to_path_buf(),
@@ -443,15 +449,15 @@ pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<Fingerprin
 /// Fingerprints two local tables in one scan (`recon diff --quick`): the
 /// columns are those the plan pairs, named by their source names.
 pub fn fingerprint_pair(
-    source: &Path,
-    target: &Path,
+    source: impl Into<Source>,
+    target: impl Into<Source>,
     opts: &FingerprintOptions,
     inputs: &[InputOptions; 2],
 ) -> Result<[FingerprintFile; 2]> {
     refuse_keyed(&opts.align)?;
     let (src, tgt, plan) = super::multiset::plan_stage(
-        source,
-        target,
+        &source.into(),
+        &target.into(),
         &opts.align,
         inputs,
         opts.temp_dir.as_deref(),

@@ -45,7 +45,7 @@ use crate::engine::spill::SpillIndex;
 use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
 use crate::evidence::{fetch_samples, write_side, Wants};
-use crate::input::Table;
+use crate::input::{Source, Table};
 use crate::plan::ComparePlan;
 use crate::report::*;
 use crate::side::Side;
@@ -149,7 +149,7 @@ pub fn shape(plan: &ComparePlan, align: &AlignOptions) -> std::result::Result<Ke
 }
 
 /// Compares `source` and `target` by the key in `opts.align.key`.
-pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutcome> {
+pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<DiffOutcome> {
     let started = Instant::now();
     opts.validate()?;
     if opts.by.is_some() {

@@ -37,7 +37,7 @@ use crate::engine::tempspace;
 use crate::engine::{CancelToken, Phase, Progress, RunContext};
 use crate::error::{ReconError, Result};
 use crate::evidence::{fetch_samples, write_atomic, write_side, EvidencePass, Wants};
-use crate::input::Table;
+use crate::input::{Source, Table};
 use crate::plan::{preflight_in, ComparePlan};
 use crate::report::*;
 use crate::side::Side;
@@ -117,7 +117,7 @@ pub struct DiffOutcome {
 }
 
 /// Compares `source` and `target` as multisets of rows.
-pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutcome> {
+pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<DiffOutcome> {
     let started = Instant::now();
     opts.validate()?;
     let (src, tgt, plan) = plan_stage(
@@ -212,8 +212,8 @@ pub fn diff(source: &Path, target: &Path, opts: &DiffOptions) -> Result<DiffOutc
 ///
 /// `-` and pipes are spooled under `temp_dir` (the system temp dir if None).
 pub fn plan_stage(
-    source: &Path,
-    target: &Path,
+    source: &Source,
+    target: &Source,
     align: &AlignOptions,
     inputs: &[InputOptions; 2],
     temp_dir: Option<&Path>,
@@ -222,8 +222,8 @@ pub fn plan_stage(
     let (src, tgt, plan) = preflight_in(source, target, align, inputs, &base)?;
     if !plan.is_compatible() {
         return Err(ReconError::Schema {
-            source_path: source.to_path_buf(),
-            target_path: target.to_path_buf(),
+            source_path: source.name().to_path_buf(),
+            target_path: target.name().to_path_buf(),
             reasons: plan.problems.clone(),
         });
     }
@@ -905,11 +905,7 @@ pub fn parse_errors_report(src: &Table, tgt: &Table) -> ParseErrorsReport {
 pub fn input_report(t: &Table, rows: u64) -> InputReport {
     InputReport {
         path: t.path.display().to_string(),
-        format: t
-            .snapshot
-            .as_ref()
-            .map_or(t.format.name(), |s| s.format)
-            .into(),
+        format: t.format_name().into(),
         files: t.files.len(),
         rows,
         dialect: t.dialect.clone(),
