@@ -2010,6 +2010,7 @@ fn comment_lines_in_later_chunks_are_skipped() {
         arrow::util::display::array_value_to_string(name, 0).unwrap(),
         "name 25555"
     );
+}
 
 /// `recon diff` of `dir` (a directory of differently typed files) against `want`.
 fn typed_files(dir: &Path, files: &[(&str, ArrayRef)]) {

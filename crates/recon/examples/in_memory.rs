@@ -72,7 +72,10 @@ fn main() -> Result<(), recon::ReconError> {
     println!();
     print!("{}", keyed.report.render_text(&keyed.quoted));
     let k = keyed.report.keyed.as_ref().expect("a keyed report");
-    assert_eq!((k.matched_keys, k.value_mismatch, k.duplicate_keys), (2, 1, 1));
+    assert_eq!(
+        (k.matched_keys, k.value_mismatch, k.duplicate_keys),
+        (2, 1, 1)
+    );
 
     // A stream read once (here an iterator of batches): spooled, then read
     // like a file. The same table against itself is an exact match.

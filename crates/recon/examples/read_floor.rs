@@ -16,8 +16,8 @@ fn main() {
     let opts = recon::input::InputOptions::default();
     let temp = std::env::temp_dir();
     let tables = [
-        Table::open(args[1].as_ref(), &opts, Side::Source, &temp).unwrap(),
-        Table::open(args[2].as_ref(), &opts, Side::Target, &temp).unwrap(),
+        Table::open(&args[1].as_str().into(), &opts, Side::Source, &temp).unwrap(),
+        Table::open(&args[2].as_str().into(), &opts, Side::Target, &temp).unwrap(),
     ];
     let threads: usize = args[3].parse().unwrap();
     let hash = args.iter().any(|a| a == "--hash");

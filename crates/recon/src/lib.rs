@@ -53,8 +53,8 @@ pub mod report;
 pub mod modes;
 
 pub use config::Passes;
-pub use input::Source;
 pub use error::{ReconError, Result};
+pub use input::Source;
 pub use modes::{diff, DiffOptions, DiffOutcome};
 pub use report::Report;
 pub use side::Side;

@@ -200,7 +200,11 @@ impl BlockMeta {
     }
 
     /// Batches in memory, all of `schema` (the caller checked it).
-    pub fn memory(path: &Path, schema: SchemaRef, batches: Arc<[RecordBatch]>) -> Result<BlockMeta> {
+    pub fn memory(
+        path: &Path,
+        schema: SchemaRef,
+        batches: Arc<[RecordBatch]>,
+    ) -> Result<BlockMeta> {
         let counts = batches.iter().map(|b| b.num_rows() as i64);
         let starts = starts_of(path, counts)?;
         Ok(BlockMeta {

@@ -768,7 +768,12 @@ impl Table {
     ///
     /// Arrow data: batches in memory are read in place; a stream is first
     /// copied to the run directory as an Arrow IPC file (see [`Source`]).
-    pub fn open(source: &Source, opts: &InputOptions, side: Side, temp_dir: &Path) -> Result<Table> {
+    pub fn open(
+        source: &Source,
+        opts: &InputOptions,
+        side: Side,
+        temp_dir: &Path,
+    ) -> Result<Table> {
         match source {
             Source::Spec(path) => Table::open_spec(path, opts, side, temp_dir),
             Source::Batches(b) => Table::in_memory(b, opts),
@@ -1119,7 +1124,10 @@ impl Table {
         let block = BlockMeta::memory(&b.name, b.schema.clone(), b.batches.clone())?;
         let rows = block.rows().unwrap_or(0);
         if rows >= 1 << POS_BITS {
-            return Err(ReconError::input(&b.name, "more than 2^44 rows in one table"));
+            return Err(ReconError::input(
+                &b.name,
+                "more than 2^44 rows in one table",
+            ));
         }
         let bytes: usize = b.batches.iter().map(|x| x.get_array_memory_size()).sum();
         let n = b.schema.fields().len();

@@ -143,7 +143,8 @@ pub(crate) fn spool_arrow(
     let mut w = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(out), &schema)
         .map_err(|e| failed(e, 0))?;
     for batch in reader {
-        let batch = batch.map_err(|e| ReconError::input(name, format!("reading the stream: {e}")))?;
+        let batch =
+            batch.map_err(|e| ReconError::input(name, format!("reading the stream: {e}")))?;
         w.write(&batch).map_err(|e| failed(e, written))?;
         written += batch.get_array_memory_size() as u64;
     }

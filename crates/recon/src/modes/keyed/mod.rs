@@ -22,7 +22,6 @@ pub mod numbers;
 pub mod sink;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
