@@ -48,8 +48,8 @@ fn two_diffs_in_one_process_and_one_is_cancelled() {
     let a_opts = opts(a_progress.clone(), a_cancel.clone());
     let b_opts = opts(Arc::new(Progress::default()), CancelToken::new());
     let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| diff(&p("a_s.parquet"), &p("a_t.parquet"), &a_opts));
-        let b = s.spawn(|| diff(&p("b_s.parquet"), &p("b_t.parquet"), &b_opts));
+        let a = s.spawn(|| diff(p("a_s.parquet"), p("a_t.parquet"), &a_opts));
+        let b = s.spawn(|| diff(p("b_s.parquet"), p("b_t.parquet"), &b_opts));
         // Cancel run A once it is scanning, while B runs beside it.
         while a_progress.rows_scanned.load(Ordering::Relaxed) == 0 && !a.is_finished() {
             std::thread::yield_now();

@@ -43,9 +43,11 @@ fn batches(name: &str, b: &[RecordBatch]) -> Source {
 
 fn stream(name: &str, b: &[RecordBatch]) -> Source {
     let schema = b[0].schema();
+    // Owned batches: the stream outlives this borrow of them.
+    let owned: Vec<RecordBatch> = b.to_vec();
     Source::stream(
         name,
-        RecordBatchIterator::new(b.to_vec().into_iter().map(Ok), schema),
+        RecordBatchIterator::new(owned.into_iter().map(Ok), schema),
     )
 }
 
