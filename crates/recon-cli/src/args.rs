@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
@@ -251,6 +251,8 @@ impl AlignArgs {
             empty_as_null: self.empty_as_null.clone(),
             key: keyed.key.clone(),
             tolerance: pairs("--tolerance", &keyed.tolerance)?,
+            // Input settings: InputArgs takes the flags.
+            ..RulesFile::default()
         };
         let mut o = AlignOptions::default();
         flags
@@ -421,8 +423,10 @@ pub(crate) fn column_patterns(
 }
 
 impl InputArgs {
-    pub(crate) fn build(&self) -> Result<[InputOptions; 2], ReconError> {
-        InputConfig {
+    /// The input options, with a `--rules` file's `skip_rows` and
+    /// `comment` where no flag gives them.
+    pub(crate) fn build(&self, rules: Option<&Path>) -> Result<[InputOptions; 2], ReconError> {
+        let mut cfg = InputConfig {
             source_format: self.source_format,
             target_format: self.target_format,
             delimiter: self.delimiter.clone(),
@@ -443,8 +447,13 @@ impl InputArgs {
             source_skip_rows: self.source_skip_rows,
             target_skip_rows: self.target_skip_rows,
             comment: self.comment.clone(),
+        };
+        if let Some(path) = rules {
+            RulesFile::load(path)
+                .map_err(ReconError::Usage)?
+                .fill_input(&mut cfg);
         }
-        .build()
+        cfg.build()
     }
 }
 
@@ -534,7 +543,7 @@ pub(crate) fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
         report_path: a.report.clone(),
         single_bucket: a.debug_single_bucket,
         align: a.align.build(&a.keyed)?,
-        inputs: a.input.build()?,
+        inputs: a.input.build(a.align.rules.as_deref())?,
         diff_columns: a.keyed.diff_columns.unwrap_or_default(),
         by: a.by.clone(),
         thresholds: a.thresholds.build()?,

@@ -41,7 +41,12 @@ fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
         opts.progress.clone(),
         done.clone(),
     );
-    let result = fingerprint_pair(&a.source, &a.target, &opts, &a.input.build()?);
+    let result = fingerprint_pair(
+        &a.source,
+        &a.target,
+        &opts,
+        &a.input.build(a.align.rules.as_deref())?,
+    );
     done.store(true, Ordering::Relaxed);
     if let Some(handle) = bar {
         let _ = handle.join();
@@ -71,7 +76,7 @@ fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
 
 fn run_fingerprint(a: FingerprintArgs) -> Result<bool, ReconError> {
     let mut opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by)?;
-    let [input, _] = a.input.build()?;
+    let [input, _] = a.input.build(a.align.rules.as_deref())?;
     opts.inputs = input;
     opts.schema_like = a.schema_like;
     let fp = fingerprint(&a.table, &opts)?;
@@ -199,7 +204,7 @@ fn colour_verdict(text: String, report: &recon::Report, color: ColorMode) -> Str
 
 fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
     let opts = a.align.build(&KeyArgs::default())?;
-    let inputs = a.input.build()?;
+    let inputs = a.input.build(a.align.rules.as_deref())?;
     let (src, tgt, plan) = preflight(&a.source, &a.target, &opts, &inputs)?;
     let text = if a.json {
         schema_json(&plan)

@@ -2197,3 +2197,49 @@ fn lossy_type_difference_is_refused_naming_both_files() {
             }));
     }
 }
+
+/// `skip_rows` and `comment` in a `--rules` file (and a batch pair's
+/// `rules_file`), as the flags give them; a flag wins over the file.
+#[test]
+fn skip_rows_and_comment_from_a_rules_file() {
+    let fx = |n: &str| common::fixture(&format!("csv_preamble/{n}"));
+    let (titled, plain) = (fx("customers_title.csv"), fx("customers.csv"));
+    let tmp = TempDir::new().unwrap();
+    let rules = tmp.path().join("legacy.toml");
+    fs::write(&rules, "source_skip_rows = 1\ncomment = \"#\"\n").unwrap();
+    recon()
+        .arg("diff")
+        .arg(&titled)
+        .arg(&plain)
+        .arg("--rules")
+        .arg(&rules)
+        .assert()
+        .code(0);
+    // The flag wins: skipping nothing leaves the title as the header.
+    recon()
+        .arg("diff")
+        .arg(&titled)
+        .arg(&plain)
+        .arg("--rules")
+        .arg(&rules)
+        .args(["--source-skip-rows", "0"])
+        .assert()
+        .code(2);
+    // A batch pair's rules file.
+    let batch = tmp.path().join("b.toml");
+    fs::write(
+        &batch,
+        format!(
+            "[[pair]]\nname = \"titled\"\nsource = \"{}\"\ntarget = \"{}\"\nrules_file = \"legacy.toml\"\n",
+            titled.display(),
+            plain.display()
+        ),
+    )
+    .unwrap();
+    recon()
+        .arg("batch")
+        .arg(&batch)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("titled  pass"));
+}

@@ -369,9 +369,28 @@ pub struct RulesFile {
     pub key: Option<Vec<String>>,
     #[serde(default)]
     pub tolerance: std::collections::BTreeMap<String, String>,
+    /// CSV/TSV lines before the header (`--skip-rows`), for every file or
+    /// one side's; input settings, read by [`RulesFile::fill_input`].
+    pub skip_rows: Option<usize>,
+    pub source_skip_rows: Option<usize>,
+    pub target_skip_rows: Option<usize>,
+    /// CSV/TSV comment character (`--comment`).
+    pub comment: Option<String>,
 }
 
 impl RulesFile {
+    /// Gives `input` this file's input settings (`skip_rows`, its per-side
+    /// forms and `comment`) where it has none: flags, and a batch pair's
+    /// own `[pair.input]`, win.
+    pub fn fill_input(&self, input: &mut InputConfig) {
+        input.skip_rows = input.skip_rows.or(self.skip_rows);
+        input.source_skip_rows = input.source_skip_rows.or(self.source_skip_rows);
+        input.target_skip_rows = input.target_skip_rows.or(self.target_skip_rows);
+        if input.comment.is_none() {
+            input.comment.clone_from(&self.comment);
+        }
+    }
+
     /// Reads and validates a rules file. TOML errors are one line naming
     /// the file, the line and the key; [`RulesFile::apply_to`] errors name
     /// the setting.

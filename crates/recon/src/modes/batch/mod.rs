@@ -79,18 +79,28 @@ pub struct BatchOptions {
     pub progress: Arc<BatchProgress>,
 }
 
-/// The pair's alignment: its own settings, then its rules file, then the
-/// defaults (settings given earlier win; lists add up).
-fn align_of(p: &PairEntry, defaults: &RulesFile) -> std::result::Result<AlignOptions, String> {
+/// The pair's alignment and input settings: its own, then its rules file,
+/// then the defaults' (settings given earlier win; lists add up). The
+/// rules files and `align` tables may hold `skip_rows` and `comment` too;
+/// they fill what the pair's input table leaves unset.
+fn settings_of(
+    p: &PairEntry,
+    file: &BatchFile,
+) -> std::result::Result<(AlignOptions, InputConfig), String> {
     let mut o = AlignOptions::default();
+    let mut input = pair_inputs(p, file).clone();
+    p.align.fill_input(&mut input);
     p.align.clone().apply_to(&mut o)?;
     if let Some(r) = &p.rules_file {
-        RulesFile::load(r)?
+        let rules = RulesFile::load(r)?;
+        rules.fill_input(&mut input);
+        rules
             .apply_to(&mut o)
             .map_err(|e| format!("{}: {e}", r.display()))?;
     }
-    defaults.clone().apply_to(&mut o)?;
-    Ok(o)
+    file.defaults.align.fill_input(&mut input);
+    file.defaults.align.clone().apply_to(&mut o)?;
+    Ok((o, input))
 }
 
 /// Runs one pair with its memory limit divided by `jobs`, updating
@@ -104,8 +114,8 @@ fn run_pair(
     let started = Instant::now();
     let d = &file.defaults;
     let usage = |e: String| ReconError::Usage(format!("pair {:?}: {e}", p.name));
-    let align = align_of(p, &d.align).map_err(usage)?;
-    let inputs = pair_inputs(p, file).build()?;
+    let (align, inputs) = settings_of(p, file).map_err(usage)?;
+    let inputs = inputs.build()?;
     let mut run = p
         .run
         .or(&d.run)
@@ -261,9 +271,12 @@ fn validate_pairs(path: &Path, file: &BatchFile) -> Result<()> {
             |m: String| ReconError::Usage(format!("{}: pair {:?}: {}", path.display(), p.name, m));
         let mut align = AlignOptions::default();
         p.align.clone().apply_to(&mut align).map_err(bad)?;
-        pair_inputs(p, file)
-            .build()
-            .map_err(|e| bad(e.one_line()))?;
+        // The rules file is data read when the pair runs; the batch file's
+        // own tables are checked here.
+        let mut input = pair_inputs(p, file).clone();
+        p.align.fill_input(&mut input);
+        d.align.fill_input(&mut input);
+        input.build().map_err(|e| bad(e.one_line()))?;
         p.run
             .or(&d.run)
             .build(DiffOptions::default().threads, default_limit())
