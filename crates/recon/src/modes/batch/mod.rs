@@ -82,16 +82,18 @@ pub struct BatchOptions {
 /// The pair's alignment and input settings: its own, then its rules file,
 /// then the defaults' (settings given earlier win; lists add up). The
 /// rules files and `align` tables may hold `skip_rows` and `comment` too;
-/// they fill what the pair's input table leaves unset.
+/// they fill what the pair's input table leaves unset. `read_rules`: load
+/// the pair's rules file too (at run time; validation leaves it out).
 fn settings_of(
     p: &PairEntry,
     file: &BatchFile,
+    read_rules: bool,
 ) -> std::result::Result<(AlignOptions, InputConfig), String> {
     let mut o = AlignOptions::default();
     let mut input = pair_inputs(p, file).clone();
     p.align.fill_input(&mut input);
     p.align.clone().apply_to(&mut o)?;
-    if let Some(r) = &p.rules_file {
+    if let Some(r) = p.rules_file.as_ref().filter(|_| read_rules) {
         let rules = RulesFile::load(r)?;
         rules.fill_input(&mut input);
         rules
@@ -114,7 +116,7 @@ fn run_pair(
     let started = Instant::now();
     let d = &file.defaults;
     let usage = |e: String| ReconError::Usage(format!("pair {:?}: {e}", p.name));
-    let (align, inputs) = settings_of(p, file).map_err(usage)?;
+    let (align, inputs) = settings_of(p, file, true).map_err(usage)?;
     let inputs = inputs.build()?;
     let mut run = p
         .run
@@ -269,13 +271,9 @@ fn validate_pairs(path: &Path, file: &BatchFile) -> Result<()> {
     for p in &file.pairs {
         let bad =
             |m: String| ReconError::Usage(format!("{}: pair {:?}: {}", path.display(), p.name, m));
-        let mut align = AlignOptions::default();
-        p.align.clone().apply_to(&mut align).map_err(bad)?;
         // The rules file is data read when the pair runs; the batch file's
         // own tables are checked here.
-        let mut input = pair_inputs(p, file).clone();
-        p.align.fill_input(&mut input);
-        d.align.fill_input(&mut input);
+        let (align, input) = settings_of(p, file, false).map_err(bad)?;
         input.build().map_err(|e| bad(e.one_line()))?;
         p.run
             .or(&d.run)
