@@ -581,7 +581,7 @@ pub(crate) fn fingerprint_options(
 
 /// The first `diff` option that `--quick` cannot apply, with why: every
 /// option either applies or is refused, never silently dropped.
-pub(crate) fn quick_refusal(a: &DiffArgs) -> Option<String> {
+pub(crate) fn quick_refusal(a: &DiffArgs, thresholds: &Thresholds) -> Option<String> {
     let no_rows = "--quick finds which columns and groups differ, not rows";
     let given = [
         (a.output.is_some(), "--output", no_rows),
@@ -621,7 +621,6 @@ pub(crate) fn quick_refusal(a: &DiffArgs) -> Option<String> {
     if let Some((_, flag, why)) = given.iter().find(|g| g.0) {
         return Some(format!("{flag} does not apply with --quick: {why}"));
     }
-    let thresholds = a.thresholds.build().ok()?;
     thresholds.undecidable_by_fingerprints().map(|(name, value)| {
         format!(
             "--{} {value} does not apply with --quick: fingerprints show whether the tables differ, not by how many rows; drop --quick (the exact diff reads a matching pair once, as --quick does)",

@@ -24,34 +24,22 @@ use args::{
     build_options, fingerprint_options, quick_refusal, BatchArgs, Cli, ColorMode, Command,
     CompareArgs, DiffArgs, FingerprintArgs, KeyArgs, SchemaArgs,
 };
-use progress::{show_batch_progress, show_progress, shown_for};
+use progress::{drawing, show_batch_progress, shown_for};
 
 fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
-    if let Some(why) = quick_refusal(a) {
+    if let Some(why) = quick_refusal(a, &a.thresholds.build()?) {
         return Err(ReconError::Usage(why));
     }
-    a.thresholds.build()?;
     let mut opts =
         fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by.clone())?;
     // A piped input is copied here, as the exact diff would copy it.
     opts.temp_dir = a.temp_dir.clone();
-    let done = Arc::new(AtomicBool::new(false));
-    let bar = show_progress(
+    let inputs = a.input.build(a.align.rules.as_deref())?;
+    let [s, t] = drawing(
         shown_for(a.progress, a.quiet),
         opts.progress.clone(),
-        done.clone(),
-    );
-    let result = fingerprint_pair(
-        &a.source,
-        &a.target,
-        &opts,
-        &a.input.build(a.align.rules.as_deref())?,
-    );
-    done.store(true, Ordering::Relaxed);
-    if let Some(handle) = bar {
-        let _ = handle.join();
-    }
-    let [s, t] = result?;
+        || fingerprint_pair(&a.source, &a.target, &opts, &inputs),
+    )?;
     let cmp = compare_fingerprints(&s, &t)?;
     if let Some(path) = &a.report {
         recon::evidence::write_atomic(path, cmp.to_json().as_bytes())?;
@@ -153,18 +141,11 @@ fn run_diff(a: DiffArgs, color: ColorMode) -> Result<bool, ReconError> {
         return run_quick(&a);
     }
     let opts = build_options(&a)?;
-    let done = Arc::new(AtomicBool::new(false));
-    let bar = show_progress(
+    let outcome = drawing(
         shown_for(a.progress, a.quiet),
         opts.progress.clone(),
-        done.clone(),
-    );
-    let result = diff(&a.source, &a.target, &opts);
-    done.store(true, Ordering::Relaxed);
-    if let Some(handle) = bar {
-        let _ = handle.join();
-    }
-    let outcome = result?;
+        || diff(&a.source, &a.target, &opts),
+    )?;
     let report = &outcome.report;
     if let Some(path) = &a.html {
         let page = recon::report::html::diff_html(report).map_err(ReconError::Internal)?;

@@ -155,10 +155,23 @@ pub(crate) fn shown_for(mode: ProgressMode, quiet: bool) -> Shown {
 pub(crate) const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 pub(crate) const REDRAW_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// Runs `work` while its progress is drawn as `shown` says, and ends the
+/// drawing when it returns.
+pub(crate) fn drawing<T>(shown: Shown, progress: Arc<Progress>, work: impl FnOnce() -> T) -> T {
+    let done = Arc::new(AtomicBool::new(false));
+    let bar = show_progress(shown, progress, done.clone());
+    let out = work();
+    done.store(true, Ordering::Relaxed);
+    if let Some(handle) = bar {
+        let _ = handle.join();
+    }
+    out
+}
+
 /// Draws progress on stderr from the library's counters until `done`: a bar
 /// with the phase, rate and ETA on a terminal; with `always` and no
 /// terminal, a plain line every 2 seconds.
-pub(crate) fn show_progress(
+fn show_progress(
     shown: Shown,
     progress: Arc<Progress>,
     done: Arc<AtomicBool>,

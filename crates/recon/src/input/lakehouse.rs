@@ -5,8 +5,6 @@
 //! file ([`FileColumn`]): files written before a column was added read it
 //! as NULL, and Iceberg's type promotions are widened exactly.
 
-#[allow(unused_imports)]
-use super::types;
 use super::*;
 
 impl Table {

@@ -778,16 +778,12 @@ impl Table {
             Source::Spec(path) => Table::open_spec(path, opts, side, temp_dir),
             Source::Batches(b) => Table::in_memory(b, opts),
             Source::Stream(s) => {
-                let reader = s.take()?;
-                let spool = spool::spool_arrow(&s.name, reader, temp_dir)?;
+                let spool = spool::spool_arrow(&s.name, s.take()?, temp_dir)?;
                 let ipc = InputOptions {
                     format: Some(Format::Ipc),
                     ..opts.clone()
                 };
-                let mut table = Table::open_files(spool.path(), &ipc)
-                    .map_err(|e| renamed(e, spool.path(), &s.name))?;
-                table.path = s.name.clone();
-                table.spool = Some(spool);
+                let mut table = Table::open_spool(spool, &ipc, &s.name)?;
                 table.origin = Some("arrow stream");
                 Ok(table)
             }
@@ -802,10 +798,16 @@ impl Table {
             return Table::open_files(path, opts);
         };
         let (spool, opts) = spool::spool(path, kind, opts, side, temp_dir)?;
+        Table::open_spool(spool, &opts, path)
+    }
+
+    /// The table of a spooled input, named `name` (what the caller gave),
+    /// keeping the spool for as long as the table lives.
+    fn open_spool(spool: Spool, opts: &InputOptions, name: &Path) -> Result<Table> {
         // What is wrong with the header or the footer is wrong with the input.
         let mut table =
-            Table::open_files(spool.path(), &opts).map_err(|e| renamed(e, spool.path(), path))?;
-        table.path = path.to_path_buf();
+            Table::open_files(spool.path(), opts).map_err(|e| renamed(e, spool.path(), name))?;
+        table.path = name.to_path_buf();
         table.spool = Some(spool);
         Ok(table)
     }

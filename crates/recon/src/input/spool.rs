@@ -135,20 +135,22 @@ pub(crate) fn spool_arrow(
     let file = dir.path().join("stream.arrow");
     let out = std::fs::File::create(&file).map_err(|e| write_error(name, &file, e, 0))?;
     let schema = reader.schema();
-    let mut written = 0u64;
-    let failed = |e: ArrowError, written: u64| match e {
-        ArrowError::IoError(_, io) => write_error(name, &file, io, written),
+    // Bytes written so far, for a full disk's message: what the file holds.
+    let failed = |e: ArrowError| match e {
+        ArrowError::IoError(_, io) => {
+            let written = std::fs::metadata(&file).map_or(0, |m| m.len());
+            write_error(name, &file, io, written)
+        }
         other => ReconError::input(name, format!("writing its spool: {other}")),
     };
     let mut w = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(out), &schema)
-        .map_err(|e| failed(e, 0))?;
+        .map_err(failed)?;
     for batch in reader {
         let batch =
             batch.map_err(|e| ReconError::input(name, format!("reading the stream: {e}")))?;
-        w.write(&batch).map_err(|e| failed(e, written))?;
-        written += batch.get_array_memory_size() as u64;
+        w.write(&batch).map_err(failed)?;
     }
-    w.finish().map_err(|e| failed(e, written))?;
+    w.finish().map_err(failed)?;
     Ok(Spool { file, _dir: dir })
 }
 

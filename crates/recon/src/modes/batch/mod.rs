@@ -14,7 +14,7 @@ use crate::engine::memory::default_limit;
 use crate::engine::Progress;
 use crate::error::{ReconError, Result};
 use crate::modes::fingerprint::compare::compare;
-use crate::modes::fingerprint::{fingerprint_pair, FingerprintOptions};
+use crate::modes::fingerprint::{fingerprint_pair, refuse_keyed, FingerprintOptions};
 use crate::modes::multiset::DiffOptions;
 use crate::report::batch::PairOutcome;
 
@@ -306,12 +306,8 @@ fn quick_refusal(
             "fingerprints show whether the tables differ, not by how many rows (only a limit of 0 applies)",
         );
     }
-    if align.key.is_some() || !align.tolerances.is_empty() {
-        return refused(
-            "a key or a tolerance",
-            "fingerprints compare whole rows exactly",
-        );
-    }
+    // The library's own check, run here too so the batch stops before any pair.
+    refuse_keyed(align).map_err(|e| format!("mode \"quick\": {e}"))?;
     let run = &p.run;
     if run.memory_limit.is_some()
         || run.sample.is_some()

@@ -392,7 +392,7 @@ fn run_scan(
 /// A fingerprint sums whole rows: a key or a tolerance (from flags or a
 /// rules file) cannot apply, and dropping it silently would change what a
 /// match means.
-fn refuse_keyed(align: &AlignOptions) -> Result<()> {
+pub(crate) fn refuse_keyed(align: &AlignOptions) -> Result<()> {
     let what = if align.key.is_some() {
         "a key"
     } else if !align.tolerances.is_empty() {
