@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
+use recon::config::{default_limit, default_threads};
 use recon::config::{
     parse_choice, AlignOptions, DiffColumns, Format, InputConfig, InputOptions, Int96Unit,
     RulesFile, RunConfig, Thresholds,
 };
-use recon::engine::memory::default_limit;
 use recon::modes::fingerprint::FingerprintOptions;
 use recon::{DiffOptions, Passes, ReconError};
 
@@ -255,16 +255,11 @@ impl AlignArgs {
             ..RulesFile::default()
         };
         let mut o = AlignOptions::default();
-        flags
-            .apply_to(&mut o)
-            .map_err(|e| ReconError::Usage(format!("--{e}")))?;
+        flags.apply_to(&mut o)?;
         if let Some(path) = &self.rules {
-            RulesFile::load(path)
-                .and_then(|f| {
-                    f.apply_to(&mut o)
-                        .map_err(|e| format!("{}: {e}", path.display()))
-                })
-                .map_err(ReconError::Usage)?;
+            RulesFile::load(path)?
+                .apply_to(&mut o)
+                .map_err(|e| ReconError::Usage(format!("{}: {e}", path.display())))?;
         }
         Ok(o)
     }
@@ -295,8 +290,7 @@ impl ThresholdArgs {
             max_changed: self.max_changed,
             max_missing: self.max_missing,
         };
-        t.validate()
-            .map_err(|e| ReconError::Usage(format!("--{}", e.replace('_', "-"))))?;
+        t.validate()?;
         Ok(t)
     }
 }
@@ -449,9 +443,7 @@ impl InputArgs {
             comment: self.comment.clone(),
         };
         if let Some(path) = rules {
-            RulesFile::load(path)
-                .map_err(ReconError::Usage)?
-                .fill_input(&mut cfg);
+            RulesFile::load(path)?.fill_input(&mut cfg);
         }
         cfg.build()
     }
@@ -531,13 +523,9 @@ pub(crate) fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
         passes: a.passes,
         sample: a.sample,
     }
-    .build(DiffOptions::default().threads, default_limit())?;
+    .build(default_threads(), default_limit())?;
     Ok(DiffOptions {
-        threads: run.threads,
-        memory_limit: run.memory_limit,
-        temp_dir: run.temp_dir,
-        sample: run.sample,
-        passes: run.passes,
+        run,
         output_dir: a.output.clone(),
         force: a.force,
         report_path: a.report.clone(),

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use clap::Parser;
 
 use recon::error::panic_message;
+use recon::error::OptionHint;
 use recon::modes::batch::BatchProgress;
 use recon::modes::fingerprint::compare::compare as compare_fingerprints;
 use recon::modes::fingerprint::{fingerprint, fingerprint_pair, FingerprintFile};
@@ -47,8 +48,7 @@ fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
     if let Some(path) = &a.html {
         let value = serde_json::to_value(&cmp)
             .map_err(|e| ReconError::Internal(format!("comparison JSON: {e}")))?;
-        let page = recon::report::html::quick_html(&value, &cmp.verdict_line())
-            .map_err(ReconError::Internal)?;
+        let page = recon::report::html::quick_html(&value, &cmp.verdict_line())?;
         recon::evidence::write_atomic(path, page.as_bytes())?;
     }
     if !a.quiet {
@@ -113,7 +113,7 @@ fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
     }
     let outcomes = result?;
     if let Some(path) = &a.junit {
-        let xml = junit(&outcomes).map_err(|e| ReconError::Internal(format!("JUnit XML: {e}")))?;
+        let xml = junit(&outcomes)?;
         recon::evidence::write_atomic(path, xml.as_bytes())?;
     }
     if let Some(path) = &a.report {
@@ -125,7 +125,7 @@ fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
         recon::evidence::write_atomic(path, format!("{json}\n").as_bytes())?;
     }
     if let Some(path) = &a.html {
-        let page = recon::report::html::batch_html(&outcomes).map_err(ReconError::Internal)?;
+        let page = recon::report::html::batch_html(&outcomes)?;
         recon::evidence::write_atomic(path, page.as_bytes())?;
     }
     if !a.quiet {
@@ -148,7 +148,7 @@ fn run_diff(a: DiffArgs, color: ColorMode) -> Result<bool, ReconError> {
     )?;
     let report = &outcome.report;
     if let Some(path) = &a.html {
-        let page = recon::report::html::diff_html(report).map_err(ReconError::Internal)?;
+        let page = recon::report::html::diff_html(report)?;
         recon::evidence::write_atomic(path, page.as_bytes())?;
     }
     if !a.quiet {
@@ -227,7 +227,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("recon: {}", e.one_line());
+            // Option hints are spelled as this program's flags.
+            let message = e.render(&OptionHint::as_flag);
+            eprintln!("recon: {}", recon::error::one_line(&message));
             ExitCode::from(2)
         }
     }

@@ -13,7 +13,7 @@ use assert_cmd::Command;
 use common::*;
 use predicates::prelude::*;
 use proptest::prelude::*;
-use recon::config::AlignOptions;
+use recon::config::{AlignOptions, RunSettings};
 use recon::{diff, DiffOptions, Passes};
 use serde_json::Value;
 
@@ -479,9 +479,12 @@ fn recon_keyed(dir: &Path, src: &[Raw], tgt: &[Raw], cfg: (usize, u64, usize, bo
     write_parquet(&s, &batch(src), group);
     write_parquet(&t, &batch(tgt), group + 1);
     let opts = DiffOptions {
-        threads,
-        memory_limit: mem,
-        passes: if two { Passes::Two } else { Passes::One },
+        run: RunSettings {
+            threads,
+            memory_limit: mem,
+            passes: if two { Passes::Two } else { Passes::One },
+            ..RunSettings::default()
+        },
         single_bucket: mem < (16 << 20),
         align: AlignOptions {
             key: Some(vec!["k".into()]),

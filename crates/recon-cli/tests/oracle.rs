@@ -15,6 +15,7 @@ use arrow::array::{
 use arrow::datatypes::{Float64Type, Int32Type, Int64Type};
 use common::{read_parquet, write_parquet};
 use proptest::prelude::*;
+use recon::config::RunSettings;
 use recon::{diff, DiffOptions, Passes};
 
 /// An independent notion of a value: NULL is `None`, floats by canonical bits.
@@ -214,13 +215,15 @@ proptest! {
         write_parquet(&tp, &to_batch(&target), group + 7);
         let out = tmp.path().join("out");
         let opts = DiffOptions {
-            threads,
-            memory_limit: if small_memory { 8 << 20 } else { u64::MAX },
-            temp_dir: Some(tmp.path().to_path_buf()),
-            sample: 5,
+            run: RunSettings {
+                threads,
+                memory_limit: if small_memory { 8 << 20 } else { u64::MAX },
+                temp_dir: Some(tmp.path().to_path_buf()),
+                sample: 5,
+                passes: if two_pass { Passes::Two } else { Passes::One },
+            },
             output_dir: Some(out.clone()),
             single_bucket,
-            passes: if two_pass { Passes::Two } else { Passes::One },
             batch_size: 16,
             ..DiffOptions::default()
         };

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use common::write_parquet;
+use recon::config::RunSettings;
 use recon::engine::{CancelToken, Progress};
 use recon::{diff, DiffOptions, Passes, ReconError};
 
@@ -35,11 +36,14 @@ fn two_diffs_in_one_process_and_one_is_cancelled() {
     table(&p("b_s.parquet"), 200_000, 0);
     table(&p("b_t.parquet"), 200_000, 5);
     let opts = |progress: Arc<Progress>, cancel: CancelToken| DiffOptions {
-        threads: 2,
-        memory_limit: 64 << 20,
-        passes: Passes::One,
+        run: RunSettings {
+            threads: 2,
+            memory_limit: 64 << 20,
+            passes: Passes::One,
+            temp_dir: Some(temp.path().to_path_buf()),
+            ..RunSettings::default()
+        },
         batch_size: 1024,
-        temp_dir: Some(temp.path().to_path_buf()),
         progress,
         cancel,
         ..DiffOptions::default()

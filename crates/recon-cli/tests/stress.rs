@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use common::write_parquet;
+use recon::config::RunSettings;
 use recon::{diff, DiffOptions, Passes};
 
 fn write(path: &Path, ids: impl Iterator<Item = i64>, tag: &str) {
@@ -61,11 +62,14 @@ fn run_matrix(n: i64, limits: &[u64]) {
                     (true, Passes::Two),
                 ] {
                     let opts = DiffOptions {
-                        threads,
-                        memory_limit: limit,
-                        temp_dir: Some(tmp.path().to_path_buf()),
+                        run: RunSettings {
+                            threads,
+                            memory_limit: limit,
+                            temp_dir: Some(tmp.path().to_path_buf()),
+                            passes,
+                            ..RunSettings::default()
+                        },
                         single_bucket,
-                        passes,
                         output_dir: Some(tmp.path().join("out")),
                         force: true,
                         ..DiffOptions::default()

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use recon::config::RunSettings;
 use recon::engine::reconcile::{reconcile, DriverConfig};
 use recon::engine::record::Keyless;
 use recon::engine::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
@@ -153,8 +154,11 @@ fn bench_end_to_end(c: &mut Criterion) {
     g.bench_function("diff_1m_rows_with_evidence", |b| {
         b.iter(|| {
             let opts = DiffOptions {
-                threads: 2,
-                memory_limit: 256 << 20,
+                run: RunSettings {
+                    threads: 2,
+                    memory_limit: 256 << 20,
+                    ..RunSettings::default()
+                },
                 output_dir: Some(out.clone()),
                 force: true,
                 ..DiffOptions::default()

@@ -25,6 +25,26 @@
 //!
 //! The library never prints and never exits; the `recon` binary is a thin
 //! CLI over [`modes::diff`].
+//!
+//! # The API
+//!
+//! - [`diff`] with [`DiffOptions`] (run settings in [`RunSettings`],
+//!   columns and rules in [`config::AlignOptions`], readers in
+//!   [`config::InputOptions`]) gives a [`DiffOutcome`] holding the
+//!   [`Report`]. A table is a [`Source`]: a spec such as a path, a
+//!   directory or `delta:`/`iceberg:`, an Arrow stream, or batches in memory.
+//! - [`modes::fingerprint`] makes and compares fingerprints;
+//!   [`modes::batch`] runs a batch file; [`plan::preflight`] plans a pair
+//!   without reading data (`recon schema`).
+//! - Every failure is a [`ReconError`]: [`ReconError::kind`] says what
+//!   kind ([`ErrorKind`]), and option hints in its message are data
+//!   ([`OptionHint`]) that each front end spells its own way
+//!   ([`ReconError::render`]).
+//! - [`digest`] is the canonical encoding and row digest that other engines
+//!   reproduce bit for bit (docs/encoding.md).
+//!
+//! The other modules are public for the CLI, the benchmarks and the fuzz
+//! targets; their items carry no stability promise.
 
 // Data-dependent failures must be typed errors, never panics: keep unwrap and
 // expect out of the library (tests may use them).
@@ -52,8 +72,8 @@ pub mod report;
 
 pub mod modes;
 
-pub use config::Passes;
-pub use error::{ReconError, Result};
+pub use config::{Passes, RunSettings};
+pub use error::{ErrorKind, OptionHint, ReconError, Result};
 pub use input::Source;
 pub use modes::{diff, DiffOptions, DiffOutcome};
 pub use report::Report;

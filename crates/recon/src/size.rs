@@ -5,7 +5,7 @@ pub const MIB: u64 = 1024 * KIB;
 pub const GIB: u64 = 1024 * MIB;
 
 /// Parses `512MiB`, `1GiB`, `2G`, `100000` (bytes), or `unlimited`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("none") {
         return Ok(u64::MAX);

@@ -41,7 +41,7 @@ pub const fn symbol(unit: TimeUnit) -> &'static str {
 }
 
 /// Parses `s`, `ms`, `us` or `ns`.
-pub fn parse(text: &str) -> Result<TimeUnit, String> {
+pub(crate) fn parse(text: &str) -> Result<TimeUnit, String> {
     match text.trim() {
         "s" => Ok(TimeUnit::Second),
         "ms" => Ok(TimeUnit::Millisecond),
@@ -53,14 +53,14 @@ pub fn parse(text: &str) -> Result<TimeUnit, String> {
 
 /// Whether a strftime pattern is one chrono can both parse and format;
 /// checked once, before any value, so formatting never fails later.
-pub fn check_pattern(pattern: &str) -> Result<(), String> {
+pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
     use chrono::format::{Item, StrftimeItems};
     if StrftimeItems::new(pattern).any(|i| matches!(i, Item::Error)) {
         return Err(format!("{pattern:?} is not a valid strftime pattern"));
     }
     if pattern.contains("%Z") {
         return Err(format!(
-            "{pattern:?}: %Z (zone names) cannot be parsed; map abbreviations with --assume-tz EST=-05:00 and leave them out of the pattern"
+            "{pattern:?}: %Z (zone names) cannot be parsed; map abbreviations with `--assume-tz EST=-05:00` and leave them out of the pattern"
         ));
     }
     Ok(())

@@ -9,7 +9,7 @@ use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, RecordBatchIterator
 use arrow::datatypes::{DataType, Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
-use recon::config::AlignOptions;
+use recon::config::{AlignOptions, RunSettings};
 use recon::{diff, DiffOptions, Passes, ReconError, Source};
 
 /// `n` rows in batches of `per_batch`; row `changed` gets another amount.
@@ -82,10 +82,13 @@ fn rows_of(path: &Path) -> Vec<(i64, Option<i64>)> {
 
 fn opts(dir: &Path, limit: u64, passes: Passes) -> DiffOptions {
     DiffOptions {
-        threads: 2,
-        memory_limit: limit,
-        passes,
-        temp_dir: Some(dir.to_path_buf()),
+        run: RunSettings {
+            threads: 2,
+            memory_limit: limit,
+            passes,
+            temp_dir: Some(dir.to_path_buf()),
+            ..RunSettings::default()
+        },
         ..DiffOptions::default()
     }
 }

@@ -89,7 +89,11 @@ impl BatchFile {
     /// Reads and checks a batch file: TOML errors name the line and the
     /// key; every pair needs a unique name; relative paths are taken from
     /// the file's directory. Inputs are not opened here (see `run_pair`).
-    pub fn load(path: &Path) -> Result<BatchFile, String> {
+    pub fn load(path: &Path) -> crate::error::Result<BatchFile> {
+        BatchFile::read(path).map_err(crate::error::ReconError::Usage)
+    }
+
+    fn read(path: &Path) -> Result<BatchFile, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut file: BatchFile =
             toml::from_str(&text).map_err(|e| super::toml_error::describe(path, &text, &e))?;
@@ -177,7 +181,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nightly.toml");
         std::fs::write(&path, text).unwrap();
-        let e = BatchFile::load(&path).err().unwrap();
+        let e = BatchFile::load(&path).err().unwrap().to_string();
         assert!(!e.contains('\n'), "{e}");
         e.replace(&format!("{}", path.display()), "nightly.toml")
     }

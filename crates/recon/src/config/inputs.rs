@@ -4,6 +4,7 @@
 
 use arrow::datatypes::TimeUnit;
 
+use crate::error::hint::{option, switch};
 use crate::error::{ReconError, Result};
 
 /// A file format recon reads.
@@ -49,7 +50,7 @@ pub struct InputOptions {
     /// The unit Parquet INT96 timestamps are read in.
     pub int96_unit: Int96Unit,
     /// The options given for this side that only CSV/TSV files take
-    /// (`--skip-rows`, `--comment`), by flag name: a pair where no side they
+    /// (`skip_rows`, `comment`), by option name: a pair where no side they
     /// reach is CSV/TSV refuses them rather than drop them unseen.
     pub csv_only: Vec<&'static str>,
 }
@@ -76,7 +77,7 @@ pub enum Encoding {
 impl Encoding {
     /// The encoding a WHATWG label names (`windows-1252`, `utf-16le`,
     /// `shift_jis`, ...), or why not.
-    pub fn from_label(label: &str) -> std::result::Result<Encoding, String> {
+    pub(crate) fn from_label(label: &str) -> std::result::Result<Encoding, String> {
         let l = label.trim().to_ascii_lowercase();
         match l.as_str() {
             "utf-8" | "utf8" => return Ok(Encoding::Utf8),
@@ -88,7 +89,7 @@ impl Encoding {
         let e = encoding_rs::Encoding::for_label(l.as_bytes())
             .filter(|e| *e != encoding_rs::REPLACEMENT)
             .ok_or_else(|| {
-                format!("--encoding {label}: not an encoding label recon knows (WHATWG labels, e.g. utf-8, windows-1252, iso-8859-15, utf-16le, shift_jis)")
+                format!("{} {label}: not an encoding label recon knows (WHATWG labels, e.g. utf-8, windows-1252, iso-8859-15, utf-16le, shift_jis)", switch("encoding"))
             })?;
         Ok(if e == encoding_rs::UTF_8 {
             Encoding::Utf8
@@ -257,7 +258,7 @@ impl Dialect {
     /// Rejects dialects whose special bytes collide, which would make the
     /// grammar ambiguous. The lexer never panics on such a dialect, but its
     /// output would be meaningless, so callers should check this first.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let d = self.delimiter;
         if d == b'\n' || d == b'\r' {
             return Err("the delimiter cannot be a line break".to_string());
@@ -360,7 +361,8 @@ fn one_byte(flag: &str, v: &str) -> Result<u8> {
     match v.as_bytes() {
         [b] if b.is_ascii() && *b != b'\n' && *b != b'\r' => Ok(*b),
         _ => Err(ReconError::Usage(format!(
-            "{flag} {v:?}: expected one ASCII character other than a newline"
+            "{} {v:?}: expected one ASCII character other than a newline",
+            switch(flag)
         ))),
     }
 }
@@ -371,9 +373,11 @@ impl InputConfig {
         // `--null-value '""'` names the quoted empty field, not two quote characters.
         let quoted_empty = self.null_values.iter().any(|v| v == "\"\"");
         if self.header && self.no_header {
-            return Err(ReconError::Usage(
-                "--header and --no-header contradict each other".into(),
-            ));
+            return Err(ReconError::Usage(format!(
+                "{} and {} contradict each other",
+                switch("header"),
+                switch("no_header")
+            )));
         }
         let mut text = TextOptions {
             header: !self.no_header,
@@ -396,24 +400,25 @@ impl InputConfig {
             ..Default::default()
         };
         if let Some(d) = &self.delimiter {
-            text.delimiter = Some(one_byte("--delimiter", d)?);
+            text.delimiter = Some(one_byte("delimiter", d)?);
         }
         if let Some(q) = &self.quote {
             text.quote = if q.eq_ignore_ascii_case("none") {
                 None
             } else {
-                Some(one_byte("--quote", q)?)
+                Some(one_byte("quote", q)?)
             };
         }
         if let Some(e) = &self.escape {
-            text.escape = Some(one_byte("--escape", e)?);
+            text.escape = Some(one_byte("escape", e)?);
         }
         if let Some(c) = &self.comment {
-            let b = one_byte("--comment", c)?;
+            let b = one_byte("comment", c)?;
             // Padded values start with spaces: a blank comment byte would eat rows.
             if b.is_ascii_whitespace() {
                 return Err(ReconError::Usage(format!(
-                    "--comment {c:?}: expected a visible character such as '#'"
+                    "{} {c:?}: expected a visible character such as '#'",
+                    switch("comment")
                 )));
             }
             text.comment = Some(b);
@@ -421,24 +426,30 @@ impl InputConfig {
         let encoding = self.encoding.as_deref().unwrap_or("utf-8");
         text.encoding = Encoding::from_label(encoding).map_err(ReconError::Usage)?;
         if text.quote.is_some() && text.quote == text.delimiter {
-            return Err(ReconError::Usage(
-                "--quote and --delimiter must differ".into(),
-            ));
+            return Err(ReconError::Usage(format!(
+                "{} and {} must differ",
+                switch("quote"),
+                switch("delimiter")
+            )));
         }
         text.dialect()
             .validate()
             .map_err(|m| ReconError::Usage(format!("CSV dialect: {m}")))?;
         for (flag, map, out) in [
-            ("--date-format", &self.date_format, &mut text.date_formats),
+            ("date_format", &self.date_format, &mut text.date_formats),
             (
-                "--timestamp-format",
+                "timestamp_format",
                 &self.timestamp_format,
                 &mut text.timestamp_formats,
             ),
         ] {
             for (column, pattern) in map {
-                crate::units::check_pattern(pattern)
-                    .map_err(|m| ReconError::Usage(format!("{flag} {column}={pattern}: {m}")))?;
+                crate::units::check_pattern(pattern).map_err(|m| {
+                    ReconError::Usage(format!(
+                        "{}: {m}",
+                        option(flag, format!("{column}={pattern}"))
+                    ))
+                })?;
                 out.push((column.clone(), pattern.clone()));
             }
         }
@@ -453,13 +464,13 @@ impl InputConfig {
                 }
                 (None, Some(n)) => {
                     text.skip_rows = n;
-                    csv_only.push("--skip-rows");
+                    csv_only.push("skip_rows");
                 }
                 // Nothing given: a clear preamble is sniffed.
                 (None, None) => text.sniff.preamble = true,
             }
             if self.comment.is_some() {
-                csv_only.push("--comment");
+                csv_only.push("comment");
             }
             InputOptions {
                 format,
@@ -473,12 +484,12 @@ impl InputConfig {
             side(
                 self.source_format,
                 self.source_skip_rows,
-                "--source-skip-rows",
+                "source_skip_rows",
             ),
             side(
                 self.target_format,
                 self.target_skip_rows,
-                "--target-skip-rows",
+                "target_skip_rows",
             ),
         ])
     }
@@ -574,8 +585,8 @@ mod tests {
         assert_eq!((s.text.skip_rows, s.text.sniff.preamble), (2, false));
         assert_eq!((t.text.skip_rows, t.text.sniff.preamble), (0, false));
         assert_eq!(s.text.dialect().comment, Some(b'#'));
-        assert_eq!(s.csv_only, ["--skip-rows", "--comment"]);
-        assert_eq!(t.csv_only, ["--target-skip-rows", "--comment"]);
+        assert_eq!(s.csv_only, ["skip_rows", "comment"]);
+        assert_eq!(t.csv_only, ["target_skip_rows", "comment"]);
         // Nothing given: the preamble is sniffed, and no flag needs a CSV side.
         let [s, _] = build(InputConfig::default()).unwrap();
         assert!(s.text.sniff.preamble && s.csv_only.is_empty());

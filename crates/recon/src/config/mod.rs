@@ -16,10 +16,12 @@ mod toml_error;
 
 use arrow::datatypes::{DataType, TimeUnit};
 
+use crate::error::ReconError;
+
 pub use inputs::{
     Dialect, Encoding, Format, InputConfig, InputOptions, Int96Unit, Sniff, TextOptions,
 };
-pub use run::{Passes, RunConfig, RunSettings};
+pub use run::{default_limit, default_threads, Passes, RunConfig, RunSettings};
 
 /// A normalization rule applied to a column's values before hashing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +56,7 @@ pub fn unit_name(u: &TimeUnit) -> &'static str {
 }
 
 /// Parses `s`, `ms`, `us` or `ns`.
-pub fn parse_unit(text: &str) -> Result<TimeUnit, String> {
+pub(crate) fn parse_unit(text: &str) -> Result<TimeUnit, String> {
     crate::units::parse(text)
 }
 
@@ -106,17 +108,60 @@ pub struct Thresholds {
     pub max_missing: Option<u64>,
 }
 
+/// A setting whose value is refused, named as the library and files spell
+/// it (`assume_tz`). As text it names the setting as a rules file's key
+/// (`assume_tz X: why`); as a [`ReconError`] the setting is an option hint
+/// each front end spells its own way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingError {
+    pub setting: &'static str,
+    pub value: Option<String>,
+    pub message: String,
+}
+
+impl SettingError {
+    pub fn new(setting: &'static str, value: Option<String>, message: impl Into<String>) -> Self {
+        SettingError {
+            setting,
+            value,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for SettingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = self.setting;
+        match &self.value {
+            Some(v) => write!(f, "{name} {v}: {}", self.message),
+            None => write!(f, "{name}: {}", self.message),
+        }
+    }
+}
+
+impl From<SettingError> for ReconError {
+    fn from(e: SettingError) -> Self {
+        let hint = match &e.value {
+            Some(v) => crate::error::hint::option(e.setting, v),
+            None => crate::error::hint::switch(e.setting),
+        };
+        ReconError::Usage(format!("{hint}: {}", e.message))
+    }
+}
+
 impl Thresholds {
     pub fn is_empty(&self) -> bool {
         *self == Thresholds::default()
     }
 
     /// Checks the values: a ratio is between 0 and 1 (`0.05` is 5%).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if let Some(r) = self.max_unmatched_ratio {
             if !(0.0..=1.0).contains(&r) {
-                return Err(format!(
-                    "max_unmatched_ratio {r}: must be between 0 and 1 (0.05 is 5%)"
+                return Err(SettingError::new(
+                    "max_unmatched_ratio",
+                    Some(r.to_string()),
+                    "must be between 0 and 1 (0.05 is 5%)",
                 ));
             }
         }
@@ -157,11 +202,11 @@ impl Thresholds {
 /// Parses one of a settings enum's names ([`Format`], [`Passes`],
 /// [`DiffColumns`], [`Int96Unit`]) as files spell it, aliases included,
 /// for front ends that take the name as text (`--passes 1`).
-pub fn parse_choice<T: serde::de::DeserializeOwned>(text: &str) -> std::result::Result<T, String> {
+pub fn parse_choice<T: serde::de::DeserializeOwned>(text: &str) -> crate::error::Result<T> {
     use serde::de::IntoDeserializer;
     let text: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
         text.into_deserializer();
-    T::deserialize(text).map_err(|e| e.to_string())
+    T::deserialize(text).map_err(|e| ReconError::Usage(e.to_string()))
 }
 
 /// Which value columns of `changed.parquet` are filled (keyed mode).
@@ -189,7 +234,7 @@ impl Tolerance {
     /// Parses `0.01` (absolute) or `1e-9r` (relative). The bound is kept as
     /// the exact decimal written, so `0.1` is one tenth, not the nearest
     /// float64.
-    pub fn parse(text: &str) -> Result<Tolerance, String> {
+    pub(crate) fn parse(text: &str) -> Result<Tolerance, String> {
         let t = text.trim();
         let (num, relative) = match t.strip_suffix(['r', 'R']) {
             Some(n) => (n, true),
@@ -248,7 +293,7 @@ impl Tolerance {
 
 /// Parses a type name for `--cast`: int64, float64, decimal(P,S), date,
 /// timestamp[(unit[, tz])], string, bool, and Arrow's own spellings.
-pub fn parse_type(text: &str) -> Result<DataType, String> {
+pub(crate) fn parse_type(text: &str) -> Result<DataType, String> {
     let t = text.trim().to_ascii_lowercase();
     let simple = match t.as_str() {
         "int8" | "tinyint" => Some(DataType::Int8),
@@ -394,18 +439,19 @@ impl RulesFile {
     /// Reads and validates a rules file. TOML errors are one line naming
     /// the file, the line and the key; [`RulesFile::apply_to`] errors name
     /// the setting.
-    pub fn load(path: &std::path::Path) -> Result<RulesFile, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn load(path: &std::path::Path) -> crate::error::Result<RulesFile> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ReconError::Usage(format!("{}: {e}", path.display())))?;
         RulesFile::parse(path, &text)
     }
 
     /// Parses the text of a rules file read from `path` (named in errors).
-    pub fn parse(path: &std::path::Path, text: &str) -> Result<RulesFile, String> {
-        toml::from_str(text).map_err(|e| toml_error::describe(path, text, &e))
+    pub fn parse(path: &std::path::Path, text: &str) -> crate::error::Result<RulesFile> {
+        toml::from_str(text).map_err(|e| ReconError::Usage(toml_error::describe(path, text, &e)))
     }
 
     /// Adds this file's settings to `opts`; command-line settings given too are kept.
-    pub fn apply_to(self, opts: &mut AlignOptions) -> Result<(), String> {
+    pub fn apply_to(self, opts: &mut AlignOptions) -> Result<(), SettingError> {
         opts.by_position |= self.by_position;
         opts.ignore_case_names |= self.ignore_case_names;
         opts.ignore_extra_columns |= self.ignore_extra_columns;
@@ -418,22 +464,24 @@ impl RulesFile {
             match tz.split_once('=') {
                 Some((name, offset)) => {
                     let (name, offset) = (name.trim(), offset.trim());
-                    let secs = crate::units::parse_utc_offset(offset).ok_or_else(|| {
-                        format!("assume-tz {tz}: expected ABBR=+HH:MM, e.g. EST=-05:00")
-                    })?;
+                    let bad = |why: &str| SettingError::new("assume_tz", Some(tz.clone()), why);
+                    let secs = crate::units::parse_utc_offset(offset)
+                        .ok_or_else(|| bad("expected ABBR=+HH:MM, e.g. EST=-05:00"))?;
                     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) {
-                        return Err(format!(
-                            "assume-tz {tz}: a zone abbreviation is letters, e.g. EST=-05:00"
-                        ));
+                        return Err(bad("a zone abbreviation is letters, e.g. EST=-05:00"));
                     }
                     if !opts.zone_names.iter().any(|(n, _)| n == name) {
                         opts.zone_names.push((name.to_string(), secs));
                     }
                 }
                 None if zone.is_some() => {
-                    return Err(format!(
-                        "assume-tz: two zones for naive timestamps ({} and {tz}); give one",
-                        zone.unwrap_or_default()
+                    return Err(SettingError::new(
+                        "assume_tz",
+                        None,
+                        format!(
+                            "two zones for naive timestamps ({} and {tz}); give one",
+                            zone.unwrap_or_default()
+                        ),
                     ))
                 }
                 None => zone = Some(tz),
@@ -447,11 +495,13 @@ impl RulesFile {
             opts.key = self.key;
         }
         for (c, t) in self.tolerance {
-            let tol = Tolerance::parse(&t).map_err(|e| format!("tolerance {c}={t}: {e}"))?;
+            let tol = Tolerance::parse(&t)
+                .map_err(|e| SettingError::new("tolerance", Some(format!("{c}={t}")), e))?;
             opts.tolerances.push((c, tol));
         }
         for (c, t) in self.cast {
-            let ty = parse_type(&t).map_err(|e| format!("cast {c}={t}: {e}"))?;
+            let ty = parse_type(&t)
+                .map_err(|e| SettingError::new("cast", Some(format!("{c}={t}")), e))?;
             opts.casts.push((c, ty));
         }
         for (c, n) in self.round {
@@ -461,7 +511,9 @@ impl RulesFile {
             });
         }
         for (c, u) in self.timestamp_precision {
-            let unit = parse_unit(&u).map_err(|e| format!("timestamp-precision {c}={u}: {e}"))?;
+            let unit = parse_unit(&u).map_err(|e| {
+                SettingError::new("timestamp_precision", Some(format!("{c}={u}")), e)
+            })?;
             opts.rules.push(Rule {
                 column: c,
                 rule: Normalize::TimestampPrecision(unit),
@@ -488,7 +540,9 @@ mod tests {
     use super::*;
 
     fn rules_error(text: &str) -> String {
-        RulesFile::parse(std::path::Path::new("rules.toml"), text).unwrap_err()
+        RulesFile::parse(std::path::Path::new("rules.toml"), text)
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]

@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
+use crate::error::hint::switch;
 use crate::error::{ReconError, Result};
-use crate::size::{parse_size, MIB};
+use crate::size::{parse_size, GIB, KIB, MIB};
 
 /// How many times the inputs are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
@@ -50,16 +51,52 @@ pub struct RunSettings {
     pub sample: usize,
 }
 
+impl Default for RunSettings {
+    /// Every core, half of RAM, the system temp directory, the pass strategy
+    /// chosen per format and 20 sample rows: what the CLI runs without flags.
+    fn default() -> Self {
+        RunSettings {
+            threads: default_threads(),
+            memory_limit: default_limit(),
+            temp_dir: None,
+            passes: Passes::Auto,
+            sample: 20,
+        }
+    }
+}
+
+/// Worker threads when none are asked for: every core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Physical memory from /proc/meminfo, if readable.
+pub fn total_ram() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * KIB)
+}
+
+/// The default memory limit: half of physical RAM (2 GiB if unknown).
+pub fn default_limit() -> u64 {
+    total_ram().map_or(2 * GIB, |r| r / 2)
+}
+
 impl RunSettings {
     /// Checks settings that a library caller may have set directly.
     pub fn validate(&self) -> Result<()> {
         if self.threads == 0 {
-            return Err(ReconError::Usage("--threads must be at least 1".into()));
+            return Err(ReconError::Usage(format!(
+                "{} must be at least 1",
+                switch("threads")
+            )));
         }
         if self.memory_limit < MIN_MEMORY_LIMIT {
-            return Err(ReconError::Usage(
-                "--memory-limit must be at least 8MiB".into(),
-            ));
+            return Err(ReconError::Usage(format!(
+                "{} must be at least 8MiB",
+                switch("memory_limit")
+            )));
         }
         Ok(())
     }

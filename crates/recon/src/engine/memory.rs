@@ -7,24 +7,11 @@
 //! tracked (Parquet decoding of one batch per thread, the allocator, code)
 //! must fit in the 64 MiB of headroom the limit promises on top.
 
-use crate::size::{GIB, KIB, MIB};
+use crate::size::{KIB, MIB};
 
 /// Bytes one multiplicity-map slot costs: key (16) + counts and locators (32)
 /// + hashbrown's control byte. Used to size maps against their budget.
 pub const MAP_SLOT_BYTES: u64 = 49;
-
-/// Physical memory from /proc/meminfo, if readable.
-pub fn total_ram() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * KIB)
-}
-
-/// The default `--memory-limit`: half of physical RAM (2 GiB if unknown).
-pub fn default_limit() -> u64 {
-    total_ram().map_or(2 * GIB, |r| r / 2)
-}
 
 /// Peak resident set size of this process so far.
 ///
@@ -178,6 +165,7 @@ impl Sizing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::size::GIB;
 
     #[test]
     fn small_limits_use_few_buckets_and_small_chunks() {

@@ -261,7 +261,7 @@ fn count_refusals(
             path,
             locs.get(row),
             message,
-            " (or --max-parse-errors N to count such values as drift)",
+            " (or `--max-parse-errors N` to count such values as drift)",
         )?;
     }
     Ok(keep)

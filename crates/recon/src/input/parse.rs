@@ -423,8 +423,6 @@ pub struct TextFormat<'a> {
     pub zones: &'a [(String, i32)],
 }
 
-pub use crate::units::check_pattern;
-
 /// Formats `v` with `pattern` and requires the text it came from: chrono's
 /// parser accepts more than one spelling for some fields (unpadded numbers,
 /// ignored weekdays), and a value whose text is not what the pattern writes
@@ -559,6 +557,7 @@ fn named_zone_instant(parts: &TsParts, zone: &chrono_tz::Tz) -> Result<i64, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::check_pattern;
     use chrono::{DateTime, Utc};
     use proptest::prelude::*;
 

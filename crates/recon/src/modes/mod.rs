@@ -9,10 +9,12 @@ pub mod batch;
 pub mod fingerprint;
 pub mod keyed;
 pub mod multiset;
+pub mod options;
+pub mod stages;
 
 use crate::error::Result;
 use crate::input::Source;
-pub use multiset::{DiffOptions, DiffOutcome};
+pub use options::{DiffOptions, DiffOutcome};
 
 /// Runs the diff the options ask for: keyed when they name a key, else the
 /// multiset diff. A table is a [`Source`]: a spec such as a path

@@ -9,12 +9,13 @@
 
 use std::collections::HashSet;
 
-use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit};
 
 use super::classes::ValueClass;
-pub use crate::config::{parse_type, parse_unit, unit_name, Rule};
+pub use crate::config::{unit_name, Rule};
 use crate::config::{AlignOptions, Normalize};
 use crate::digest::check_supported;
+use crate::error::hint::as_flags;
 use crate::side::Side;
 
 /// One side's conversion of a column before hashing.
@@ -146,16 +147,37 @@ fn is_text(class: &ValueClass) -> bool {
 /// Builds the comparison plan for two schemas. Problems are collected, not
 /// returned early, so one screen shows them all.
 pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePlan {
-    let mut problems = Vec::new();
+    let (sf, tf) = (source.fields(), target.fields());
+    let mut problems = check_names(source, target, opts);
     let mut skipped = Vec::new();
-    let sf = source.fields();
-    let tf = target.fields();
+    let (pairs, src_used, tgt_used) = pair_columns(sf, tf, opts, &mut problems);
+    let kept = subset(pairs, sf, tf, opts, &mut problems, &mut skipped);
+    one_sided(
+        sf,
+        tf,
+        [&src_used, &tgt_used],
+        opts,
+        &mut problems,
+        &mut skipped,
+    );
+    let columns = type_pairs(kept, sf, tf, opts, &mut problems);
+    ComparePlan {
+        columns,
+        skipped,
+        problems,
+    }
+}
+
+/// Problems with the names and zones the options give, before any pairing:
+/// renamed or duplicate headers, unknown time zones.
+fn check_names(source: &Schema, target: &Schema, opts: &AlignOptions) -> Vec<String> {
+    let mut problems = Vec::new();
     for (schema, side) in [(source, "source"), (target, "target")] {
         if !opts.by_position {
             for f in schema.fields() {
                 if let Some(why) = f.metadata().get(crate::input::RENAMED_HEADER) {
                     problems.push(format!(
-                        "{side} column '{}' has a {why}: columns cannot be paired by name; pass --by-position",
+                        "{side} column '{}' has a {why}: columns cannot be paired by name; pass `--by-position`",
                         f.name()
                     ));
                 }
@@ -177,28 +199,41 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
     let valid_tz = |tz: &str| tz.parse::<arrow::array::timezone::Tz>().is_ok();
     if let Some(tz) = opts.assume_tz.as_deref().filter(|tz| !valid_tz(tz)) {
         problems.push(format!(
-            "--assume-tz {tz}: unknown time zone (use an IANA name such as Europe/Paris, or an offset such as +02:00)"
+            "`--assume-tz {tz}`: unknown time zone (use an IANA name such as Europe/Paris, or an offset such as +02:00)"
         ));
     }
     for (c, ty) in &opts.casts {
         if let DataType::Timestamp(_, Some(tz)) = ty {
             if !valid_tz(tz) {
-                problems.push(format!("--cast {c}: unknown time zone '{tz}'"));
+                problems.push(format!("`--cast {c}`: unknown time zone '{tz}'"));
             }
         }
     }
+    problems
+}
 
-    let named = |list: &[String], s: &str, t: &str| {
-        list.iter()
-            .any(|n| eq_name(n, s, opts.ignore_case_names) || eq_name(n, t, opts.ignore_case_names))
-    };
+/// Whether `list` names the column `s` (source) or `t` (target).
+fn named(list: &[String], s: &str, t: &str, opts: &AlignOptions) -> bool {
+    list.iter()
+        .any(|n| eq_name(n, s, opts.ignore_case_names) || eq_name(n, t, opts.ignore_case_names))
+}
 
-    // 1. Pair columns.
-    let mut pairs: Vec<(usize, usize, String)> = Vec::new();
+/// A pair of columns: source index, target index, and how they were paired.
+type Paired = (usize, usize, String);
+
+/// Pairs columns by position, or by `--map` and then by name; returns the
+/// pairs and, per side, which columns they use.
+fn pair_columns(
+    sf: &Fields,
+    tf: &Fields,
+    opts: &AlignOptions,
+    problems: &mut Vec<String>,
+) -> (Vec<Paired>, Vec<bool>, Vec<bool>) {
+    let mut pairs: Vec<Paired> = Vec::new();
     let mut src_used = vec![false; sf.len()];
     let mut tgt_used = vec![false; tf.len()];
     if opts.by_position {
-        for (si, ti) in position_pairs(sf, tf, opts, &mut problems) {
+        for (si, ti) in position_pairs(sf, tf, opts, problems) {
             pairs.push((si, ti, "position".into()));
             src_used[si] = true;
             tgt_used[ti] = true;
@@ -218,10 +253,10 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
                     tgt_used[ti] = true;
                 }
                 (Some(_), Some(_)) => {
-                    problems.push(format!("--map {s}={t}: a column is mapped twice"))
+                    problems.push(format!("`--map {s}={t}`: a column is mapped twice"))
                 }
-                (None, _) => problems.push(format!("--map {s}={t}: source has no column '{s}'")),
-                (_, None) => problems.push(format!("--map {s}={t}: target has no column '{t}'")),
+                (None, _) => problems.push(format!("`--map {s}={t}`: source has no column '{s}'")),
+                (_, None) => problems.push(format!("`--map {s}={t}`: target has no column '{t}'")),
             }
         }
         for (si, f) in sf.iter().enumerate() {
@@ -248,11 +283,22 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             }
         }
     }
+    (pairs, src_used, tgt_used)
+}
 
-    // 2. Exclusions and subsets, by source or target name.
-    let lists = [("--exclude", &opts.exclude[..])]
+/// Drops the pairs `--exclude` names or `--columns` leaves out (recording
+/// them as skipped), and checks that each name given names a column.
+fn subset(
+    pairs: Vec<Paired>,
+    sf: &Fields,
+    tf: &Fields,
+    opts: &AlignOptions,
+    problems: &mut Vec<String>,
+    skipped: &mut Vec<Skipped>,
+) -> Vec<Paired> {
+    let lists = [("`--exclude`", &opts.exclude[..])]
         .into_iter()
-        .chain(opts.columns.as_deref().map(|c| ("--columns", c)));
+        .chain(opts.columns.as_deref().map(|c| ("`--columns`", c)));
     for (flag, list) in lists {
         for n in list {
             let known = sf
@@ -267,9 +313,9 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
     let mut kept = Vec::new();
     for (si, ti, how) in pairs {
         let (s, t) = (sf[si].name(), tf[ti].name());
-        let why = if named(&opts.exclude, s, t) {
+        let why = if named(&opts.exclude, s, t, opts) {
             Some("excluded (--exclude)")
-        } else if opts.columns.as_ref().is_some_and(|c| !named(c, s, t)) {
+        } else if opts.columns.as_ref().is_some_and(|c| !named(c, s, t, opts)) {
             Some("not in --columns")
         } else {
             None
@@ -292,10 +338,21 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             None => kept.push((si, ti, how)),
         }
     }
+    kept
+}
 
-    // 3. Columns on one side only. When no column pairs at all, one short
-    // message beats a hint per column: it is probably the wrong table, the
-    // wrong delimiter, or a header-less file.
+/// Columns on one side only: skipped, and a problem unless the options
+/// allow them. When no column pairs at all, one short message beats a hint
+/// per column: it is probably the wrong table, the wrong delimiter, or a
+/// header-less file.
+fn one_sided(
+    sf: &Fields,
+    tf: &Fields,
+    [src_used, tgt_used]: [&[bool]; 2],
+    opts: &AlignOptions,
+    problems: &mut Vec<String>,
+    skipped: &mut Vec<Skipped>,
+) {
     let nothing_paired = !opts.by_position
         && !src_used.iter().any(|&u| u)
         && !sf.is_empty()
@@ -316,7 +373,7 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             format!("{}{more}", names.join(", "))
         };
         problems.push(format!(
-            "these tables share no column names (source: {}; target: {}): is this the right table? Pair the columns by position with --by-position, or by name with --map{}{}",
+            "these tables share no column names (source: {}; target: {}): is this the right table? Pair the columns by position with `--by-position`, or by name with `--map`{}{}",
             first(sf),
             first(tf),
             delimiter_hint(sf, tf),
@@ -324,19 +381,19 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
         ));
     }
     let sides = [
-        (sf, &src_used, Side::Source, tf, &tgt_used),
-        (tf, &tgt_used, Side::Target, sf, &src_used),
+        (sf, src_used, Side::Source, tf, tgt_used),
+        (tf, tgt_used, Side::Target, sf, src_used),
     ];
     for (fields, used, side, other, other_used) in sides {
         for (i, f) in fields.iter().enumerate() {
             if used[i] {
                 continue;
             }
-            let excluded = named(&opts.exclude, f.name(), f.name());
+            let excluded = named(&opts.exclude, f.name(), f.name(), opts);
             let outside_subset = opts
                 .columns
                 .as_ref()
-                .is_some_and(|c| !named(c, f.name(), f.name()));
+                .is_some_and(|c| !named(c, f.name(), f.name(), opts));
             let why = if excluded {
                 "excluded (--exclude)"
             } else if outside_subset {
@@ -357,11 +414,11 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
                     .map(|(_, g)| g.name().clone());
                 problems.push(match twin {
                     Some(t) => format!(
-                        "column '{}' is only in the {side}, but the other side has '{t}': pass --ignore-case-names, or pair them with --map",
+                        "column '{}' is only in the {side}, but the other side has '{t}': pass `--ignore-case-names`, or pair them with `--map`",
                         f.name()
                     ),
                     None => format!(
-                        "column '{}' is only in the {side}; exclude it with --exclude {}, pair it with --map, or pass --ignore-extra-columns{}",
+                        "column '{}' is only in the {side}; exclude it with `--exclude {}`, pair it with `--map`, or pass `--ignore-extra-columns`{}",
                         f.name(),
                         f.name(),
                         delimiter_hint(fields, other)
@@ -377,8 +434,17 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             });
         }
     }
+}
 
-    // 4. Types, conversions and rules per pair.
+/// Types, conversions and rules per pair, then checks that every rule and
+/// cast names a compared column.
+fn type_pairs(
+    kept: Vec<Paired>,
+    sf: &Fields,
+    tf: &Fields,
+    opts: &AlignOptions,
+    problems: &mut Vec<String>,
+) -> Vec<ColumnPair> {
     let mut columns = Vec::new();
     for (si, ti, pairing) in kept {
         let (s, t) = (sf[si].as_ref(), tf[ti].as_ref());
@@ -396,7 +462,7 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             normalize: Vec::new(),
         };
         let before = problems.len();
-        type_pair(&mut pair, opts, &mut problems);
+        type_pair(&mut pair, opts, problems);
         if problems.len() > before {
             pair.rule = "INCOMPATIBLE (see below)".into();
         }
@@ -442,17 +508,13 @@ pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePla
             eq_name(&p.source_name, c, opts.ignore_case_names)
                 || eq_name(&p.target_name, c, opts.ignore_case_names)
         }) {
-            problems.push(format!("--cast {c}=...: no compared column named '{c}'"));
+            problems.push(format!("`--cast {c}=...`: no compared column named '{c}'"));
         }
     }
     if columns.is_empty() && problems.is_empty() {
         problems.push("no columns left to compare".into());
     }
-    ComparePlan {
-        columns,
-        skipped,
-        problems,
-    }
+    columns
 }
 
 /// The (source, target) column pairs of `--by-position`.
@@ -483,13 +545,13 @@ fn position_pairs(
     let after = if opts.exclude.is_empty() {
         ""
     } else {
-        " after --exclude"
+        " after `--exclude`"
     };
     let counts = format!("source has {}, target has {}", ks.len(), kt.len());
     let Some(columns) = &opts.columns else {
         if ks.len() != kt.len() {
             problems.push(format!(
-                "--by-position needs the same column count{after}: {counts}"
+                "`--by-position` needs the same column count{after}: {counts}"
             ));
         }
         return ks.into_iter().zip(kt).collect();
@@ -510,7 +572,7 @@ fn position_pairs(
     if let Some((lead, other)) = lead {
         if ks.len() != kt.len() {
             problems.push(format!(
-                "--columns names only {lead} columns, so the {other}'s columns follow them by position, which needs the same column count{after}: {counts}"
+                "`--columns` names only {lead} columns, so the {other}'s columns follow them by position, which needs the same column count{after}: {counts}"
             ));
             return Vec::new();
         }
@@ -530,7 +592,7 @@ fn position_pairs(
                 .join(", ")
         };
         problems.push(format!(
-            "--by-position with --columns pairs each side's named columns in order, but the source has {} of them ({}) and the target {} ({}): name as many columns of each side",
+            "`--by-position` with `--columns` pairs each side's named columns in order, but the source has {} of them ({}) and the target {} ({}): name as many columns of each side",
             cs.len(),
             names(sf, &cs),
             ct.len(),
@@ -553,7 +615,7 @@ fn header_hint(a: &arrow::datatypes::Fields, b: &arrow::datatypes::Fields) -> St
     for (fields, side) in [(a, "source"), (b, "target")] {
         if !fields.is_empty() && fields.iter().all(|f| looks_like_data(f.name())) {
             return format!(
-                " (the {side}'s header looks like data: if its files have no header line, pass --no-header)"
+                " (the {side}'s header looks like data: if its files have no header line, pass `--no-header`)"
             );
         }
     }
@@ -571,7 +633,7 @@ fn delimiter_hint(a: &arrow::datatypes::Fields, b: &arrow::datatypes::Fields) ->
         for (c, flag) in [(';', "';'"), ('|', "'|'"), ('\t', "tab")] {
             if name.contains(c) {
                 return format!(
-                    " (the header '{name}' looks {}-delimited: pass --delimiter {flag})",
+                    " (the header '{name}' looks {}-delimited: pass `--delimiter {flag}`)",
                     if c == '\t' { "tab" } else { flag }
                 );
             }
@@ -642,7 +704,7 @@ fn type_pair(pair: &mut ColumnPair, opts: &AlignOptions, problems: &mut Vec<Stri
             }
             None => {
                 problems.push(format!(
-                    "column '{}' is {} in source but {} in target: a zoned timestamp is not comparable with a naive one; pass --assume-tz TZ to read the naive side in a zone",
+                    "column '{}' is {} in source but {} in target: a zoned timestamp is not comparable with a naive one; pass `--assume-tz TZ` to read the naive side in a zone",
                     s.name(),
                     s.data_type(),
                     t.data_type()
@@ -653,7 +715,7 @@ fn type_pair(pair: &mut ColumnPair, opts: &AlignOptions, problems: &mut Vec<Stri
     }
     if !sc.compatible(&tc) {
         let hint = if is_text(&sc) != is_text(&tc) {
-            format!("; parse the text side with --cast {}=TYPE", s.name())
+            format!("; parse the text side with `--cast {}=TYPE`", s.name())
         } else {
             cast_hint(s.name(), s.data_type(), t.data_type())
         };
@@ -741,14 +803,14 @@ fn cast_hint(column: &str, s: &DataType, t: &DataType) -> String {
             Some(name) => {
                 let other = if side == "source" { t } else { s };
                 format!(
-                    "; cast the {side}'s {from} up with --cast {column}={name}; casting the {other} side down to {} would need {down}",
+                    "; cast the {side}'s {from} up with `--cast {column}={name}`; casting the {other} side down to {} would need {down}",
                     cast_name(&from).unwrap_or_else(|| from.to_string())
                 )
             }
-            None => format!("; convert one side with --cast {column}=TYPE"),
+            None => format!("; convert one side with `--cast {column}=TYPE`"),
         },
         None => format!(
-            "; convert one side with --cast {column}=TYPE (recon refuses any value the cast would change)"
+            "; convert one side with `--cast {column}=TYPE` (recon refuses any value the cast would change)"
         ),
     }
 }
@@ -813,7 +875,7 @@ pub fn render_plan(plan: &ComparePlan) -> String {
     } else {
         out.push_str("verdict: incompatible\n");
         for p in &plan.problems {
-            out.push_str(&format!("  - {p}\n"));
+            out.push_str(&format!("  - {}\n", as_flags(p)));
         }
     }
     out
@@ -822,6 +884,12 @@ pub fn render_plan(plan: &ComparePlan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The problems as the CLI shows them.
+    fn flags(problems: &[String]) -> Vec<String> {
+        problems.iter().map(|p| as_flags(p)).collect()
+    }
+    use crate::config::parse_type;
 
     fn schema(fields: Vec<(&str, DataType)>) -> Schema {
         Schema::new(
@@ -837,7 +905,7 @@ mod tests {
         let s = schema(vec![("a", DataType::Utf8), ("b", DataType::Int32)]);
         let t = schema(vec![("b", DataType::Int64), ("a", DataType::LargeUtf8)]);
         let p = plan(&s, &t, &AlignOptions::default());
-        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert!(p.is_compatible(), "{:?}", flags(&p.problems));
         assert_eq!(p.columns[0].target_index, 1);
         assert_eq!(p.columns[1].rule, "integer by value");
     }
@@ -847,7 +915,7 @@ mod tests {
         let s = schema(vec![("a", DataType::Utf8), ("x", DataType::Int32)]);
         let t = schema(vec![("a", DataType::Utf8), ("y", DataType::Int32)]);
         let p = plan(&s, &t, &AlignOptions::default());
-        assert_eq!(p.problems.len(), 2, "{:?}", p.problems);
+        assert_eq!(flags(&p.problems).len(), 2, "{:?}", flags(&p.problems));
         let p = plan(
             &s,
             &t,
@@ -919,7 +987,7 @@ mod tests {
         };
         // Two named columns on each side (sides of different widths) pair in order.
         let p = plan(&wide, &renamed, &subset(&["id", "amount", "ID_", "AMT"]));
-        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert!(p.is_compatible(), "{:?}", flags(&p.problems));
         let (pairs, skips) = pairs_and_skips(&p);
         assert_eq!(
             pairs,
@@ -933,7 +1001,7 @@ mod tests {
         // A side with none of the names (a header-less file) follows by position.
         let bare = ints(&["column_1", "column_2", "column_3", "column_4"]);
         let p = plan(&bare, &wide, &subset(&["id", "note"]));
-        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert!(p.is_compatible(), "{:?}", flags(&p.problems));
         assert_eq!(
             pairs_and_skips(&p).0,
             [
@@ -948,19 +1016,19 @@ mod tests {
         assert_eq!(pairs_and_skips(&p).0, [("column_4".into(), "note".into())]);
         let p = plan(&bare, &renamed, &subset(&["AMT"]));
         assert_eq!(
-            p.problems,
+            flags(&p.problems),
             ["--columns names only target columns, so the source's columns follow them by position, which needs the same column count: source has 4, target has 2"]
         );
 
         // Unequal counts of named columns, and an unknown name, are problems.
         let p = plan(&wide, &renamed, &subset(&["id", "amount", "AMT"]));
         assert_eq!(
-            p.problems,
+            flags(&p.problems),
             ["--by-position with --columns pairs each side's named columns in order, but the source has 2 of them (id, amount) and the target 1 (AMT): name as many columns of each side"]
         );
         let p = plan(&wide, &renamed, &subset(&["id", "AMT", "amout"]));
         assert_eq!(
-            p.problems,
+            flags(&p.problems),
             ["--columns: no column named 'amout' in source or target"]
         );
     }
@@ -976,7 +1044,11 @@ mod tests {
             DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
         )]);
         let p = plan(&s, &t, &AlignOptions::default());
-        assert!(p.problems[0].contains("--assume-tz"), "{:?}", p.problems);
+        assert!(
+            flags(&p.problems)[0].contains("--assume-tz"),
+            "{:?}",
+            flags(&p.problems)
+        );
         let p = plan(
             &s,
             &t,
@@ -985,7 +1057,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert!(p.is_compatible(), "{:?}", flags(&p.problems));
         assert_eq!(
             p.columns[0].source_convert,
             Some(Convert::AssumeTz("Europe/Paris".into()))
@@ -998,9 +1070,9 @@ mod tests {
         let t = schema(vec![("amount", DataType::Decimal128(18, 2))]);
         let p = plan(&s, &t, &AlignOptions::default());
         assert!(
-            p.problems[0].contains("--cast amount=TYPE"),
+            flags(&p.problems)[0].contains("--cast amount=TYPE"),
             "{:?}",
-            p.problems
+            flags(&p.problems)
         );
         let p = plan(
             &s,
@@ -1010,7 +1082,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert!(p.is_compatible(), "{:?}", flags(&p.problems));
         assert!(p.columns[0].source_convert.is_some());
         assert!(p.columns[0].target_convert.is_none());
     }
@@ -1035,7 +1107,7 @@ mod tests {
             ..Default::default()
         };
         let p = plan(&s, &s, &opts);
-        assert!(p.is_compatible(), "{:?}", p.problems);
+        assert!(p.is_compatible(), "{:?}", flags(&p.problems));
         assert_eq!(p.columns[0].normalize, vec![Normalize::Trim]);
         assert_eq!(p.columns[1].normalize, vec![Normalize::Round(2)]);
         let bad = AlignOptions {

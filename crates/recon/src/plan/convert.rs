@@ -168,7 +168,7 @@ fn convert(a: &ArrayRef, conv: &Convert, column: &str) -> Result<ArrayRef, Refus
         .into_iter()
         .map(|row| {
             let why = format!(
-                "it would become {} (recon refuses conversions that change a value; use --round or --timestamp-precision to lose precision on purpose)",
+                "it would become {} (recon refuses conversions that change a value; use `--round` or `--timestamp-precision` to lose precision on purpose)",
                 shown(out.as_ref(), row)
             );
             fail(row, &why)

@@ -6,6 +6,7 @@ use arrow::datatypes::{DataType, TimeUnit};
 
 use super::align::eq_name;
 use crate::config::{AlignOptions, Normalize};
+use crate::error::hint::option;
 use crate::error::{ReconError, Result};
 use crate::input::values::{infer, text_type_for, TextColumn};
 use crate::input::Table;
@@ -52,7 +53,7 @@ pub fn resolve(
             if t.untyped[i] {
                 if let Some(ty) = cast_for(f.name()) {
                     let ty = text_type_for(&ty)
-                        .map_err(|m| ReconError::Usage(format!("--cast {}: {m}", f.name())))?;
+                        .map_err(|m| ReconError::Usage(format!("`--cast {}`: {m}", f.name())))?;
                     types[side].push((i, ty));
                 }
             }
@@ -167,9 +168,9 @@ fn sure_of_header(t: &Table, other: &Table, pairs: &[(usize, usize)]) -> Result<
         return Ok(());
     }
     let why = if typed > 0 {
-        "its first line reads as a row of the other table's types, and sniffing cannot tell if it is a header; pairing by position would drop it unseen: pass --no-header if it is data, or --header"
+        "its first line reads as a row of the other table's types, and sniffing cannot tell if it is a header; pairing by position would drop it unseen: pass `--no-header` if it is data, or `--header`"
     } else {
-        "sniffing cannot tell whether its first line is a header (every column is text), and pairing by position would drop or add a row unseen: pass --header or --no-header"
+        "sniffing cannot tell whether its first line is a header (every column is text), and pairing by position would drop or add a row unseen: pass `--header` or `--no-header`"
     };
     // A first line that may be a title: the way out may be --skip-rows instead.
     let preamble = t
@@ -240,9 +241,9 @@ fn check_patterns_used(src: &Table, tgt: &Table, opts: &AlignOptions) -> Result<
         &'a dyn Fn(&DataType) -> bool,
     );
     let kinds: [Kind; 2] = [
-        ("--date-format", &src.text.date_formats, "date", &is_date),
+        ("date_format", &src.text.date_formats, "date", &is_date),
         (
-            "--timestamp-format",
+            "timestamp_format",
             &src.text.timestamp_formats,
             "timestamp",
             &is_timestamp,
@@ -258,7 +259,8 @@ fn check_patterns_used(src: &Table, tgt: &Table, opts: &AlignOptions) -> Result<
                         found = Some(found.unwrap_or(false) || used);
                         if !used && t.untyped[i] {
                             return Err(ReconError::Usage(format!(
-                                "{flag} {column}=...: column '{column}' of {} is read as {}, not as a {wants}",
+                                "{}: column '{column}' of {} is read as {}, not as a {wants}",
+                                option(flag, format!("{column}=...")),
                                 t.path.display(),
                                 f.data_type()
                             )));
@@ -269,12 +271,14 @@ fn check_patterns_used(src: &Table, tgt: &Table, opts: &AlignOptions) -> Result<
             match found {
                 None => {
                     return Err(ReconError::Usage(format!(
-                        "{flag} {column}=...: no column named '{column}'"
+                        "{}: no column named '{column}'",
+                        option(flag, format!("{column}=..."))
                     )))
                 }
                 Some(false) => {
                     return Err(ReconError::Usage(format!(
-                        "{flag} {column}=...: column '{column}' is not text on either side, so it has no pattern to read"
+                        "{}: column '{column}' is not text on either side, so it has no pattern to read",
+                        option(flag, format!("{column}=..."))
                     )))
                 }
                 Some(true) => {}

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::error::ReconError;
+
 /// Version of the batch JSON (`--report`).
 pub const BATCH_REPORT_VERSION: u32 = 1;
 
@@ -78,7 +80,7 @@ pub fn summary_table(outcomes: &[PairOutcome]) -> String {
 /// JUnit XML: one test case per pair; drift beyond the thresholds is a
 /// failure whose message is the verdict line and whose system-out is the
 /// pair's summary (samples included); an error is an error.
-pub fn junit(outcomes: &[PairOutcome]) -> Result<String, String> {
+pub fn junit(outcomes: &[PairOutcome]) -> crate::error::Result<String> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut suite = TestSuite::new("recon batch");
     for o in outcomes {
@@ -110,7 +112,9 @@ pub fn junit(outcomes: &[PairOutcome]) -> Result<String, String> {
     let skipped = suite.disabled;
     let mut report = Report::new("recon");
     report.add_test_suite(suite);
-    let xml = report.to_string().map_err(|e| e.to_string())?;
+    let xml = report
+        .to_string()
+        .map_err(|e| ReconError::Internal(format!("JUnit XML: {e}")))?;
     Ok(skipped_not_disabled(xml, skipped))
 }
 

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::batch::PairOutcome;
 use super::Report;
+use crate::error::{ReconError, Result};
 use crate::size::format_size;
 
 const TEMPLATE: &str = include_str!("report.html");
@@ -112,18 +113,19 @@ fn section(name: &str, verdict: &str, summary: &str, report: Option<&Value>) -> 
     })
 }
 
-fn render(ctx: Value) -> Result<String, String> {
+fn render(ctx: Value) -> Result<String> {
     let mut env = minijinja::Environment::new();
-    env.add_template("report.html", TEMPLATE)
-        .map_err(|e| e.to_string())?;
+    let failed = |e: minijinja::Error| ReconError::Internal(format!("HTML report: {e}"));
+    env.add_template("report.html", TEMPLATE).map_err(failed)?;
     env.get_template("report.html")
         .and_then(|t| t.render(ctx))
-        .map_err(|e| format!("HTML report: {e}"))
+        .map_err(failed)
 }
 
 /// The HTML page of one diff.
-pub fn diff_html(report: &Report) -> Result<String, String> {
-    let value = serde_json::to_value(report).map_err(|e| e.to_string())?;
+pub fn diff_html(report: &Report) -> Result<String> {
+    let value = serde_json::to_value(report)
+        .map_err(|e| ReconError::Internal(format!("HTML report: {e}")))?;
     let verdict = if report.exact_match {
         "pass"
     } else if report.passes() {
@@ -145,7 +147,7 @@ pub fn diff_html(report: &Report) -> Result<String, String> {
 
 /// The HTML page of a fingerprint comparison (`recon diff --quick`), from
 /// its JSON (report sits below modes, so it takes the serialized form).
-pub fn quick_html(comparison: &Value, summary: &str) -> Result<String, String> {
+pub fn quick_html(comparison: &Value, summary: &str) -> Result<String> {
     let text = |k: &str| comparison[k].as_str().unwrap_or("").to_string();
     let verdict = if comparison["fingerprints_match"] == Value::Bool(true) {
         "pass"
@@ -161,7 +163,7 @@ pub fn quick_html(comparison: &Value, summary: &str) -> Result<String, String> {
 }
 
 /// The HTML page of a batch: a summary table linking to each pair.
-pub fn batch_html(outcomes: &[PairOutcome]) -> Result<String, String> {
+pub fn batch_html(outcomes: &[PairOutcome]) -> Result<String> {
     let batch: Vec<Value> = outcomes
         .iter()
         .map(|o| {

@@ -173,6 +173,14 @@ impl Report {
     /// The keyed summary: categories, the per-column table, then the
     /// changed keys side by side, missing rows and duplicated keys.
     pub(super) fn render_keyed(&self, k: &KeyedReport, quoted: &[Vec<bool>; 2]) -> String {
+        let mut out = self.keyed_counts(k);
+        out.push_str(&keyed_columns(k));
+        out.push_str(&self.keyed_samples(k, quoted));
+        out
+    }
+
+    /// One line per category of keys and rows.
+    fn keyed_counts(&self, k: &KeyedReport) -> String {
         let mut out = String::new();
         let line =
             |out: &mut String, name: &str, v: String| out.push_str(&format!("{name:<24}{v}\n"));
@@ -267,40 +275,16 @@ impl Report {
             );
         }
         line(&mut out, "exact_match", self.exact_match.to_string());
+        out
+    }
 
-        let changed: Vec<(&String, &u64)> = k
-            .column_mismatches
-            .iter()
-            .filter(|(_, n)| **n > 0)
-            .collect();
-        let tol: Vec<(&String, &u64)> = d
-            .tolerance_matches_by_column
-            .iter()
-            .filter(|(_, n)| **n > 0)
-            .collect();
-        if !changed.is_empty() || !tol.is_empty() {
-            let mut cols: Vec<&String> = changed.iter().map(|c| c.0).collect();
-            for (c, _) in &tol {
-                if !cols.contains(c) {
-                    cols.push(c);
-                }
-            }
-            cols.sort();
-            let width = cols.iter().map(|c| c.len()).max().unwrap_or(6).max(6);
-            out.push_str(&format!(
-                "\n{:<width$}  {:>12}  {:>14}  {:>16}\n",
-                "column", "changed_keys", "max_abs_diff", "within_tolerance"
-            ));
-            for c in cols {
-                let n = k.column_mismatches.get(c).copied().unwrap_or(0);
-                let m = d.max_abs_diff.get(c).cloned().unwrap_or_else(|| "-".into());
-                let t = d
-                    .tolerance_matches_by_column
-                    .get(c)
-                    .map_or("-".to_string(), |n| n.to_string());
-                out.push_str(&format!("{c:<width$}  {n:>12}  {m:>14}  {t:>16}\n"));
-            }
-        }
+    /// The changed keys, missing rows, duplicated keys and the rows of
+    /// duplicated and NULL keys left unmatched, with their samples; then
+    /// the values that failed to parse.
+    fn keyed_samples(&self, k: &KeyedReport, quoted: &[Vec<bool>; 2]) -> String {
+        let mut out = String::new();
+        let d = &k.keyed;
+        let pe = &self.parse_errors;
         if k.value_mismatch > 0 {
             out.push_str(&format!("\nchanged keys: {}", k.value_mismatch));
             if (d.changed_samples.len() as u64) < k.value_mismatch {
@@ -400,4 +384,45 @@ impl Report {
         }
         out
     }
+}
+
+/// The per-column table: changed keys, largest difference and values
+/// matched within a tolerance, for the columns with any.
+fn keyed_columns(k: &KeyedReport) -> String {
+    let mut out = String::new();
+    let d = &k.keyed;
+    let changed: Vec<(&String, &u64)> = k
+        .column_mismatches
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .collect();
+    let tol: Vec<(&String, &u64)> = d
+        .tolerance_matches_by_column
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .collect();
+    if !changed.is_empty() || !tol.is_empty() {
+        let mut cols: Vec<&String> = changed.iter().map(|c| c.0).collect();
+        for (c, _) in &tol {
+            if !cols.contains(c) {
+                cols.push(c);
+            }
+        }
+        cols.sort();
+        let width = cols.iter().map(|c| c.len()).max().unwrap_or(6).max(6);
+        out.push_str(&format!(
+            "\n{:<width$}  {:>12}  {:>14}  {:>16}\n",
+            "column", "changed_keys", "max_abs_diff", "within_tolerance"
+        ));
+        for c in cols {
+            let n = k.column_mismatches.get(c).copied().unwrap_or(0);
+            let m = d.max_abs_diff.get(c).cloned().unwrap_or_else(|| "-".into());
+            let t = d
+                .tolerance_matches_by_column
+                .get(c)
+                .map_or("-".to_string(), |n| n.to_string());
+            out.push_str(&format!("{c:<width$}  {n:>12}  {m:>14}  {t:>16}\n"));
+        }
+    }
+    out
 }

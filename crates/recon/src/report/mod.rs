@@ -6,8 +6,14 @@ mod keyed;
 pub mod schema;
 mod text;
 
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
 use serde::Serialize;
 
+use crate::config::RunSettings;
+use crate::engine::RunContext;
+use crate::input::Table;
 use crate::plan::{ColumnPair, ComparePlan};
 
 pub use keyed::{
@@ -428,37 +434,133 @@ impl Report {
 /// The results of a multiset diff's stages, from which its report is built.
 pub struct ReportParts<'a> {
     pub plan: &'a ComparePlan,
-    pub inputs: [InputReport; 2],
-    /// Rows compared per side.
-    pub rows: [u64; 2],
+    pub run: RunFacts<'a>,
     pub stats: [DirectionStats; 2],
     pub samples: Samples,
     /// Compared columns (source names) whose values differ between the sides.
     pub differing: Vec<String>,
     pub pairs: Option<PairsReport>,
     pub by_group: Option<ByGroupReport>,
-    pub parse_errors: ParseErrorsReport,
     pub outputs: Option<Outputs>,
-    pub settings: Settings,
-    pub elapsed_seconds: f64,
-    pub phase_seconds: PhaseSeconds,
-    pub spilled_bytes: u64,
+}
+
+/// What every diff's report says about the run itself, whatever the mode:
+/// the inputs, the settings, the timings and the resources used. The report
+/// reads them from the run's tables, settings and context.
+pub struct RunFacts<'a> {
+    pub tables: [&'a Table; 2],
+    /// Rows compared per side.
+    pub rows: [u64; 2],
+    pub settings: &'a RunSettings,
+    pub ctx: &'a RunContext,
+    pub clock: &'a PhaseClock,
+    /// First-level buckets of the partition.
+    pub buckets: usize,
+    /// Reads of the inputs: 1 or 2.
+    pub passes: u8,
+    pub fingerprint_buckets_differing: Option<usize>,
+    pub second_pass: Option<SecondPass>,
     pub bucket_splits: u64,
-    pub peak_rss_bytes: u64,
+}
+
+/// Times a run's phases: scan (with planning), reconcile, then evidence
+/// until the report is assembled.
+pub struct PhaseClock {
+    started: Instant,
+    scanned: f64,
+    reconciled: f64,
+}
+
+impl PhaseClock {
+    pub fn start() -> PhaseClock {
+        PhaseClock {
+            started: Instant::now(),
+            scanned: 0.0,
+            reconciled: 0.0,
+        }
+    }
+
+    /// The scan phase ends now.
+    pub fn scanned(&mut self) {
+        self.scanned = self.started.elapsed().as_secs_f64();
+    }
+
+    /// The reconcile phase ends now.
+    pub fn reconciled(&mut self) {
+        self.reconciled = self.started.elapsed().as_secs_f64();
+    }
+
+    /// Seconds since the start, and per phase (evidence runs until now).
+    fn seconds(&self) -> (f64, PhaseSeconds) {
+        let now = self.started.elapsed().as_secs_f64();
+        let reconciled = self.reconciled.max(self.scanned);
+        let phases = PhaseSeconds {
+            scan: self.scanned,
+            reconcile: reconciled - self.scanned,
+            evidence: now - reconciled,
+        };
+        (now, phases)
+    }
+}
+
+impl InputReport {
+    /// One side's input, with the rows compared.
+    pub fn of(t: &Table, rows: u64) -> InputReport {
+        InputReport {
+            path: t.path.display().to_string(),
+            format: t.format_name().into(),
+            files: t.files.len(),
+            rows,
+            dialect: t.dialect.clone(),
+            snapshot: t.snapshot.as_ref().map(|s| s.describe()),
+        }
+    }
+}
+
+impl ParseErrorsReport {
+    /// The values of both tables that failed to parse.
+    pub fn of(src: &Table, tgt: &Table) -> ParseErrorsReport {
+        ParseErrorsReport {
+            source: src.parse_errors.count.load(Ordering::Relaxed),
+            target: tgt.parse_errors.count.load(Ordering::Relaxed),
+            examples: src
+                .parse_errors
+                .examples()
+                .into_iter()
+                .chain(tgt.parse_errors.examples())
+                .collect(),
+        }
+    }
 }
 
 impl Report {
     /// The report of a multiset diff.
     pub fn multiset(p: ReportParts<'_>) -> Report {
         let [so, to] = p.stats;
-        let [source, target] = p.inputs;
-        let pe = p.parse_errors;
+        let run = p.run;
+        let [src, tgt] = run.tables;
+        let (source, target) = (
+            InputReport::of(src, run.rows[0]),
+            InputReport::of(tgt, run.rows[1]),
+        );
+        let pe = ParseErrorsReport::of(src, tgt);
+        let limit = run.settings.memory_limit;
+        let settings = Settings {
+            threads: run.settings.threads,
+            memory_limit_bytes: (limit != u64::MAX).then_some(limit),
+            temp_dir: run.ctx.temp_base.display().to_string(),
+            buckets: run.buckets,
+            passes: run.passes,
+            fingerprint_buckets_differing: run.fingerprint_buckets_differing,
+            second_pass: run.second_pass,
+        };
+        let (elapsed_seconds, phase_seconds) = run.clock.seconds();
         Report {
             recon_report_version: REPORT_VERSION,
             // A value that could not be read is drift, never a silent match.
             exact_match: so.rows == 0 && to.rows == 0 && pe.source + pe.target == 0,
-            source_rows: p.rows[0],
-            target_rows: p.rows[1],
+            source_rows: run.rows[0],
+            target_rows: run.rows[1],
             source_only_rows: so.rows,
             target_only_rows: to.rows,
             multiplicity: Multiplicity {
@@ -487,12 +589,12 @@ impl Report {
             samples: p.samples,
             encoding_version: crate::digest::ENCODING_VERSION,
             outputs: p.outputs,
-            settings: p.settings,
-            elapsed_seconds: p.elapsed_seconds,
-            phase_seconds: p.phase_seconds,
-            spilled_bytes: p.spilled_bytes,
-            bucket_splits: p.bucket_splits,
-            peak_rss_bytes: p.peak_rss_bytes,
+            settings,
+            elapsed_seconds,
+            phase_seconds,
+            spilled_bytes: run.ctx.budget.spilled_bytes(),
+            bucket_splits: run.bucket_splits,
+            peak_rss_bytes: crate::engine::memory::peak_rss_bytes(),
             keyed: None,
             thresholds: None,
         }

@@ -1,6 +1,7 @@
 //! The `recon schema` screen: how the columns pair and compare, as text
 //! for people or as versioned JSON.
 
+use crate::error::hint::as_flags;
 use crate::input::Table;
 use crate::plan::align::render_plan;
 use crate::plan::ComparePlan;
@@ -21,7 +22,7 @@ pub fn schema_json(plan: &ComparePlan) -> String {
         "not_compared": plan.skipped.iter().map(|k| serde_json::json!({
             "side": k.side, "name": k.field.name(), "why": k.why,
         })).collect::<Vec<_>>(),
-        "problems": plan.problems,
+        "problems": plan.problems.iter().map(|p| as_flags(p)).collect::<Vec<_>>(),
     }))
     .unwrap_or_default();
     s.push('\n');

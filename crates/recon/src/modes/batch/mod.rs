@@ -9,13 +9,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::config::batch::{BatchFile, BatchMode, PairEntry};
-use crate::config::{AlignOptions, InputConfig, Passes, RulesFile, Thresholds};
-use crate::engine::memory::default_limit;
+use crate::config::{
+    default_limit, default_threads, AlignOptions, InputConfig, Passes, RulesFile, Thresholds,
+};
 use crate::engine::Progress;
 use crate::error::{ReconError, Result};
 use crate::modes::fingerprint::compare::compare;
 use crate::modes::fingerprint::{fingerprint_pair, refuse_keyed, FingerprintOptions};
-use crate::modes::multiset::DiffOptions;
+use crate::modes::DiffOptions;
 use crate::report::batch::PairOutcome;
 
 /// Where one pair of a batch is.
@@ -92,16 +93,23 @@ fn settings_of(
     let mut o = AlignOptions::default();
     let mut input = pair_inputs(p, file).clone();
     p.align.fill_input(&mut input);
-    p.align.clone().apply_to(&mut o)?;
+    p.align
+        .clone()
+        .apply_to(&mut o)
+        .map_err(|e| e.to_string())?;
     if let Some(r) = p.rules_file.as_ref().filter(|_| read_rules) {
-        let rules = RulesFile::load(r)?;
+        let rules = RulesFile::load(r).map_err(|e| e.to_string())?;
         rules.fill_input(&mut input);
         rules
             .apply_to(&mut o)
             .map_err(|e| format!("{}: {e}", r.display()))?;
     }
     file.defaults.align.fill_input(&mut input);
-    file.defaults.align.clone().apply_to(&mut o)?;
+    file.defaults
+        .align
+        .clone()
+        .apply_to(&mut o)
+        .map_err(|e| e.to_string())?;
     Ok((o, input))
 }
 
@@ -118,10 +126,7 @@ fn run_pair(
     let usage = |e: String| ReconError::Usage(format!("pair {:?}: {e}", p.name));
     let (align, inputs) = settings_of(p, file, true).map_err(usage)?;
     let inputs = inputs.build()?;
-    let mut run = p
-        .run
-        .or(&d.run)
-        .build(DiffOptions::default().threads, default_limit())?;
+    let mut run = p.run.or(&d.run).build(default_threads(), default_limit())?;
     if run.memory_limit != u64::MAX {
         run.memory_limit /= jobs.max(1) as u64;
     }
@@ -129,11 +134,7 @@ fn run_pair(
     match p.mode {
         BatchMode::Diff => {
             let opts = DiffOptions {
-                threads: run.threads,
-                memory_limit: run.memory_limit,
-                temp_dir: run.temp_dir,
-                sample: run.sample,
-                passes: run.passes,
+                run,
                 align,
                 inputs,
                 thresholds,
@@ -198,8 +199,8 @@ fn selected(name: &str, only: &[String]) -> Result<bool> {
         return Ok(true);
     }
     for pat in only {
-        let p =
-            glob::Pattern::new(pat).map_err(|e| ReconError::Usage(format!("--only {pat}: {e}")))?;
+        let p = glob::Pattern::new(pat)
+            .map_err(|e| ReconError::Usage(format!("`--only {pat}`: {e}")))?;
         if p.matches(name) {
             return Ok(true);
         }
@@ -277,7 +278,7 @@ fn validate_pairs(path: &Path, file: &BatchFile) -> Result<()> {
         input.build().map_err(|e| bad(e.one_line()))?;
         p.run
             .or(&d.run)
-            .build(DiffOptions::default().threads, default_limit())
+            .build(default_threads(), default_limit())
             .map_err(|e| bad(e.one_line()))?;
         if p.mode == BatchMode::Quick {
             quick_refusal(p, &align, d.thresholds).map_err(bad)?;
@@ -334,7 +335,7 @@ fn pair_inputs<'a>(p: &'a PairEntry, file: &'a BatchFile) -> &'a InputConfig {
 /// are reported in file order whatever finishes first).
 pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let file = BatchFile::load(path).map_err(ReconError::Usage)?;
+    let file = BatchFile::load(path)?;
     validate_pairs(path, &file)?;
     let mut picked = Vec::new();
     for p in &file.pairs {
@@ -344,7 +345,7 @@ pub fn run_batch(path: &Path, opts: &BatchOptions) -> Result<Vec<PairOutcome>> {
     }
     if picked.is_empty() {
         return Err(ReconError::Usage(format!(
-            "{}: --only selects none of its pairs",
+            "{}: `--only` selects none of its pairs",
             path.display()
         )));
     }

@@ -76,7 +76,7 @@ pub fn compare(a: &FingerprintFile, b: &FingerprintFile) -> Result<Comparison> {
     };
     if a.by != b.by {
         return refuse(format!(
-            "grouped by {} and by {}; fingerprint both with the same --by",
+            "grouped by {} and by {}; fingerprint both with the same `--by`",
             a.by.as_deref().unwrap_or("nothing"),
             b.by.as_deref().unwrap_or("nothing")
         ));
@@ -91,7 +91,7 @@ pub fn compare(a: &FingerprintFile, b: &FingerprintFile) -> Result<Comparison> {
                 .join(", ")
         };
         return refuse(format!(
-            "the columns differ (only in the first: [{}]; only in the second: [{}]); fingerprint the same columns (--columns, --exclude, --map)",
+            "the columns differ (only in the first: [{}]; only in the second: [{}]); fingerprint the same columns (`--columns`, `--exclude`, `--map`)",
             only(a, b),
             only(b, a)
         ));
@@ -99,7 +99,7 @@ pub fn compare(a: &FingerprintFile, b: &FingerprintFile) -> Result<Comparison> {
     for (x, y) in a.columns.iter().zip(&b.columns) {
         if x.class != y.class {
             return refuse(format!(
-                "column {} holds {} values in one and {} in the other; type the text side with --cast or --schema-like",
+                "column {} holds {} values in one and {} in the other; type the text side with `--cast` or `--schema-like`",
                 x.name, x.class, y.class
             ));
         }

@@ -23,14 +23,15 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{AlignOptions, InputOptions};
+use super::stages;
+use crate::config::{default_threads, AlignOptions, InputOptions};
 use crate::digest::{null_digest, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
 use crate::engine::scan::{scan, Batch, RowSink, ScanConfig, ScanSide};
 use crate::engine::{CancelToken, Phase, Progress};
 use crate::error::{ReconError, Result};
 use crate::evidence::render_column;
 use crate::input::{Source, Table};
-use crate::plan::{preflight_in, ComparePlan};
+use crate::plan::ComparePlan;
 use crate::side::Side;
 
 /// Version of the fingerprint file format (docs/fingerprint.md).
@@ -60,7 +61,7 @@ pub struct FingerprintOptions {
 impl Default for FingerprintOptions {
     fn default() -> Self {
         FingerprintOptions {
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: default_threads(),
             batch_size: 8192,
             align: AlignOptions::default(),
             inputs: InputOptions::default(),
@@ -324,7 +325,9 @@ fn run_scan(
             plan.columns
                 .iter()
                 .position(|c| c.source_name == name)
-                .ok_or_else(|| ReconError::Usage(format!("--by {name}: not a compared column")))?,
+                .ok_or_else(|| {
+                    ReconError::Usage(format!("`--by {name}`: not a compared column"))
+                })?,
         ),
     };
     let layout = Arc::new(Layout {
@@ -405,7 +408,22 @@ pub(crate) fn refuse_keyed(align: &AlignOptions) -> Result<()> {
     )))
 }
 
-/// Fingerprints one table.
+/// Fingerprints one table: per compared column, an order-independent
+/// digest of its values, and the row count, so two tables far apart can be
+/// compared by their small fingerprint files ([`compare::compare`]).
+///
+/// ```
+/// use recon::modes::fingerprint::{compare::compare, fingerprint, FingerprintOptions};
+///
+/// let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/demo");
+/// let opts = FingerprintOptions::default();
+/// let a = fingerprint(format!("{root}/source.parquet").as_ref(), &opts)?;
+/// let b = fingerprint(format!("{root}/target.parquet").as_ref(), &opts)?;
+/// let cmp = compare(&a, &b)?;
+/// // The demo pair differs in one amount: the fingerprints say which column.
+/// assert!(!cmp.fingerprints_match);
+/// # Ok::<(), recon::ReconError>(())
+/// ```
 pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<FingerprintFile> {
     refuse_keyed(&opts.align)?;
     let like = opts.schema_like.as_deref().unwrap_or(table);
@@ -414,26 +432,18 @@ pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<Fingerprin
     // not matter.
     align.ignore_extra_columns |= opts.schema_like.is_some();
     let inputs = [opts.inputs.clone(), InputOptions::default()];
-    let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let (src, tgt, plan) = preflight_in(
+    let (src, tgt, plan) = stages::plan(
         &Source::from(table),
         &Source::from(like),
         &align,
         &inputs,
-        &base,
+        opts.temp_dir.as_deref(),
     )?;
-    if !plan.is_compatible() {
-        return Err(ReconError::Schema {
-            source_path: table.to_path_buf(),
-            target_path: like.to_path_buf(),
-            reasons: plan.problems.clone(),
-        });
-    }
     let plan = name_order(plan);
     let sides = sides_of(&src, &tgt, &plan, true);
     opts.progress
         .rows_total
-        .store(super::multiset::estimated_rows(&src), Ordering::Relaxed);
+        .store(stages::estimated_rows(&src), Ordering::Relaxed);
     let [one, _] = run_scan(
         &sides,
         &plan,
@@ -455,7 +465,7 @@ pub fn fingerprint_pair(
     inputs: &[InputOptions; 2],
 ) -> Result<[FingerprintFile; 2]> {
     refuse_keyed(&opts.align)?;
-    let (src, tgt, plan) = super::multiset::plan_stage(
+    let (src, tgt, plan) = stages::plan(
         &source.into(),
         &target.into(),
         &opts.align,
@@ -464,8 +474,7 @@ pub fn fingerprint_pair(
     )?;
     let plan = name_order(plan);
     let sides = sides_of(&src, &tgt, &plan, false);
-    let rows =
-        super::multiset::estimated_rows(&src).saturating_add(super::multiset::estimated_rows(&tgt));
+    let rows = stages::estimated_rows(&src).saturating_add(stages::estimated_rows(&tgt));
     opts.progress.rows_total.store(rows, Ordering::Relaxed);
     let [a, b] = run_scan(
         &sides,

@@ -24,20 +24,17 @@ pub mod sink;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
-use changed::{changed_stage, ChangedInputs};
-use matcher::{KeyedFound, KeyedMatcher, KeyedSlots, ENTRY_BYTES};
+use changed::{changed_stage, ChangedInputs, ChangedResult};
+use matcher::{KeyCounts, KeyedFound, KeyedMatcher, KeyedSlots, ENTRY_BYTES};
 use sink::{KeyedConfig, KeyedShape, KeyedSink, LocatorSet};
 
 use super::multiset::matcher::Reconciled;
-use super::multiset::{
-    check_output_dir_for, check_row_counts, evidence_ranges, input_report, parse_errors_report,
-    plan_stage, quoted_columns, reconcile_keyless, sample_reports, scan_sides, size_stage_for,
-    write_reports, DiffOptions, DiffOutcome, KeylessBuckets, REPORT_FILE,
-};
+use super::multiset::{reconcile_keyless, sample_reports, KeylessBuckets, REPORT_FILE};
+use super::options::{DiffOptions, DiffOutcome};
+use super::stages::{self, check_row_counts, evidence_ranges};
 use crate::config::{AlignOptions, Passes};
-use crate::engine::memory::{self, Records, MAP_SLOT_BYTES};
+use crate::engine::memory::{Records, MAP_SLOT_BYTES};
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::scan::{scan, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
@@ -76,10 +73,13 @@ const DUP_BUCKET_BITS: u32 = 6;
 /// Resolves `--key` and `--tolerance` against the plan: the key columns
 /// must be compared columns; a tolerance must name a compared non-key
 /// column of numbers.
-pub fn shape(plan: &ComparePlan, align: &AlignOptions) -> std::result::Result<KeyedShape, String> {
+pub(crate) fn shape(
+    plan: &ComparePlan,
+    align: &AlignOptions,
+) -> std::result::Result<KeyedShape, String> {
     let key_names = align.key.clone().unwrap_or_default();
     if key_names.is_empty() {
-        return Err("--key needs at least one column".into());
+        return Err("`--key` needs at least one column".into());
     }
     let find = |name: &str| {
         let exact = plan.columns.iter().position(|c| c.source_name == name);
@@ -99,12 +99,12 @@ pub fn shape(plan: &ComparePlan, align: &AlignOptions) -> std::result::Result<Ke
                 .map(|c| c.source_name.as_str())
                 .collect();
             return Err(format!(
-                "--key {name}: not a compared column (compared: {})",
+                "`--key {name}`: not a compared column (compared: {})",
                 names.join(", ")
             ));
         };
         if key.contains(&i) {
-            return Err(format!("--key {name}: named twice"));
+            return Err(format!("`--key {name}`: named twice"));
         }
         key.push(i);
     }
@@ -114,11 +114,11 @@ pub fn shape(plan: &ComparePlan, align: &AlignOptions) -> std::result::Result<Ke
     let mut tolerances = Vec::new();
     for (name, tol) in &align.tolerances {
         let Some(i) = find(name) else {
-            return Err(format!("--tolerance {name}: not a compared column"));
+            return Err(format!("`--tolerance {name}`: not a compared column"));
         };
         if key.contains(&i) {
             return Err(format!(
-                "--tolerance {name}: a key column is matched exactly, never within a tolerance"
+                "`--tolerance {name}`: a key column is matched exactly, never within a tolerance"
             ));
         }
         let c = &plan.columns[i];
@@ -126,14 +126,14 @@ pub fn shape(plan: &ComparePlan, align: &AlignOptions) -> std::result::Result<Ke
         // a tolerance, a number cast to text does not.
         if !numbers::is_numeric_class(&c.class()) {
             return Err(format!(
-                "--tolerance {name}: only numbers (integers, decimals, floats) take a tolerance; {name} is {} / {}",
+                "`--tolerance {name}`: only numbers (integers, decimals, floats) take a tolerance; {name} is {} / {}",
                 c.source_field.data_type(),
                 c.target_field.data_type()
             ));
         }
         let v = values.iter().position(|&x| x == i).unwrap_or(0);
         if tolerances.iter().any(|(x, _)| *x == v) {
-            return Err(format!("--tolerance {name}: given twice"));
+            return Err(format!("`--tolerance {name}`: given twice"));
         }
         tolerances.push((v, *tol));
     }
@@ -149,25 +149,23 @@ pub fn shape(plan: &ComparePlan, align: &AlignOptions) -> std::result::Result<Ke
 
 /// Compares `source` and `target` by the key in `opts.align.key`.
 pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<DiffOutcome> {
-    let started = Instant::now();
+    let mut clock = PhaseClock::start();
     opts.validate()?;
+    let run = &opts.run;
     if opts.by.is_some() {
         return Err(ReconError::Usage(
-            "--by with --key is not built yet: use --by without --key, or diff --quick --by".into(),
+            "`--by` with `--key` is not built yet: use `--by` without `--key`, or diff `--quick` `--by`".into(),
         ));
     }
-    let (src, tgt, plan) = plan_stage(
+    let (src, tgt, plan) = stages::plan(
         source,
         target,
         &opts.align,
         &opts.inputs,
-        opts.temp_dir.as_deref(),
+        run.temp_dir.as_deref(),
     )?;
     let shape = Arc::new(shape(&plan, &opts.align).map_err(ReconError::Usage)?);
-    let created = match &opts.output_dir {
-        Some(dir) => Some(check_output_dir_for(dir, opts.force, &FILES)?),
-        None => None,
-    };
+    let created = stages::output_dir(opts.output_dir.as_deref(), opts.force, &FILES)?;
     let layout = shape.layout();
     // Keyed map entries are larger than keyless ones: smaller buckets keep
     // a bucket's map in cache (measured on the 10M pair: reconciliation
@@ -179,8 +177,16 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
         bucket_rows: 1 << 17,
         in_memory_percent: 6,
     };
-    let ctx = size_stage_for(&src, &tgt, opts, &records)?;
-    let sides = scan_sides(&src, &tgt, &plan);
+    let ctx = stages::size(
+        &src,
+        &tgt,
+        run,
+        opts.batch_size,
+        &opts.progress,
+        &opts.cancel,
+        &records,
+    )?;
+    let sides = stages::scan_sides(&src, &tgt, &plan);
     let bucket_bits = if opts.single_bucket {
         0
     } else {
@@ -199,7 +205,7 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
         second_pass,
         mut splits,
     } = run_passes(&ctx, &sides, &shape, opts, bucket_bits)?;
-    let scan_seconds = started.elapsed().as_secs_f64();
+    clock.scanned();
     // Keys whose rows differ are judged in the second pass when there is one.
     let judged_ref = judged.as_ref().unwrap_or(&found);
     let mut counts = found.counts.clone();
@@ -222,7 +228,7 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
             buckets: 1 << DUP_BUCKET_BITS,
             first_level_bits: DUP_BUCKET_BITS,
         },
-        opts.sample,
+        run.sample,
         false,
     )?;
     let (nulls, s2) = reconcile_keyless(
@@ -234,7 +240,7 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
             buckets,
             first_level_bits: bucket_bits,
         },
-        opts.sample,
+        run.sample,
         false,
     )?;
     splits += s1 + s2;
@@ -244,74 +250,24 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
             nulls.rows_seen, null_rows
         )));
     }
-    let reconcile_seconds = started.elapsed().as_secs_f64() - scan_seconds;
+    clock.reconciled();
 
     // Evidence.
     ctx.progress.set_phase(Phase::Evidence);
-    let ranges = evidence_ranges(&ctx, [&src, &tgt]);
-    let dest = |name: &str| opts.output_dir.as_ref().map(|d| d.join(name));
-    let changed = changed_stage(
-        &ChangedInputs {
+    let evidence = keyed_evidence(
+        &KeyedResults {
+            ctx: &ctx,
             sides: &sides,
             plan: &plan,
             shape: &shape,
-            found: judged_ref,
-            ranges,
-            sample: opts.sample,
-            diff_columns: opts.diff_columns,
-            chunk_pairs: chunk_pairs(opts.memory_limit, &src, &tgt),
+            found: &found,
+            judged: judged_ref,
+            counts: &counts,
+            dups: &dups,
+            nulls: &nulls,
         },
-        dest(CHANGED_FILE).as_deref(),
+        opts,
     )?;
-    let missing = |side: Side, name: &str| -> Result<()> {
-        let s = &sides[side.index()];
-        write_side(
-            s.table,
-            side,
-            &found.index,
-            ranges,
-            counts.missing[side.index()],
-            dest(name).as_deref(),
-            s,
-            &Wants::default(),
-        )
-        .map(|_| ())
-    };
-    missing(Side::Source, MISSING_IN_TARGET_FILE)?;
-    missing(Side::Target, MISSING_IN_SOURCE_FILE)?;
-    let remainder = |r: &Reconciled, side: Side, name: &str| -> Result<()> {
-        let s = &sides[side.index()];
-        if r.stats[side.index()].rows == 0 && opts.output_dir.is_none() {
-            return Ok(());
-        }
-        write_side(
-            s.table,
-            side,
-            &r.evidence,
-            r.ranges,
-            r.stats[side.index()].rows,
-            dest(name).as_deref(),
-            s,
-            &Wants::default(),
-        )
-        .map(|_| ())
-    };
-    remainder(&dups, Side::Source, DUPLICATE_SOURCE_FILE)?;
-    remainder(&dups, Side::Target, DUPLICATE_TARGET_FILE)?;
-    remainder(&nulls, Side::Source, NULL_SOURCE_FILE)?;
-    remainder(&nulls, Side::Target, NULL_TARGET_FILE)?;
-    let samples = missing_samples(&sides, &found, opts.sample)?;
-    let dup_samples = dup_samples(&sides, &plan, &shape, &found)?;
-    let side_samples = |r: &Reconciled| -> Result<SideSamples> {
-        let [source_only, target_only] = sample_reports(&sides, &r.samples)?;
-        Ok(SideSamples {
-            source_only,
-            target_only,
-        })
-    };
-    let dup_rows = side_samples(&dups)?;
-    let null_rows_shown = side_samples(&nulls)?;
-    let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
 
     // Report: the EXCEPT ALL totals are the keyed rows' plus the remainders'.
     let mut stats = key_stats;
@@ -333,45 +289,179 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
         .collect();
     let mut report = Report::multiset(ReportParts {
         plan: &plan,
-        inputs: [input_report(&src, rows[0]), input_report(&tgt, rows[1])],
-        rows,
-        stats,
-        samples: Samples {
-            limit: opts.sample,
-            source_only: samples[0].clone(),
-            target_only: samples[1].clone(),
-        },
-        differing,
-        pairs: None,
-        by_group: None,
-        parse_errors: parse_errors_report(&src, &tgt),
-        outputs: None,
-        settings: Settings {
-            threads: opts.threads,
-            memory_limit_bytes: (opts.memory_limit != u64::MAX).then_some(opts.memory_limit),
-            temp_dir: ctx.temp_base.display().to_string(),
+        run: RunFacts {
+            tables: [&src, &tgt],
+            rows,
+            settings: run,
+            ctx: &ctx,
+            clock: &clock,
             buckets,
             passes,
             fingerprint_buckets_differing: None,
             second_pass,
+            bucket_splits: splits,
         },
-        elapsed_seconds: started.elapsed().as_secs_f64(),
-        phase_seconds: PhaseSeconds {
-            scan: scan_seconds,
-            reconcile: reconcile_seconds,
-            evidence: evidence_seconds,
+        stats,
+        samples: Samples {
+            limit: run.sample,
+            source_only: evidence.samples[0].clone(),
+            target_only: evidence.samples[1].clone(),
         },
-        spilled_bytes: ctx.budget.spilled_bytes(),
-        bucket_splits: splits,
-        peak_rss_bytes: memory::peak_rss_bytes(),
+        differing,
+        pairs: None,
+        by_group: None,
+        outputs: None,
     });
+    report.keyed = Some(keyed_report(
+        &shape,
+        &plan,
+        counts,
+        evidence,
+        [&dups, &nulls],
+        null_rows,
+        opts,
+    ));
+    report.judge(&opts.thresholds);
+    drop(found);
+    drop(judged);
+    drop(ctx);
+    opts.progress.set_phase(Phase::Done);
+    stages::write_reports(
+        &report,
+        REPORT_FILE,
+        opts.output_dir.as_deref(),
+        opts.report_path.as_deref(),
+    )?;
+    created.keep();
+    Ok(DiffOutcome {
+        report,
+        quoted: [stages::quoted_columns(&src), stages::quoted_columns(&tgt)],
+    })
+}
+
+/// What keyed mode found, for its evidence stage.
+struct KeyedResults<'a> {
+    ctx: &'a RunContext,
+    sides: &'a [ScanSide<'a>; 2],
+    plan: &'a ComparePlan,
+    shape: &'a KeyedShape,
+    found: &'a KeyedFound,
+    /// The keys judged (by the second pass, when there was one).
+    judged: &'a KeyedFound,
+    counts: &'a KeyCounts,
+    /// The EXCEPT ALL remainders of duplicated and of NULL keys.
+    dups: &'a Reconciled,
+    nulls: &'a Reconciled,
+}
+
+/// What keyed mode's evidence stage fetched and wrote.
+struct KeyedEvidence {
+    changed: ChangedResult,
+    /// Rows of keys missing on one side, per side.
+    samples: [Vec<SampleReport>; 2],
+    dup_samples: Vec<DupSample>,
+    dup_rows: SideSamples,
+    null_rows: SideSamples,
+}
+
+/// The evidence stage: changed keys side by side, then the rows of missing
+/// keys and of the duplicated- and NULL-key remainders, written to their
+/// files (with an output directory) and sampled.
+fn keyed_evidence(r: &KeyedResults<'_>, opts: &DiffOptions) -> Result<KeyedEvidence> {
+    let ranges = evidence_ranges(r.ctx, [r.sides[0].table, r.sides[1].table]);
+    let dest = |name: &str| opts.output_dir.as_ref().map(|d| d.join(name));
+    let changed = changed_stage(
+        &ChangedInputs {
+            sides: r.sides,
+            plan: r.plan,
+            shape: r.shape,
+            found: r.judged,
+            ranges,
+            sample: opts.run.sample,
+            diff_columns: opts.diff_columns,
+            chunk_pairs: chunk_pairs(opts.run.memory_limit, r.sides[0].table, r.sides[1].table),
+        },
+        dest(CHANGED_FILE).as_deref(),
+    )?;
+    let missing = |side: Side, name: &str| -> Result<()> {
+        let s = &r.sides[side.index()];
+        write_side(
+            s.table,
+            side,
+            &r.found.index,
+            ranges,
+            r.counts.missing[side.index()],
+            dest(name).as_deref(),
+            s,
+            &Wants::default(),
+        )
+        .map(|_| ())
+    };
+    missing(Side::Source, MISSING_IN_TARGET_FILE)?;
+    missing(Side::Target, MISSING_IN_SOURCE_FILE)?;
+    let remainder = |rec: &Reconciled, side: Side, name: &str| -> Result<()> {
+        let s = &r.sides[side.index()];
+        if rec.stats[side.index()].rows == 0 && opts.output_dir.is_none() {
+            return Ok(());
+        }
+        write_side(
+            s.table,
+            side,
+            &rec.evidence,
+            rec.ranges,
+            rec.stats[side.index()].rows,
+            dest(name).as_deref(),
+            s,
+            &Wants::default(),
+        )
+        .map(|_| ())
+    };
+    remainder(r.dups, Side::Source, DUPLICATE_SOURCE_FILE)?;
+    remainder(r.dups, Side::Target, DUPLICATE_TARGET_FILE)?;
+    remainder(r.nulls, Side::Source, NULL_SOURCE_FILE)?;
+    remainder(r.nulls, Side::Target, NULL_TARGET_FILE)?;
+    let samples = missing_samples(r.sides, r.found, opts.run.sample)?;
+    let dup_samples = dup_samples(r.sides, r.plan, r.shape, r.found)?;
+    let side_samples = |rec: &Reconciled| -> Result<SideSamples> {
+        let [source_only, target_only] = sample_reports(r.sides, &rec.samples)?;
+        Ok(SideSamples {
+            source_only,
+            target_only,
+        })
+    };
+    Ok(KeyedEvidence {
+        changed,
+        samples,
+        dup_samples,
+        dup_rows: side_samples(r.dups)?,
+        null_rows: side_samples(r.nulls)?,
+    })
+}
+
+/// Keyed mode's section of the report: its categories, per-column counts,
+/// tolerances and samples.
+fn keyed_report(
+    shape: &KeyedShape,
+    plan: &ComparePlan,
+    counts: &KeyCounts,
+    evidence: KeyedEvidence,
+    [dups, nulls]: [&Reconciled; 2],
+    null_rows: [u64; 2],
+    opts: &DiffOptions,
+) -> KeyedReport {
+    let value_names: Vec<String> = shape
+        .values
+        .iter()
+        .map(|&v| plan.columns[v].source_name.clone())
+        .collect();
+    let dest = |name: &str| opts.output_dir.as_ref().map(|d| d.join(name));
     let name_of = |v: usize| value_names[v].clone();
     let side_stats = |r: &Reconciled| SideStats {
         source_only: r.stats[0],
         target_only: r.stats[1],
     };
     let path_of = |name: &str| dest(name).unwrap_or_default().display().to_string();
-    report.keyed = Some(KeyedReport {
+    KeyedReport {
         key: shape
             .key
             .iter()
@@ -402,7 +492,8 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
                 .map(|((v, _), n)| (name_of(*v), *n))
                 .collect(),
             keys_matched_within_tolerance: counts.tolerance_keys,
-            max_abs_diff: changed
+            max_abs_diff: evidence
+                .changed
                 .max_diff
                 .iter()
                 .enumerate()
@@ -412,17 +503,17 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
                 source: null_rows[0],
                 target: null_rows[1],
             },
-            duplicate_key_rows: side_stats(&dups),
-            null_key_unmatched: side_stats(&nulls),
+            duplicate_key_rows: side_stats(dups),
+            null_key_unmatched: side_stats(nulls),
             unattributed_changes: counts.unattributed,
             diff_columns: match opts.diff_columns {
                 crate::config::DiffColumns::Changed => "changed".into(),
                 crate::config::DiffColumns::All => "all".into(),
             },
-            changed_samples: changed.samples,
-            duplicate_key_samples: dup_samples,
-            duplicate_key_row_samples: dup_rows,
-            null_key_row_samples: null_rows_shown,
+            changed_samples: evidence.changed.samples,
+            duplicate_key_samples: evidence.dup_samples,
+            duplicate_key_row_samples: evidence.dup_rows,
+            null_key_row_samples: evidence.null_rows,
             outputs: opts.output_dir.as_ref().map(|_| KeyedOutputs {
                 changed: path_of(CHANGED_FILE),
                 missing_in_target: path_of(MISSING_IN_TARGET_FILE),
@@ -431,27 +522,10 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
                 duplicate_keys_target_only: path_of(DUPLICATE_TARGET_FILE),
                 null_keys_source_only: path_of(NULL_SOURCE_FILE),
                 null_keys_target_only: path_of(NULL_TARGET_FILE),
-                changed_written: changed.written.unwrap_or(0),
+                changed_written: evidence.changed.written.unwrap_or(0),
             }),
         },
-    });
-    report.judge(&opts.thresholds);
-    drop(found);
-    drop(judged);
-    drop(ctx);
-    opts.progress.set_phase(Phase::Done);
-    write_reports(
-        &report,
-        opts.output_dir.as_deref(),
-        opts.report_path.as_deref(),
-    )?;
-    if let Some(c) = created {
-        c.keep();
     }
-    Ok(DiffOutcome {
-        report,
-        quoted: [quoted_columns(&src), quoted_columns(&tgt)],
-    })
 }
 
 /// Changed keys fetched side by side at once: both sides' rows of a chunk
@@ -502,43 +576,15 @@ fn run_passes(
     bucket_bits: u32,
 ) -> Result<KeyedRun> {
     let tables = [sides[0].table, sides[1].table];
-    let two_pass = match opts.passes {
+    let two_pass = match opts.run.passes {
         Passes::One => false,
         Passes::Two => true,
         // Parsing text twice costs more than spilling its records once.
         Passes::Auto => !tables[0].format.is_text() && !tables[1].format.is_text(),
     };
-    let columns = shape.key.len() + shape.values.len();
-    let partition =
-        |shape: &Arc<KeyedShape>, sides: &[ScanSide<'_>; 2], only: Option<Arc<[LocatorSet; 2]>>| {
-            // The sink reads the value digests of the key columns and of
-            // the value columns its records carry words for.
-            let mut keep = vec![false; columns];
-            for &c in shape.key.iter().chain(&shape.values) {
-                keep[c] = true;
-            }
-            let cfg = ScanConfig {
-                threads: ctx.threads,
-                batch_size: ctx.batch_size,
-                per_column: Some(keep.into()),
-                cancel: &ctx.cancel,
-                progress: &ctx.progress,
-            };
-            let kc = KeyedConfig {
-                shape: shape.clone(),
-                bucket_bits,
-                chunk_bytes: ctx.sizing.chunk_bytes,
-                dir: ctx.dir().to_path_buf(),
-                budget: ctx.budget.clone(),
-                only,
-            };
-            let scanned = scan(sides, &cfg, || KeyedSink::new(kc.clone()))?;
-            let rows = scanned.rows;
-            Ok::<_, ReconError>((KeyedSink::merge(scanned.sinks, bucket_bits)?, rows))
-        };
     let judge_all = |pass: u8, passes: u8| -> Result<KeyedRun> {
         ctx.progress.start_pass(pass, passes, Phase::Partition);
-        let (parts, rows) = partition(shape, sides, None)?;
+        let (parts, rows) = partition(ctx, sides, shape, bucket_bits, None)?;
         check_row_counts(tables[0], tables[1], rows)?;
         let (found, splits) = reconcile_keys(
             ctx,
@@ -546,7 +592,7 @@ fn run_passes(
             shape,
             &parts.keyed,
             bucket_bits,
-            opts.sample,
+            opts.run.sample,
             None,
         )?;
         check_seen(&found, parts.written)?;
@@ -570,7 +616,7 @@ fn run_passes(
         tolerances: Vec::new(),
     });
     ctx.progress.start_pass(1, 2, Phase::Partition);
-    let (parts, rows) = partition(&slim, sides, None)?;
+    let (parts, rows) = partition(ctx, sides, &slim, bucket_bits, None)?;
     check_row_counts(tables[0], tables[1], rows)?;
     // Two locators and a key digest per differing key, in the share that
     // spill chunks get in memory.
@@ -581,7 +627,7 @@ fn run_passes(
         &slim,
         &parts.keyed,
         bucket_bits,
-        opts.sample,
+        opts.run.sample,
         Some(most),
     )?;
     check_seen(&found, parts.written)?;
@@ -626,15 +672,108 @@ fn run_passes(
     }
     // The targeted second pass: only the differing keys' rows.
     let n = found.candidates.len() as u64;
+    ctx.progress.start_pass(2, 2, Phase::Partition);
+    let (second, units_read) = targeted_pass(ctx, sides, shape, &found.candidates, bucket_bits)?;
+    if second.written != [n, n] {
+        return Err(ReconError::input(
+            &tables[0].path,
+            format!(
+                "the inputs changed while recon read them: the second pass found {:?} of the {n} differing keys' rows",
+                second.written
+            ),
+        ));
+    }
+    let (judged, s2) = reconcile_keys(
+        ctx,
+        tables,
+        shape,
+        &second.keyed,
+        bucket_bits,
+        opts.run.sample,
+        None,
+    )?;
+    check_seen(&judged, second.written)?;
+    let c = &judged.counts;
+    if c.missing != [0, 0] || c.duplicate_keys != 0 || c.matched + c.value_mismatch != n {
+        return Err(ReconError::Internal(format!(
+            "the targeted second pass judged {} of {n} differing keys; rerun with `--passes 1`",
+            c.matched + c.value_mismatch
+        )));
+    }
+    Ok(KeyedRun {
+        rows,
+        found,
+        judged: Some(judged),
+        null_keys: parts.null_keys,
+        null_rows: parts.null_rows,
+        passes: 2,
+        second_pass: Some(SecondPass {
+            strategy: "targeted",
+            units_read,
+            units_total,
+            rows_read: None,
+            decoded_digests: None,
+        }),
+        splits: splits + s2,
+    })
+}
+
+/// Scans both sides into keyed records of `shape` (only the rows of `only`
+/// when given), returning the partitions and the rows read per side.
+fn partition(
+    ctx: &RunContext,
+    sides: &[ScanSide<'_>; 2],
+    shape: &Arc<KeyedShape>,
+    bucket_bits: u32,
+    only: Option<Arc<[LocatorSet; 2]>>,
+) -> Result<(sink::KeyedPartitions, [u64; 2])> {
+    // The sink reads the value digests of the key columns and of the value
+    // columns its records carry words for.
+    let columns = sides[0].columns.len();
+    let mut keep = vec![false; columns];
+    for &c in shape.key.iter().chain(&shape.values) {
+        keep[c] = true;
+    }
+    let cfg = ScanConfig {
+        threads: ctx.threads,
+        batch_size: ctx.batch_size,
+        per_column: Some(keep.into()),
+        cancel: &ctx.cancel,
+        progress: &ctx.progress,
+    };
+    let kc = KeyedConfig {
+        shape: shape.clone(),
+        bucket_bits,
+        chunk_bytes: ctx.sizing.chunk_bytes,
+        dir: ctx.dir().to_path_buf(),
+        budget: ctx.budget.clone(),
+        only,
+    };
+    let scanned = scan(sides, &cfg, || KeyedSink::new(kc.clone()))?;
+    let rows = scanned.rows;
+    Ok((KeyedSink::merge(scanned.sinks, bucket_bits)?, rows))
+}
+
+/// The targeted second pass: full records for the differing keys' rows
+/// (`candidates`: key digest, source locator, target locator) alone.
+/// Returns them and how many units (row groups, files) were read.
+fn targeted_pass(
+    ctx: &RunContext,
+    sides: &[ScanSide<'_>; 2],
+    shape: &Arc<KeyedShape>,
+    candidates: &[(u128, u64, u64)],
+    bucket_bits: u32,
+) -> Result<(sink::KeyedPartitions, usize)> {
     let mut sets: [LocatorSet; 2] = Default::default();
-    for &(_, s, t) in &found.candidates {
+    for &(_, s, t) in candidates {
         sets[0].insert(s);
         sets[1].insert(t);
     }
-    ctx.progress.start_pass(2, 2, Phase::Partition);
     // Few rows: fetch just them (a row selection reads only their pages).
     // Many: scan the row groups that hold them, on every thread.
-    let (second, units_read) = if n <= FETCH_MOST {
+    let tables = [sides[0].table, sides[1].table];
+    let n = candidates.len() as u64;
+    let read = if n <= FETCH_MOST {
         let sorted = sets.map(|set| {
             let mut v: Vec<u64> = set.into_iter().collect();
             v.sort_unstable();
@@ -659,52 +798,11 @@ fn run_passes(
         let units_read = u0.len() + u1.len();
         let targeted = [sides[0].only(u0), sides[1].only(u1)];
         (
-            partition(shape, &targeted, Some(Arc::new(sets)))?.0,
+            partition(ctx, &targeted, shape, bucket_bits, Some(Arc::new(sets)))?.0,
             units_read,
         )
     };
-    if second.written != [n, n] {
-        return Err(ReconError::input(
-            &tables[0].path,
-            format!(
-                "the inputs changed while recon read them: the second pass found {:?} of the {n} differing keys' rows",
-                second.written
-            ),
-        ));
-    }
-    let (judged, s2) = reconcile_keys(
-        ctx,
-        tables,
-        shape,
-        &second.keyed,
-        bucket_bits,
-        opts.sample,
-        None,
-    )?;
-    check_seen(&judged, second.written)?;
-    let c = &judged.counts;
-    if c.missing != [0, 0] || c.duplicate_keys != 0 || c.matched + c.value_mismatch != n {
-        return Err(ReconError::Internal(format!(
-            "the targeted second pass judged {} of {n} differing keys; rerun with --passes 1",
-            c.matched + c.value_mismatch
-        )));
-    }
-    Ok(KeyedRun {
-        rows,
-        found,
-        judged: Some(judged),
-        null_keys: parts.null_keys,
-        null_rows: parts.null_rows,
-        passes: 2,
-        second_pass: Some(SecondPass {
-            strategy: "targeted",
-            units_read,
-            units_total,
-            rows_read: None,
-            decoded_digests: None,
-        }),
-        splits: splits + s2,
-    })
+    Ok(read)
 }
 
 /// Differing keys up to which the second pass fetches their rows by

@@ -114,7 +114,7 @@ pub fn is_numeric_class(class: &crate::plan::classes::ValueClass) -> bool {
 
 /// Appends every value of `array` as a [`Num`]. A Decimal256 value beyond
 /// the range of i128 is an error (it cannot be compared exactly here).
-pub fn numbers(array: &ArrayRef, out: &mut Vec<Num>) -> Result<(), String> {
+pub(crate) fn numbers(array: &ArrayRef, out: &mut Vec<Num>) -> Result<(), String> {
     use DataType::*;
     if let Dictionary(_, v) = array.data_type() {
         let plain = arrow::compute::cast(array, v).map_err(|e| e.to_string())?;

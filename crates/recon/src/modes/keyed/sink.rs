@@ -221,7 +221,7 @@ impl RowSink for KeyedSink {
             let array = &batch.arrays[shape.values[*v]];
             numbers(array, nums).map_err(|m| {
                 ReconError::Usage(format!(
-                    "a column with a --tolerance holds a value it cannot compare: {m}"
+                    "a column with a `--tolerance` holds a value it cannot compare: {m}"
                 ))
             })?;
         }

@@ -1,8 +1,8 @@
 //! The multiset diff (keyless): each table is a multiset of rows and the
 //! answer is `EXCEPT ALL` in both directions.
 //!
-//! [`diff`] is a sequence of stages, each a function a keyed or fingerprint
-//! mode can reuse:
+//! [`diff`] is a sequence of stages; those every mode shares are in
+//! [`super::stages`], the keyless ones here:
 //! 1. **plan**: open both tables (footers only) and plan the compared
 //!    columns; any schema problem fails here, before a data page is read;
 //! 2. **size**: create the run context (temp dir, memory division);
@@ -16,16 +16,17 @@
 pub mod matcher;
 pub mod pairing;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
 use matcher::{EvidenceSlots, MultisetMatcher, Reconciled};
 
-use crate::config::{AlignOptions, DiffColumns, InputOptions, Passes, RunSettings};
+use super::options::{DiffOptions, DiffOutcome};
+use super::stages::{self, evidence_ranges};
+use crate::config::Passes;
 use crate::digest::{fp_bucket_of, single_difference, Difference, Fingerprint, FP_BUCKETS};
-use crate::engine::memory::{self, Records, Sizing};
+use crate::engine::memory::Records;
 use crate::engine::partition::{
     DigestSet, FingerprintSink, Fingerprinted, PartitionConfig, PartitionSink,
 };
@@ -33,12 +34,10 @@ use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::record::Keyless;
 use crate::engine::scan::{scan, RowRanges, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
-use crate::engine::tempspace;
-use crate::engine::{CancelToken, Phase, Progress, RunContext};
+use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
-use crate::evidence::{fetch_samples, write_atomic, write_side, EvidencePass, Wants};
+use crate::evidence::{fetch_samples, write_side, EvidencePass, Wants};
 use crate::input::{Source, Table};
-use crate::plan::{preflight_in, ComparePlan};
 use crate::report::*;
 use crate::side::Side;
 
@@ -46,105 +45,45 @@ use crate::side::Side;
 pub const SOURCE_ONLY_FILE: &str = "source_only.parquet";
 pub const TARGET_ONLY_FILE: &str = "target_only.parquet";
 pub const REPORT_FILE: &str = "report.json";
-
-/// Options of one diff. Build with [`DiffOptions::default`] and adjust.
-#[derive(Debug, Clone)]
-pub struct DiffOptions {
-    pub threads: usize,
-    /// Bytes; `u64::MAX` is unlimited.
-    pub memory_limit: u64,
-    pub temp_dir: Option<PathBuf>,
-    /// Distinct unmatched rows shown per direction.
-    pub sample: usize,
-    /// Directory for source_only.parquet, target_only.parquet and report.json.
-    pub output_dir: Option<PathBuf>,
-    /// Overwrite results already in `output_dir`.
-    pub force: bool,
-    /// Write the JSON report here too.
-    pub report_path: Option<PathBuf>,
-    /// Rows per decoded batch.
-    pub batch_size: usize,
-    /// Test hook: put every row in one first-level bucket so splitting runs.
-    pub single_bucket: bool,
-    /// One pass (spill every row) or two (fingerprint first, spill only
-    /// differing buckets).
-    pub passes: Passes,
-    /// Column alignment, conversions and normalization rules.
-    pub align: AlignOptions,
-    /// How to read each side (format, CSV dialect, NULL strings, encoding).
-    pub inputs: [InputOptions; 2],
-    /// Counters updated as the run progresses, for a progress display.
-    pub progress: Arc<Progress>,
-    /// Cancels this run (the interrupt handler cancels every run).
-    pub cancel: CancelToken,
-    /// Keyed mode: which value columns changed.parquet fills.
-    pub diff_columns: DiffColumns,
-    /// Break the unmatched rows down by this compared column (keyless).
-    pub by: Option<String>,
-    /// Drift allowed before the run fails.
-    pub thresholds: crate::config::Thresholds,
-}
-
-impl Default for DiffOptions {
-    fn default() -> Self {
-        DiffOptions {
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            memory_limit: memory::default_limit(),
-            temp_dir: None,
-            sample: 20,
-            output_dir: None,
-            force: false,
-            report_path: None,
-            batch_size: 8192,
-            single_bucket: false,
-            passes: Passes::Auto,
-            align: AlignOptions::default(),
-            inputs: Default::default(),
-            progress: Arc::new(Progress::default()),
-            cancel: CancelToken::new(),
-            diff_columns: DiffColumns::Changed,
-            by: None,
-            thresholds: Default::default(),
-        }
-    }
-}
-
-/// The outcome of [`diff`]: the report plus what the CLI needs to show it.
-pub struct DiffOutcome {
-    pub report: Report,
-    /// Per side, per column of the sample rows: whether it holds text (shown quoted).
-    pub quoted: [Vec<bool>; 2],
-}
+/// Every file the multiset diff writes into `--output`.
+pub const FILES: [&str; 3] = [SOURCE_ONLY_FILE, TARGET_ONLY_FILE, REPORT_FILE];
 
 /// Compares `source` and `target` as multisets of rows.
 pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<DiffOutcome> {
-    let started = Instant::now();
+    let mut clock = PhaseClock::start();
     opts.validate()?;
-    let (src, tgt, plan) = plan_stage(
+    let run = &opts.run;
+    let (src, tgt, plan) = stages::plan(
         source,
         target,
         &opts.align,
         &opts.inputs,
-        opts.temp_dir.as_deref(),
+        run.temp_dir.as_deref(),
     )?;
-    let created = match &opts.output_dir {
-        Some(dir) => check_output_dir(dir, opts.force)?,
-        None => CreatedDir { path: None },
-    };
-    let ctx = size_stage(&src, &tgt, opts)?;
-    let sides = scan_sides(&src, &tgt, &plan);
+    let created = stages::output_dir(opts.output_dir.as_deref(), opts.force, &FILES)?;
+    let records = Records::keyless(Keyless::LAYOUT.bytes());
+    let ctx = stages::size(
+        &src,
+        &tgt,
+        run,
+        opts.batch_size,
+        &opts.progress,
+        &opts.cancel,
+        &records,
+    )?;
+    let sides = stages::scan_sides(&src, &tgt, &plan);
     let first_level_bits = if opts.single_bucket {
         0
     } else {
         ctx.sizing.bucket_bits
     };
-    let scanned = scan_stage(&ctx, &sides, opts.passes, first_level_bits)?;
-    check_row_counts(&src, &tgt, scanned.rows)?;
-    let scan_seconds = started.elapsed().as_secs_f64();
+    let scanned = scan_stage(&ctx, &sides, run.passes, first_level_bits)?;
+    stages::check_row_counts(&src, &tgt, scanned.rows)?;
+    clock.scanned();
 
     let (found, bucket_splits) =
-        reconcile_stage(&ctx, [&src, &tgt], &scanned, opts.sample, first_level_bits)?;
-    let reconcile_seconds = started.elapsed().as_secs_f64() - scan_seconds;
+        reconcile_stage(&ctx, [&src, &tgt], &scanned, run.sample, first_level_bits)?;
+    clock.reconciled();
     let ScanResult {
         rows,
         passes,
@@ -155,133 +94,47 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
 
     ctx.progress.set_phase(Phase::Evidence);
     let evidence = evidence_stage(&sides, &found, opts)?;
-    let evidence_seconds = started.elapsed().as_secs_f64() - scan_seconds - reconcile_seconds;
 
     let mut report = Report::multiset(ReportParts {
         plan: &plan,
-        inputs: [input_report(&src, rows[0]), input_report(&tgt, rows[1])],
-        rows,
+        run: RunFacts {
+            tables: [&src, &tgt],
+            rows,
+            settings: run,
+            ctx: &ctx,
+            clock: &clock,
+            buckets: 1 << first_level_bits,
+            passes,
+            fingerprint_buckets_differing: differing_buckets,
+            second_pass,
+            bucket_splits,
+        },
         stats: found.stats,
         samples: Samples {
-            limit: opts.sample,
+            limit: run.sample,
             source_only: evidence.samples[0].clone(),
             target_only: evidence.samples[1].clone(),
         },
         differing: evidence.differing,
         pairs: evidence.pairs,
         by_group: evidence.by_group,
-        parse_errors: parse_errors_report(&src, &tgt),
         outputs: evidence.outputs,
-        settings: Settings {
-            threads: opts.threads,
-            memory_limit_bytes: (opts.memory_limit != u64::MAX).then_some(opts.memory_limit),
-            temp_dir: ctx.temp_base.display().to_string(),
-            buckets: 1 << first_level_bits,
-            passes,
-            fingerprint_buckets_differing: differing_buckets,
-            second_pass,
-        },
-        elapsed_seconds: started.elapsed().as_secs_f64(),
-        phase_seconds: PhaseSeconds {
-            scan: scan_seconds,
-            reconcile: reconcile_seconds,
-            evidence: evidence_seconds,
-        },
-        spilled_bytes: ctx.budget.spilled_bytes(),
-        bucket_splits,
-        peak_rss_bytes: memory::peak_rss_bytes(),
     });
     report.judge(&opts.thresholds);
     drop(found);
     drop(ctx);
     opts.progress.set_phase(Phase::Done);
-    write_reports(
+    stages::write_reports(
         &report,
+        REPORT_FILE,
         opts.output_dir.as_deref(),
         opts.report_path.as_deref(),
     )?;
     created.keep();
     Ok(DiffOutcome {
         report,
-        quoted: [quoted_columns(&src), quoted_columns(&tgt)],
+        quoted: [stages::quoted_columns(&src), stages::quoted_columns(&tgt)],
     })
-}
-
-/// Stage 1: opens both tables and plans the comparison (metadata only),
-/// refusing a plan with problems before any data is read.
-///
-/// `-` and pipes are spooled under `temp_dir` (the system temp dir if None).
-pub fn plan_stage(
-    source: &Source,
-    target: &Source,
-    align: &AlignOptions,
-    inputs: &[InputOptions; 2],
-    temp_dir: Option<&Path>,
-) -> Result<(Table, Table, ComparePlan)> {
-    let base = temp_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
-    let (src, tgt, plan) = preflight_in(source, target, align, inputs, &base)?;
-    if !plan.is_compatible() {
-        return Err(ReconError::Schema {
-            source_path: source.name().to_path_buf(),
-            target_path: target.name().to_path_buf(),
-            reasons: plan.problems.clone(),
-        });
-    }
-    Ok((src, tgt, plan))
-}
-
-/// Stage 2: the run context, with the memory limit divided for the rows
-/// the tables hold (from metadata, or estimated from their size).
-pub fn size_stage(src: &Table, tgt: &Table, opts: &DiffOptions) -> Result<RunContext> {
-    size_stage_for(src, tgt, opts, &Records::keyless(Keyless::LAYOUT.bytes()))
-}
-
-/// [`size_stage`] for a mode's records.
-pub fn size_stage_for(
-    src: &Table,
-    tgt: &Table,
-    opts: &DiffOptions,
-    records: &Records,
-) -> Result<RunContext> {
-    let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let guess = estimated_rows(src).saturating_add(estimated_rows(tgt));
-    opts.progress.rows_total.store(guess, Ordering::Relaxed);
-    let sizing = Sizing::plan_for(opts.memory_limit, opts.threads, guess, records);
-    let ctx = RunContext::new(
-        &base,
-        opts.threads,
-        opts.batch_size,
-        sizing,
-        opts.progress.clone(),
-        opts.cancel.clone(),
-    )?;
-    // Every row spills one record, less what stays in memory.
-    let volume = guess.saturating_mul(records.bytes as u64);
-    ctx.budget
-        .set_expected(volume.saturating_sub(ctx.sizing.in_memory_spill as u64));
-    Ok(ctx)
-}
-
-/// What each side's scan reads: the compared columns and their preparation.
-pub fn scan_sides<'a>(src: &'a Table, tgt: &'a Table, plan: &ComparePlan) -> [ScanSide<'a>; 2] {
-    [
-        ScanSide {
-            table: src,
-            columns: plan.indices(Side::Source),
-            prep: plan.preps(Side::Source),
-            only_units: None,
-            only_rows: None,
-            skip: false,
-        },
-        ScanSide {
-            table: tgt,
-            columns: plan.indices(Side::Target),
-            prep: plan.preps(Side::Target),
-            only_units: None,
-            only_rows: None,
-            skip: false,
-        },
-    ]
 }
 
 /// What the scan stage produced.
@@ -515,33 +368,6 @@ pub fn scan_stage(
     })
 }
 
-/// Rows read must be the rows the metadata promised (less rows whose values
-/// a conversion refused under --max-parse-errors: read, but not compared).
-pub fn check_row_counts(src: &Table, tgt: &Table, rows: [u64; 2]) -> Result<()> {
-    for (t, read) in [(src, rows[0]), (tgt, rows[1])] {
-        if let Some(meta_rows) = t.rows {
-            let refused = t.parse_errors.count.load(Ordering::Relaxed);
-            if read + refused != meta_rows {
-                return Err(ReconError::input(
-                    &t.path,
-                    format!("read {read} rows but the metadata says {meta_rows}"),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Evidence locator ranges: each side's dense positions (rows, or bytes of
-/// text) cut every `1 << range_bits`.
-pub fn evidence_ranges(ctx: &RunContext, tables: [&Table; 2]) -> usize {
-    let extent = tables[0]
-        .total_extent()
-        .max(tables[1].total_extent())
-        .max(1);
-    ((extent - 1) >> ctx.sizing.range_bits) as usize + 1
-}
-
 /// The sampled unmatched rows of each side, fetched and rendered, with
 /// their copies on each side.
 pub fn sample_reports(
@@ -561,29 +387,6 @@ pub fn sample_reports(
             .collect();
     }
     Ok(out)
-}
-
-/// Whether each column of a table holds text (shown quoted).
-pub fn quoted_columns(t: &Table) -> Vec<bool> {
-    t.schema
-        .fields()
-        .iter()
-        .map(|f| is_text(f.data_type()))
-        .collect()
-}
-
-impl DiffOptions {
-    /// Checks the run settings a library caller may have set directly.
-    pub fn validate(&self) -> Result<()> {
-        RunSettings {
-            threads: self.threads,
-            memory_limit: self.memory_limit,
-            temp_dir: self.temp_dir.clone(),
-            passes: self.passes,
-            sample: self.sample,
-        }
-        .validate()
-    }
 }
 
 /// Keyless records to reconcile: bucket `b` of a side is index key
@@ -675,7 +478,7 @@ pub fn reconcile_stage(
         want.sort_unstable();
         if found.differences != want {
             return Err(ReconError::Internal(format!(
-                "the targeted second pass found {} differing digests where the fingerprints decoded {}; rerun with --passes 1",
+                "the targeted second pass found {} differing digests where the fingerprints decoded {}; rerun with `--passes 1`",
                 found.differences.len(),
                 want.len()
             )));
@@ -730,7 +533,7 @@ pub fn evidence_stage(
     };
     let s_ev = pass(Side::Source, s_dest.as_deref())?;
     let t_ev = pass(Side::Target, t_dest.as_deref())?;
-    let pairs = pairs_report(sides, &s_ev, &t_ev, opts.sample)?;
+    let pairs = pairs_report(sides, &s_ev, &t_ev, opts.run.sample)?;
     let outputs = opts.output_dir.as_ref().map(|dir| Outputs {
         dir: dir.display().to_string(),
         source_only: s_dest.unwrap_or_default().display().to_string(),
@@ -785,7 +588,7 @@ fn by_position(side: &ScanSide<'_>, by: Option<&str>) -> Result<Option<usize>> {
         .iter()
         .position(|p| p.column == name)
         .map(Some)
-        .ok_or_else(|| ReconError::Usage(format!("--by {name}: not a compared column")))
+        .ok_or_else(|| ReconError::Usage(format!("`--by {name}`: not a compared column")))
 }
 
 /// Pairs the unmatched rows that differ in one or two columns, and fetches
@@ -868,118 +671,4 @@ fn pairs_report(
         skipped: None,
         samples,
     }))
-}
-
-/// Stage 6: writes the JSON report into the output directory and to
-/// `report_path`, each atomically.
-pub fn write_reports(
-    report: &Report,
-    output_dir: Option<&Path>,
-    report_path: Option<&Path>,
-) -> Result<()> {
-    let json = report.to_json();
-    if let Some(dir) = output_dir {
-        write_atomic(&dir.join(REPORT_FILE), json.as_bytes())?;
-    }
-    if let Some(p) = report_path {
-        write_atomic(p, json.as_bytes())?;
-    }
-    Ok(())
-}
-
-/// Values that failed to parse, for the report.
-pub fn parse_errors_report(src: &Table, tgt: &Table) -> ParseErrorsReport {
-    ParseErrorsReport {
-        source: src.parse_errors.count.load(Ordering::Relaxed),
-        target: tgt.parse_errors.count.load(Ordering::Relaxed),
-        examples: src
-            .parse_errors
-            .examples()
-            .into_iter()
-            .chain(tgt.parse_errors.examples())
-            .collect(),
-    }
-}
-
-/// One side's input, for the report.
-pub fn input_report(t: &Table, rows: u64) -> InputReport {
-    InputReport {
-        path: t.path.display().to_string(),
-        format: t.format_name().into(),
-        files: t.files.len(),
-        rows,
-        dialect: t.dialect.clone(),
-        snapshot: t.snapshot.as_ref().map(|s| s.describe()),
-    }
-}
-
-/// Rows of a table for sizing: from metadata, else guessed from its size
-/// (sizing and progress only; a wrong guess costs speed, never correctness).
-pub(crate) fn estimated_rows(t: &Table) -> u64 {
-    t.rows.unwrap_or_else(|| {
-        let compressed = t
-            .files
-            .iter()
-            .any(|f| f.compression != crate::input::Compression::None);
-        let bytes = if compressed {
-            t.bytes_on_disk.saturating_mul(5)
-        } else {
-            t.bytes_on_disk
-        };
-        bytes / 48 + 1
-    })
-}
-
-/// An output directory this run created: removed again (only if still empty)
-/// when the run fails or is interrupted, so a failed run leaves nothing behind.
-pub struct CreatedDir {
-    path: Option<PathBuf>,
-}
-
-impl CreatedDir {
-    pub fn keep(mut self) {
-        if let Some(p) = self.path.take() {
-            tempspace::unregister_empty_dir(&p);
-        }
-    }
-}
-
-impl Drop for CreatedDir {
-    fn drop(&mut self) {
-        if let Some(p) = self.path.take() {
-            tempspace::unregister_empty_dir(&p);
-            let _ = std::fs::remove_dir(&p);
-        }
-    }
-}
-
-/// Refuses an output directory holding results (unless `force`), and
-/// creates it if missing.
-pub fn check_output_dir(dir: &Path, force: bool) -> Result<CreatedDir> {
-    check_output_dir_for(
-        dir,
-        force,
-        &[SOURCE_ONLY_FILE, TARGET_ONLY_FILE, REPORT_FILE],
-    )
-}
-
-/// [`check_output_dir`] for a mode that writes `files`.
-pub fn check_output_dir_for(dir: &Path, force: bool, files: &[&str]) -> Result<CreatedDir> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(ReconError::input(dir, "--output must be a directory"));
-    }
-    let has_results = files.iter().any(|f| dir.join(f).exists());
-    if has_results && !force {
-        return Err(ReconError::OutputExists {
-            path: dir.to_path_buf(),
-        });
-    }
-    if dir.is_dir() {
-        return Ok(CreatedDir { path: None });
-    }
-    std::fs::create_dir_all(dir).map_err(|e| ReconError::io(dir, e))?;
-    tempspace::register_empty_dir(dir);
-    Ok(CreatedDir {
-        path: Some(dir.to_path_buf()),
-    })
 }
