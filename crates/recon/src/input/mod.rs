@@ -277,7 +277,7 @@ impl Snapshot {
     }
 }
 
-/// Refuses the CSV-only options (`--skip-rows`, `--comment`) that reach no
+/// Refuses the CSV-only options (`skip_rows`, `comment`) that reach no
 /// CSV/TSV table: an option that cannot apply is an error, never dropped
 /// unseen. One given for both sides applies when either side is CSV/TSV.
 pub fn refuse_unused_csv_options(sides: [(&InputOptions, &Table); 2]) -> Result<()> {
@@ -297,7 +297,8 @@ pub fn refuse_unused_csv_options(sides: [(&InputOptions, &Table); 2]) -> Result<
                 .map(|t| format!("{} is {}", t.path.display(), t.format.name()))
                 .collect();
             return Err(ReconError::Usage(format!(
-                "{flag} applies to CSV/TSV files only, and {}",
+                "{} applies to CSV/TSV files only, and {}",
+                crate::error::hint::switch(flag),
                 what.join(" and ")
             )));
         }
