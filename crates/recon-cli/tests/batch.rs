@@ -6,36 +6,23 @@ mod junit_schema;
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use common::*;
-use predicates::prelude::*;
 use serde_json::Value;
-
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
 
 #[test]
 fn the_shipped_nightly_batch_runs_every_pair_and_writes_junit() {
     let dir = tempfile::tempdir().unwrap();
     let (xml, json) = (dir.path().join("r.xml"), dir.path().join("b.json"));
-    recon()
-        .arg("batch")
+    let run = recon(["batch"])
         .arg(fixture("batch/nightly.toml"))
         .arg("--junit")
         .arg(&xml)
-        .arg("--report")
-        .arg(&json)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains(
-            "orders_keyed           pass_with_drift",
-        ))
-        .stdout(predicate::str::contains("decimal_scales         pass "))
-        .stdout(predicate::str::contains(
-            "demo: DRIFT: 1 source-only and 1 target-only rows",
-        ));
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        .report_file(&json)
+        .exits(1);
+    run.stdout_has("orders_keyed           pass_with_drift")
+        .stdout_has("decimal_scales         pass ")
+        .stdout_has("demo: DRIFT: 1 source-only and 1 target-only rows");
+    let report = run.report();
     assert_eq!(report["recon_batch_version"], 1);
     let pairs = report["pairs"].as_array().unwrap();
     assert_eq!(pairs.len(), 12);
@@ -95,13 +82,7 @@ fn bad_batch_files_are_one_line_errors_naming_the_line_and_key() {
         ("[defaults.run]\nthreads = 1\n".to_string(), "no [[pair]] to run"),
     ] {
         let f = write(dir.path(), "b.toml", &text);
-        recon()
-            .arg("batch")
-            .arg(&f)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(msg))
-            .stderr(predicate::function(|e: &str| e.lines().count() == 1));
+        recon(["batch"]).arg(&f).fails_with(msg).one_line_error();
     }
 }
 
@@ -120,7 +101,7 @@ fn a_missing_input_is_an_error_of_its_pair_with_junit_and_json() {
     );
     let f = write(dir.path(), "b.toml", &text);
     let (code, xml, pairs) = junit_of(&f, &[]);
-    assert_eq!(code, Some(2));
+    assert_eq!(code, 2);
     let verdicts: Vec<(&str, &str)> = pairs
         .iter()
         .map(|p| (p["name"].as_str().unwrap(), p["verdict"].as_str().unwrap()))
@@ -176,28 +157,22 @@ fn an_erroring_pair_does_not_stop_the_others_unless_fail_fast() {
         fixture("decimal/target.parquet").display()
     );
     let f = write(dir.path(), "b.toml", &text);
-    recon()
-        .arg("batch")
+    recon(["batch"])
         .arg(&f)
-        .assert()
-        .code(2)
-        .stdout(predicate::str::contains("broken  error"))
-        .stdout(predicate::str::contains("fine    pass"));
-    recon()
-        .arg("batch")
+        .exits(2)
+        .stdout_has("broken  error")
+        .stdout_has("fine    pass");
+    recon(["batch"])
         .arg(&f)
         .arg("--fail-fast")
-        .assert()
-        .code(2)
-        .stdout(predicate::str::contains("fine    skipped"));
+        .exits(2)
+        .stdout_has("fine    skipped");
     // --only picks pairs by glob.
-    recon()
-        .arg("batch")
+    recon(["batch"])
         .arg(&f)
         .args(["--only", "fi*"])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("broken").not());
+        .exits(0)
+        .stdout_lacks("broken");
 }
 
 #[test]
@@ -217,23 +192,13 @@ fn thresholds_hold_at_their_boundaries() {
             1,
         ),
     ] {
-        recon()
-            .arg("diff")
-            .arg(&s)
-            .arg(&t)
-            .args(&args)
-            .arg("-q")
-            .assert()
-            .code(code);
+        Run::diff(&s, &t).args(&args).arg("-q").exits(code);
     }
-    let out = recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
-        .args(["--max-unmatched-rows", "1", "--json"])
-        .output()
-        .unwrap();
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = Run::diff(&s, &t)
+        .args(["--max-unmatched-rows", "1"])
+        .json()
+        .run();
+    let r = out.report();
     assert_eq!(r["thresholds"]["verdict"], "fail");
     assert_eq!(
         r["thresholds"]["decided_by"],
@@ -245,10 +210,7 @@ fn thresholds_hold_at_their_boundaries() {
         fixture("keyed/orders_target.parquet"),
     );
     for (limit, code) in [("3", 0), ("2", 1)] {
-        recon()
-            .arg("diff")
-            .arg(&ks)
-            .arg(&kt)
+        Run::diff(&ks, &kt)
             .args([
                 "--key",
                 "order_id,line_no",
@@ -258,17 +220,11 @@ fn thresholds_hold_at_their_boundaries() {
                 limit,
                 "-q",
             ])
-            .assert()
-            .code(code);
+            .exits(code);
     }
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
+    Run::diff(&s, &t)
         .args(["--max-unmatched-ratio", "2"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("between 0 and 1"));
+        .fails_with("between 0 and 1");
 }
 
 #[test]
@@ -286,15 +242,11 @@ fn html_reports_are_self_contained_and_escape_values() {
         10,
     );
     let page = dir.path().join("r.html");
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
+    Run::diff(&s, &t)
         .arg("--html")
         .arg(&page)
         .arg("-q")
-        .assert()
-        .code(1);
+        .exits(1);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     for fetch in ["http://", "https://", "<script", "<link", "src="] {
@@ -306,14 +258,12 @@ fn html_reports_are_self_contained_and_escape_values() {
     assert!(html.contains("<svg"));
     // The batch page links each pair's section from the summary table.
     let batch = dir.path().join("b.html");
-    recon()
-        .arg("batch")
+    recon(["batch"])
         .arg(fixture("batch/nightly.toml"))
         .arg("--html")
         .arg(&batch)
         .arg("-q")
-        .assert()
-        .code(1);
+        .exits(1);
     let html = std::fs::read_to_string(&batch).unwrap();
     assert_eq!(html.matches("<section id=\"pair-").count(), 12);
     assert!(html.contains("<a href=\"#pair-3\">orders_keyed</a>"));
@@ -324,15 +274,12 @@ fn jobs_run_pairs_at_once_within_a_split_memory_limit() {
     let dir = tempfile::tempdir().unwrap();
     let run = |jobs: &str| {
         let json = dir.path().join(format!("b{jobs}.json"));
-        recon()
-            .arg("batch")
+        let run = recon(["batch"])
             .arg(fixture("batch/nightly.toml"))
-            .args(["--jobs", jobs, "-q", "--report"])
-            .arg(&json)
-            .assert()
-            .code(1);
-        let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        r["pairs"].as_array().unwrap().clone()
+            .args(["--jobs", jobs, "-q"])
+            .report_file(&json)
+            .exits(1);
+        run.report()["pairs"].as_array().unwrap().clone()
     };
     let (one, three) = (run("1"), run("3"));
     let verdicts = |v: &[Value]| {
@@ -413,24 +360,19 @@ fn progress_is_off_without_a_terminal_and_always_gives_plain_lines() {
         &["--progress", "always", "-q"],
     ];
     for args in quiet_runs {
-        recon()
-            .arg("batch")
+        let run = recon(["batch"])
             .arg(fixture("batch/nightly.toml"))
             .args(["--jobs", "3"])
             .args(args)
-            .assert()
-            .code(1)
-            .stderr("");
+            .exits(1);
+        assert_eq!(run.stderr, "");
     }
     // `always` in a log: one plain line per finished pair, never a bar.
-    let out = recon()
-        .arg("batch")
+    let out = recon(["batch"])
         .arg(fixture("batch/nightly.toml"))
         .args(["--jobs", "3", "--progress", "always"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
+        .exits(1);
+    let err = out.stderr;
     assert!(!has_bar_codes(&err), "bar codes in a log: {err:?}");
     assert_eq!(err.lines().count(), 12, "{err}");
     for n in 1..=12 {
@@ -456,14 +398,11 @@ fn always_in_a_log_names_each_running_pair_every_two_seconds() {
             ),
         ],
     );
-    let out = recon()
-        .arg("batch")
+    let out = recon(["batch"])
         .arg(&f)
         .args(["--jobs", "2", "--progress", "always"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
+        .exits(1);
+    let err = out.stderr;
     assert!(!has_bar_codes(&err), "bar codes in a log: {err:?}");
     let lines: Vec<&str> = err.lines().collect();
     // demo finishes at once; slow is reported while it waits on its pipe,
@@ -496,6 +435,7 @@ fn on_a_terminal(args: &[&str]) -> (Option<i32>, String) {
 /// [`on_a_terminal`] with `TERM` set to `term`.
 #[cfg(target_os = "linux")]
 fn on_a_terminal_of(term: &str, args: &[&str]) -> (Option<i32>, String) {
+    // By hand, not with Run: recon runs under `script`'s pseudo-terminal.
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let bin = assert_cmd::cargo::cargo_bin("recon");
     let mut cmd = format!(
@@ -653,25 +593,21 @@ fn mixed_batch(dir: &Path) -> std::path::PathBuf {
 }
 
 /// Runs a batch with `--junit` and `--report`: (exit code, the XML, the pairs of the JSON).
-fn junit_of(file: &Path, extra: &[&str]) -> (Option<i32>, String, Vec<Value>) {
+fn junit_of(file: &Path, extra: &[&str]) -> (i32, String, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
     let (xml, json) = (dir.path().join("r.xml"), dir.path().join("b.json"));
-    let out = recon()
-        .arg("batch")
+    let out = recon(["batch"])
         .arg(file)
         .args(extra)
         .arg("--junit")
         .arg(&xml)
-        .arg("--report")
-        .arg(&json)
-        .args(["-q"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        .report_file(&json)
+        .arg("-q")
+        .run();
     (
-        out.status.code(),
+        out.code,
         std::fs::read_to_string(&xml).unwrap(),
-        report["pairs"].as_array().unwrap().clone(),
+        out.report()["pairs"].as_array().unwrap().clone(),
     )
 }
 
@@ -738,7 +674,7 @@ fn junit_of_a_mixed_batch_is_valid_against_the_junit_schema() {
     let dir = tempfile::tempdir().unwrap();
     let file = mixed_batch(dir.path());
     let (code, xml, pairs) = junit_of(&file, &["--jobs", "2"]);
-    assert_eq!(code, Some(2));
+    assert_eq!(code, 2);
     let schema = junit_schema();
     let root = junit_schema::parse(&xml).unwrap();
     assert_eq!(root.name, "testsuites");
@@ -773,14 +709,13 @@ fn junit_of_a_mixed_batch_is_valid_against_the_junit_schema() {
     assert!(summary.starts_with("DRIFT: 1 source-only and 1 target-only rows"));
     assert_eq!(failure.attr("message"), Some(summary));
     let out = &demo.child("system-out").unwrap().text;
-    let diff = recon()
-        .arg("diff")
-        .arg(fixture("demo/source.parquet"))
-        .arg(fixture("demo/target.parquet"))
-        .args(["--sample", "5", "--max-unmatched-rows", "0"])
-        .output()
-        .unwrap();
-    assert_eq!(out, &String::from_utf8(diff.stdout).unwrap());
+    let diff = Run::diff(
+        fixture("demo/source.parquet"),
+        fixture("demo/target.parquet"),
+    )
+    .args(["--sample", "5", "--max-unmatched-rows", "0"])
+    .run();
+    assert_eq!(out, &diff.stdout);
     assert!(out.contains("region=\"south\"  amount=200"), "{out}");
     assert!(out.contains("region=\"south\"  amount=201"), "{out}");
     // An error is an <error> with the one-line message, and nothing else.
@@ -797,7 +732,7 @@ fn junit_of_a_mixed_batch_is_valid_against_the_junit_schema() {
     assert_eq!(case("lake_quick").attr("classname"), Some("recon.quick"));
     // --fail-fast: the pairs not run are <skipped>, still valid.
     let (code, xml, _) = junit_of(&file, &["--fail-fast"]);
-    assert_eq!(code, Some(2));
+    assert_eq!(code, 2);
     let root = junit_schema::parse(&xml).unwrap();
     assert_eq!(schema.validate(&root), Vec::<String>::new(), "{xml}");
     assert_eq!(
@@ -897,15 +832,13 @@ fn batch_pairs_take_skip_rows_and_comment_from_their_input_tables() {
     let mut text = std::fs::read_to_string(&f).unwrap();
     text.insert_str(0, "[defaults.input]\ncomment = \"#\"\n");
     std::fs::write(&f, text).unwrap();
-    recon()
-        .arg("batch")
+    recon(["batch"])
         .arg(&f)
-        .assert()
-        .code(2)
-        .stdout(predicate::str::contains("titled     pass"))
-        .stdout(predicate::str::contains("commented  pass"))
-        .stdout(predicate::str::contains("unclear    error"))
-        .stdout(predicate::str::contains("pass --skip-rows 1"));
+        .exits(2)
+        .stdout_has("titled     pass")
+        .stdout_has("commented  pass")
+        .stdout_has("unclear    error")
+        .stdout_has("pass --skip-rows 1");
     let bad = write(
         dir.path(),
         "bad.toml",
@@ -915,11 +848,8 @@ fn batch_pairs_take_skip_rows_and_comment_from_their_input_tables() {
             plain.display()
         ),
     );
-    recon()
-        .arg("batch")
+    recon(["batch"])
         .arg(&bad)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("unknown key 'skip_row'"))
-        .stderr(predicate::str::contains("did you mean 'skip_rows'?"));
+        .fails_with("unknown key 'skip_row'")
+        .stderr_has("did you mean 'skip_rows'?");
 }

@@ -5,34 +5,13 @@ mod common;
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use common::*;
-use predicates::prelude::*;
 use serde_json::Value;
-
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
 
 /// Runs `recon diff --json` and returns (exit code, report).
 fn diff_json(source: &Path, target: &Path, extra: &[&str]) -> (i32, Value) {
-    let out = recon()
-        .arg("diff")
-        .arg(source)
-        .arg(target)
-        .arg("--json")
-        .args(extra)
-        .output()
-        .unwrap();
-    let code = out.status.code().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON report ({e}); exit {code}; stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (code, report)
+    let run = Run::diff(source, target).json().args(extra).run();
+    (run.code, run.report().clone())
 }
 
 fn counts(r: &Value) -> (u64, u64, u64, u64) {
@@ -46,17 +25,16 @@ fn counts(r: &Value) -> (u64, u64, u64, u64) {
 
 #[test]
 fn demo_pair_finds_one_row_each_way() {
-    recon()
-        .args(["diff"])
-        .arg(fixture("demo/source.parquet"))
-        .arg(fixture("demo/target.parquet"))
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("source_only_row_count   1"))
-        .stdout(predicate::str::contains("target_only_row_count   1"))
-        .stdout(predicate::str::contains("exact_match             false"))
-        .stdout(predicate::str::contains("region=\"south\"  amount=200"))
-        .stdout(predicate::str::contains("region=\"south\"  amount=201"));
+    Run::diff(
+        fixture("demo/source.parquet"),
+        fixture("demo/target.parquet"),
+    )
+    .exits(1)
+    .stdout_has("source_only_row_count   1")
+    .stdout_has("target_only_row_count   1")
+    .stdout_has("exact_match             false")
+    .stdout_has("region=\"south\"  amount=200")
+    .stdout_has("region=\"south\"  amount=201");
     let (code, r) = diff_json(
         &fixture("demo/source.parquet"),
         &fixture("demo/target.parquet"),
@@ -115,13 +93,12 @@ fn separator_collisions_do_not_match() {
 
 #[test]
 fn nan_equals_nan_and_negative_zero_equals_zero() {
-    recon()
-        .arg("diff")
-        .arg(fixture("float_semantics/source.parquet"))
-        .arg(fixture("float_semantics/target.parquet"))
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("exact_match             true"));
+    Run::diff(
+        fixture("float_semantics/source.parquet"),
+        fixture("float_semantics/target.parquet"),
+    )
+    .exits(0)
+    .stdout_has("exact_match             true");
 }
 
 #[test]
@@ -181,22 +158,11 @@ fn empty_tables() {
 }
 
 fn assert_one_line_error(source: &Path, target: &Path, needle: &str) {
-    let out = recon()
-        .arg("diff")
-        .arg(source)
-        .arg(target)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "not one line: {stderr}"
-    );
+    let run = Run::diff(source, target).exits(2);
+    let stderr = run.one_line_error();
     assert!(stderr.contains(needle), "{stderr} lacks {needle}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(out.stdout.is_empty());
+    assert!(run.stdout.is_empty());
 }
 
 #[test]
@@ -275,9 +241,10 @@ fn output_dir_holds_complete_evidence() {
     assert_eq!(rows, 2, "one row per unmatched occurrence");
     assert_eq!(so[0].schema().field(0).name(), "k");
     assert_eq!(parquet_rows(&out.join("target_only.parquet")), 1);
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
-    assert_eq!(report["recon_report_version"], 1);
+    assert_eq!(
+        read_json(&out.join("report.json"))["recon_report_version"],
+        1
+    );
     // Nothing but the three results is left in the directory.
     let mut names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
@@ -290,41 +257,26 @@ fn output_dir_holds_complete_evidence() {
     );
 
     // Existing results are not overwritten without --force.
-    recon()
-        .arg("diff")
-        .arg(&src)
-        .arg(&tgt)
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--force"));
-    recon()
-        .arg("diff")
-        .arg(&src)
-        .arg(&tgt)
-        .arg("--output")
-        .arg(&out)
+    Run::diff(&src, &tgt).output_dir(&out).fails_with("--force");
+    Run::diff(&src, &tgt)
+        .output_dir(&out)
         .arg("--force")
-        .assert()
-        .code(1);
+        .exits(1);
 }
 
 #[test]
 fn report_has_the_documented_keys() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("r.json");
-    recon()
-        .arg("diff")
-        .arg(fixture("demo/source.parquet"))
-        .arg(fixture("demo/target.parquet"))
-        .arg("--report")
-        .arg(&path)
-        .arg("-q")
-        .assert()
-        .code(1)
-        .stdout("");
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let run = Run::diff(
+        fixture("demo/source.parquet"),
+        fixture("demo/target.parquet"),
+    )
+    .report_file(&path)
+    .arg("-q")
+    .exits(1);
+    assert_eq!(run.stdout, "");
+    let r = run.report();
     for key in [
         "recon_report_version",
         "exact_match",
@@ -489,6 +441,7 @@ fn interrupt_removes_temp_files(signal: i32) {
     let spill = tmp.path().join("spill");
     let out = tmp.path().join("out");
     std::fs::create_dir(&spill).unwrap();
+    // By hand, not with Run: the test signals the process mid-run.
     let bin = assert_cmd::cargo::cargo_bin("recon");
     let mut child = std::process::Command::new(bin)
         .arg("diff")
@@ -542,14 +495,13 @@ fn stale_run_directories_of_dead_processes_are_removed() {
     // Directories that are not recon's are never touched.
     let foreign = tmp.path().join("recon-2147483646-notours");
     std::fs::create_dir(&foreign).unwrap();
-    recon()
-        .arg("diff")
-        .arg(fixture("demo/source.parquet"))
-        .arg(fixture("demo/source.parquet"))
-        .arg("--temp-dir")
-        .arg(tmp.path())
-        .assert()
-        .code(0);
+    Run::diff(
+        fixture("demo/source.parquet"),
+        fixture("demo/source.parquet"),
+    )
+    .arg("--temp-dir")
+    .arg(tmp.path())
+    .exits(0);
     assert!(!stale.exists(), "stale run directory survived");
     assert!(
         foreign.exists(),
@@ -643,17 +595,11 @@ fn a_full_temp_disk_is_a_clear_error_and_leaves_nothing() {
     let small = tmp.path().join("small");
     std::fs::create_dir(&small).unwrap();
     let _fs = TinyFs::mount(&small, "1m");
-    let out = recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
+    let out = Run::diff(&s, &t)
         .args(["--memory-limit", "8MiB", "--passes", "1", "--temp-dir"])
         .arg(&small)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        .exits(2);
+    let err = out.one_line_error();
     assert!(err.contains(small.to_str().unwrap()), "{err}");
     assert!(
         err.contains("no space left") && err.contains("needs about"),
@@ -672,6 +618,7 @@ fn two_runs_share_one_temp_dir() {
     let (s, t) = spill_pair(tmp.path(), 200_000);
     let shared = tmp.path().join("shared");
     std::fs::create_dir(&shared).unwrap();
+    // By hand, not with Run: the two runs go at once.
     let bin = assert_cmd::cargo::cargo_bin("recon");
     let spawn = |report: &Path| {
         std::process::Command::new(&bin)
@@ -849,15 +796,8 @@ fn columns_pick_each_sides_columns_before_by_position_pairs_them() {
         &kv_batch(&[(Some("b"), Some(2)), (Some("a"), Some(1))]),
         10,
     );
-    let diff = |columns: &str| {
-        let mut cmd = recon();
-        cmd.arg("diff")
-            .arg(&csv)
-            .arg(&pq)
-            .args(["--by-position", "--columns", columns]);
-        cmd
-    };
-    diff("name,qty,k,n").assert().code(0);
+    let diff = |columns: &str| Run::diff(&csv, &pq).args(["--by-position", "--columns", columns]);
+    diff("name,qty,k,n").exits(0);
     // --exclude composes too (load_ts is outside --columns anyway).
     let (code, r) = diff_json(
         &csv,
@@ -886,19 +826,10 @@ fn columns_pick_each_sides_columns_before_by_position_pairs_them() {
     assert_eq!((code, counts(&r)), (1, (2, 2, 1, 1)));
     // A wrong name is one line naming it.
     diff("name,qyt,k,n")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "--columns: no column named 'qyt' in source or target",
-        ))
-        .stderr(predicate::function(|e: &str| e.lines().count() == 1));
+        .fails_with("--columns: no column named 'qyt' in source or target")
+        .one_line_error();
     // So is a different number of named columns per side.
-    diff("name,qty,n")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "the source has 2 of them (name, qty) and the target 1 (n)",
-        ));
+    diff("name,qty,n").fails_with("the source has 2 of them (name, qty) and the target 1 (n)");
     // A header-less side with none of the names follows the other by position.
     let tbl = tmp.path().join("extract.tbl");
     std::fs::write(&tbl, "a|2024-01-01|1|\nb|2024-01-02|2|\n").unwrap();
@@ -910,13 +841,9 @@ fn columns_pick_each_sides_columns_before_by_position_pairs_them() {
     let n: arrow::array::ArrayRef = std::sync::Arc::new(arrow::array::Int64Array::from(vec![2, 1]));
     let batch = arrow::array::RecordBatch::try_from_iter([("k", k), ("day", d), ("n", n)]).unwrap();
     write_parquet(&narrow, &batch, 10);
-    recon()
-        .arg("diff")
-        .arg(&tbl)
-        .arg(&narrow)
+    Run::diff(&tbl, &narrow)
         .args(["--by-position", "--columns", "k,n"])
-        .assert()
-        .code(0);
+        .exits(0);
 }
 
 /// `--color` beside NO_COLOR: `always` colours the verdict even into a
@@ -929,16 +856,13 @@ fn color_flag_colours_the_verdict_line_or_not() {
         fixture("demo/target.parquet"),
     );
     let run = |args: &[&str], no_color: bool| {
-        let mut c = recon();
-        c.arg("diff").arg(&s).arg(&t).args(args);
-        if no_color {
-            c.env("NO_COLOR", "1");
+        let run = Run::diff(&s, &t).args(args);
+        let run = if no_color {
+            run.env("NO_COLOR", "1")
         } else {
-            c.env_remove("NO_COLOR");
-        }
-        let o = c.output().unwrap();
-        assert_eq!(o.status.code(), Some(1));
-        String::from_utf8(o.stdout).unwrap()
+            run.env_remove("NO_COLOR")
+        };
+        run.exits(1).stdout
     };
     assert!(run(&["--color", "always"], false).starts_with("\x1b[1;31m"));
     assert!(run(&["--color", "always"], true).starts_with("\x1b[1;31m"));
@@ -946,21 +870,9 @@ fn color_flag_colours_the_verdict_line_or_not() {
     assert!(!run(&["--color", "auto"], false).contains('\x1b'));
     assert!(!run(&[], false).contains('\x1b'));
     // A global flag: before the subcommand too.
-    let o = recon()
-        .args(["--color", "always", "diff"])
-        .arg(&s)
-        .arg(&t)
-        .output()
-        .unwrap();
-    assert!(String::from_utf8(o.stdout)
-        .unwrap()
-        .starts_with("\x1b[1;31m"));
-    recon()
-        .args(["diff", "--color", "sometimes"])
-        .arg(&s)
-        .arg(&t)
-        .assert()
-        .code(2);
+    let o = recon(["--color", "always", "diff"]).arg(&s).arg(&t).run();
+    assert!(o.stdout.starts_with("\x1b[1;31m"));
+    Run::diff(&s, &t).args(["--color", "sometimes"]).exits(2);
 }
 
 /// The HTML report printed the memory limit as raw bytes ("memory limit
@@ -969,14 +881,13 @@ fn color_flag_colours_the_verdict_line_or_not() {
 fn html_report_gives_sizes_in_memory_limit_units() {
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("r.html");
-    recon()
-        .arg("diff")
-        .arg(fixture("demo/source.parquet"))
-        .arg(fixture("demo/target.parquet"))
-        .args(["-m", "12GiB", "--html"])
-        .arg(&html)
-        .assert()
-        .code(1);
+    Run::diff(
+        fixture("demo/source.parquet"),
+        fixture("demo/target.parquet"),
+    )
+    .args(["-m", "12GiB", "--html"])
+    .arg(&html)
+    .exits(1);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.contains("<tr><th>memory limit</th><td>12.0 GiB</td></tr>"),

@@ -14,14 +14,8 @@ use arrow::array::{
     ArrayRef, Date32Array, Decimal128Array, Float64Array, Int64Array, RecordBatch, StringArray,
     TimestampMicrosecondArray,
 };
-use assert_cmd::Command;
-use common::{fixture, write_parquet};
-use predicates::prelude::*;
+use common::{fixture, recon, write_parquet, Outcome, Run};
 use tempfile::TempDir;
-
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
 
 fn int96(name: &str) -> String {
     fixture(&format!("int96/{name}")).display().to_string()
@@ -33,9 +27,8 @@ fn one_column(path: &Path, name: &str, array: ArrayRef) {
 }
 
 /// One line on stderr, naming what it must name.
-fn assert_one_line(stderr: &[u8], needles: &[&str]) {
-    let text = String::from_utf8_lossy(stderr);
-    assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+fn assert_one_line(run: &Outcome, needles: &[&str]) {
+    let text = run.one_line_error();
     for n in needles {
         assert!(text.contains(n), "missing {n:?} in {text}");
     }
@@ -47,61 +40,33 @@ fn int96_timestamps_outside_the_nanosecond_range_no_longer_wrap() {
     // 64-bit nanosecond range and year 290000 (which Spark itself writes with
     // wrapping arithmetic) read exactly: they match the same values stored
     // as modern microsecond timestamps.
-    recon()
-        .args([
-            "diff",
-            &int96("spark_int96.parquet"),
-            &int96("micros.parquet"),
-        ])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("exact_match             true"));
+    Run::diff(int96("spark_int96.parquet"), int96("micros.parquet"))
+        .exits(0)
+        .stdout_has("exact_match             true");
     // One value a second later is drift, shown with its real date.
-    recon()
-        .args([
-            "diff",
-            &int96("spark_int96.parquet"),
-            &int96("micros_changed.parquet"),
-        ])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("ts=9999-12-31T00:00:00\n"));
+    Run::diff(
+        int96("spark_int96.parquet"),
+        int96("micros_changed.parquet"),
+    )
+    .exits(1)
+    .stdout_has("ts=9999-12-31T00:00:00\n");
 }
 
 #[test]
 fn int96_wrapped_values_are_not_a_false_match_against_a_nanosecond_target() {
     // The target holds what a wrapping INT96 reader produced: before the fix
     // the two sides "matched". Six values lie outside the nanosecond range.
-    let out = recon()
-        .args([
-            "diff",
-            &int96("spark_int96.parquet"),
-            &int96("wrapped_ns.parquet"),
-            "--json",
-        ])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let out = Run::diff(int96("spark_int96.parquet"), int96("wrapped_ns.parquet"))
+        .json()
+        .exits(1);
+    let report = out.report();
     assert_eq!(report["source_only_rows"], 6);
     assert_eq!(report["target_only_rows"], 6);
 }
 
 #[test]
 fn int96_sub_microsecond_digits_are_refused_unless_read_in_nanoseconds() {
-    let out = recon()
-        .args([
-            "diff",
-            &int96("impala_ns_int96.parquet"),
-            &int96("nanos.parquet"),
-        ])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+    let out = Run::diff(int96("impala_ns_int96.parquet"), int96("nanos.parquet")).exits(2);
     assert_one_line(
         &out,
         &[
@@ -112,33 +77,16 @@ fn int96_sub_microsecond_digits_are_refused_unless_read_in_nanoseconds() {
             "--int96-unit ns",
         ],
     );
-    recon()
-        .args([
-            "diff",
-            &int96("impala_ns_int96.parquet"),
-            &int96("nanos.parquet"),
-            "--int96-unit",
-            "ns",
-        ])
-        .assert()
-        .code(0);
+    Run::diff(int96("impala_ns_int96.parquet"), int96("nanos.parquet"))
+        .args(["--int96-unit", "ns"])
+        .exits(0);
 }
 
 #[test]
 fn int96_in_nanoseconds_refuses_dates_the_unit_cannot_hold() {
-    let out = recon()
-        .args([
-            "diff",
-            &int96("spark_int96.parquet"),
-            &int96("micros.parquet"),
-            "--int96-unit",
-            "ns",
-        ])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+    let out = Run::diff(int96("spark_int96.parquet"), int96("micros.parquet"))
+        .args(["--int96-unit", "ns"])
+        .exits(2);
     assert_one_line(
         &out,
         &[
@@ -178,13 +126,9 @@ fn cast_timestamp_to_date_no_longer_truncates_a_time_of_day() {
     let dir = TempDir::new().unwrap();
     let (s, t) = date_vs_timestamp(dir.path());
     // Casting the timestamp down would cut 01:30 off and report a match.
-    let out = recon()
-        .args(["diff", &s, &t, "--cast", "l_shipdate=date"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+    let out = Run::diff(&s, &t)
+        .args(["--cast", "l_shipdate=date"])
+        .exits(2);
     assert_one_line(
         &out,
         &[
@@ -195,28 +139,15 @@ fn cast_timestamp_to_date_no_longer_truncates_a_time_of_day() {
         ],
     );
     // The lossless direction shows the drift.
-    recon()
-        .args(["diff", &s, &t, "--cast", "l_shipdate=timestamp(us)"])
-        .assert()
-        .code(1);
+    Run::diff(&s, &t)
+        .args(["--cast", "l_shipdate=timestamp(us)"])
+        .exits(1);
     // With --max-parse-errors the refused value is counted as drift.
-    let out = recon()
-        .args([
-            "diff",
-            &s,
-            &t,
-            "--cast",
-            "l_shipdate=date",
-            "--max-parse-errors",
-            "1",
-            "--json",
-        ])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let out = Run::diff(&s, &t)
+        .args(["--cast", "l_shipdate=date", "--max-parse-errors", "1"])
+        .json()
+        .exits(1);
+    let report = out.report();
     assert_eq!(report["parse_errors"]["target"], 1, "{report}");
     assert_eq!(report["exact_match"], false);
 }
@@ -225,13 +156,7 @@ fn cast_timestamp_to_date_no_longer_truncates_a_time_of_day() {
 fn incompatibility_hint_names_the_lossless_direction() {
     let dir = TempDir::new().unwrap();
     let (s, t) = date_vs_timestamp(dir.path());
-    let out = recon()
-        .args(["diff", &s, &t])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+    let out = Run::diff(&s, &t).exits(2);
     assert_one_line(
         &out,
         &[
@@ -247,26 +172,11 @@ fn cast_float_to_integer_no_longer_truncates() {
     let (s, t) = (dir.path().join("f.parquet"), dir.path().join("i.parquet"));
     one_column(&s, "amt", Arc::new(Float64Array::from(vec![1.9, 2.0])));
     one_column(&t, "amt", Arc::new(Int64Array::from(vec![1, 2])));
-    let out = recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
-        .args(["--cast", "amt=int64"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+    let out = Run::diff(&s, &t).args(["--cast", "amt=int64"]).exits(2);
     assert_one_line(&out, &["f.parquet", "row 0", "\"1.9\"", "Int64"]);
     // Whole floats convert exactly.
     one_column(&s, "amt", Arc::new(Float64Array::from(vec![1.0, 2.0])));
-    recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
-        .args(["--cast", "amt=int64"])
-        .assert()
-        .code(0);
+    Run::diff(&s, &t).args(["--cast", "amt=int64"]).exits(0);
 }
 
 #[test]
@@ -285,27 +195,14 @@ fn cast_decimal_to_a_smaller_scale_no_longer_rounds() {
     one_column(&s, "amount", Arc::new(wide));
     one_column(&t, "amount", Arc::new(narrow));
     // By value the two differ (1.234567 vs 1.23): plain comparison says so.
-    recon().args(["diff"]).arg(&s).arg(&t).assert().code(1);
+    Run::diff(&s, &t).exits(1);
     // Casting both to decimal(18,2) would round 1.234567 to 1.23: refused.
-    let out = recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
+    let out = Run::diff(&s, &t)
         .args(["--cast", "amount=decimal(18,2)"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+        .exits(2);
     assert_one_line(&out, &["wide.parquet", "row 0", "1.234567"]);
     // Rounding stays available by name.
-    recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
-        .args(["--round", "amount=2"])
-        .assert()
-        .code(0);
+    Run::diff(&s, &t).args(["--round", "amount=2"]).exits(0);
 }
 
 #[test]
@@ -332,22 +229,19 @@ fn cast_star_converts_every_pair_it_makes_comparable() {
     .unwrap();
     write_parquet(&s, &sb, 10);
     write_parquet(&t, &tb, 10);
-    recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
+    Run::diff(&s, &t)
         .args(["--cast", "*=timestamp(us)"])
-        .assert()
-        .code(0);
+        .exits(0);
     // The string column is left alone (it was comparable already).
-    recon()
-        .args(["schema"])
+    let run = recon(["schema"])
         .arg(&s)
         .arg(&t)
         .args(["--cast", "*=timestamp(us)"])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("source cast to Timestamp(µs)").count(3));
+        .exits(0);
+    assert_eq!(
+        run.stdout.matches("source cast to Timestamp(µs)").count(),
+        3
+    );
 }
 
 #[test]
@@ -369,16 +263,9 @@ fn assume_tz_refuses_a_local_time_that_does_not_exist() {
         "ts",
         Arc::new(TimestampMicrosecondArray::from(vec![naive]).with_timezone("UTC")),
     );
-    let out = recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
+    let out = Run::diff(&s, &t)
         .args(["--assume-tz", "Europe/Paris"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+        .exits(2);
     assert_one_line(&out, &["naive.parquet", "row 0", "column 'ts'"]);
 }
 
@@ -388,20 +275,12 @@ fn csv_with_cr_only_line_ends_is_refused_not_read_as_an_empty_table() {
     let (s, t) = (dir.path().join("a.csv"), dir.path().join("b.csv"));
     fs::write(&s, "one\rtwo\rthree\r").unwrap();
     fs::write(&t, "one\rtwo\rfour\r").unwrap();
-    let out = recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+    let out = Run::diff(&s, &t).exits(2);
     assert_one_line(&out, &["a.csv", "bare CR"]);
     // CRLF files are read as before.
     fs::write(&s, "one\r\ntwo\r\n").unwrap();
     fs::write(&t, "one\r\ntwo\r\n").unwrap();
-    recon().args(["diff"]).arg(&s).arg(&t).assert().code(0);
+    Run::diff(&s, &t).exits(0);
 }
 
 #[test]
@@ -410,24 +289,12 @@ fn blank_lines_before_the_header_no_longer_make_a_column_named_empty() {
     let (s, t) = (dir.path().join("a.csv"), dir.path().join("b.csv"));
     fs::write(&s, "\n  \r\nid,name\n1,x\n2,y\n").unwrap();
     fs::write(&t, "id,name\n2,y\n1,x\n").unwrap();
-    recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("source_row_count        2"));
+    Run::diff(&s, &t)
+        .exits(0)
+        .stdout_has("source_row_count        2");
     // Line numbers in errors still count the skipped lines.
     fs::write(&s, "\n\nid,name\n1,x\n2\n").unwrap();
-    let out = recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+    let out = Run::diff(&s, &t).exits(2);
     assert_one_line(&out, &["a.csv", "line 5"]);
 }
 
@@ -437,14 +304,6 @@ fn messages_escape_newlines_and_tabs_from_data() {
     let (s, t) = (dir.path().join("a.csv"), dir.path().join("b.csv"));
     fs::write(&s, "\"multi\nline\",\"tab\tbed\"\n1,2\n").unwrap();
     fs::write(&t, "other,cols\n1,2\n").unwrap();
-    let out = recon()
-        .args(["diff"])
-        .arg(&s)
-        .arg(&t)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+    let out = Run::diff(&s, &t).exits(2);
     assert_one_line(&out, &["multi\\nline", "tab\\tbed"]);
 }

@@ -12,13 +12,8 @@ use arrow::array::{
     ArrayRef, Date32Array, Int64Array, RecordBatch, StringArray, Time64MicrosecondArray,
     TimestampMicrosecondArray,
 };
-use assert_cmd::Command;
-use predicates::prelude::*;
+use common::{recon, Run};
 use tempfile::TempDir;
-
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
 
 fn twin(path: &Path, columns: Vec<(&str, ArrayRef)>) -> PathBuf {
     let batch = RecordBatch::try_from_iter(columns).unwrap();
@@ -41,10 +36,6 @@ fn kv_twin(dir: &Path) -> PathBuf {
             ),
         ],
     )
-}
-
-fn report(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(dir.join("r.json")).unwrap()).unwrap()
 }
 
 #[test]
@@ -85,35 +76,30 @@ fn each_dialect_is_sniffed_and_compares_against_the_twin_with_no_flags() {
     ] {
         let f = tmp.path().join(name);
         fs::write(&f, text).unwrap();
-        recon()
+        let run = Run::diff(&f, &pq)
             .current_dir(tmp.path())
-            .arg("diff")
-            .arg(&f)
-            .arg(&pq)
-            .args(["--report", "r.json", "-q"])
-            .assert()
-            .code(0);
-        let r = report(tmp.path());
+            .report_file("r.json")
+            .arg("-q")
+            .exits(0);
+        let r = run.report();
         let got = r["inputs"]["source"]["dialect"]
             .as_str()
             .unwrap()
             .to_string();
         assert!(got.contains(dialect), "{name}: {got}");
         // The schema screen names the dialect too.
-        recon()
-            .arg("schema")
+        recon(["schema"])
             .arg(&f)
             .arg(&pq)
-            .assert()
-            .code(0)
-            .stdout(predicate::str::contains(dialect));
+            .exits(0)
+            .stdout_has(dialect);
     }
     // A change is still found with a sniffed dialect.
     let f = tmp.path().join("drift.csv");
     fs::write(&f, "k;n\na;1\nb;\nx;y|z;3\n").unwrap();
-    common::diff(&f, &pq, &[]).code(2);
+    Run::diff(&f, &pq).exits(2);
     fs::write(&f, "k;n\na;1\nb;\n\"x;y|z\";3\nit's;5\n").unwrap();
-    common::diff(&f, &pq, &[]).code(1);
+    Run::diff(&f, &pq).exits(1);
 }
 
 #[test]
@@ -129,13 +115,14 @@ fn an_ambiguous_sample_is_refused_naming_the_candidates_and_the_named_flag_works
             ("amount", Arc::new(StringArray::from(vec!["1,5", "2,25"]))),
         ],
     );
-    common::diff(&f, &pq, &[])
-        .code(2)
-        .stderr(predicate::str::contains("amounts.csv"))
-        .stderr(predicate::str::contains("';' (2 columns)"))
-        .stderr(predicate::str::contains("',' (2 columns)"))
-        .stderr(predicate::str::contains("pass --delimiter"));
-    common::diff(&f, &pq, &["--delimiter", ";", "--by-position"]).code(0);
+    Run::diff(&f, &pq)
+        .fails_with("amounts.csv")
+        .stderr_has("';' (2 columns)")
+        .stderr_has("',' (2 columns)")
+        .stderr_has("pass --delimiter");
+    Run::diff(&f, &pq)
+        .args(["--delimiter", ";", "--by-position"])
+        .exits(0);
 }
 
 #[test]
@@ -162,18 +149,17 @@ fn a_wrong_sniff_never_makes_a_match_the_right_dialect_would_not() {
             ("n", Arc::new(Int64Array::from(n))),
         ],
     );
-    common::diff(&f, &pq, &[])
-        .code(2)
-        .stderr(predicate::str::contains("line 20002"))
-        .stderr(predicate::str::contains("--quote none"));
+    Run::diff(&f, &pq)
+        .fails_with("line 20002")
+        .stderr_has("--quote none");
     // Each answer the user can give is then exact: no quoting sees drift,
     // quoting sees a match.
-    common::diff(&f, &pq, &["--quote", "none"]).code(1);
-    common::diff(&f, &pq, &["--quote", "\""]).code(0);
+    Run::diff(&f, &pq).args(["--quote", "none"]).exits(1);
+    Run::diff(&f, &pq).args(["--quote", "\""]).exits(0);
     // Quoting a value that needs it (a delimiter inside) is no ambiguity.
     let g = tmp.path().join("needed.csv");
     fs::write(&g, text.replace("\"x\",20000", "\"x,y\",20000")).unwrap();
-    common::diff(&g, &pq, &[]).code(1);
+    Run::diff(&g, &pq).exits(1);
 
     // A sample that fits one delimiter, and a later line that does not:
     // the line is named, nothing is compared.
@@ -184,11 +170,7 @@ fn a_wrong_sniff_never_makes_a_match_the_right_dialect_would_not() {
     text.push_str("1,2\n");
     let h = tmp.path().join("later.csv");
     fs::write(&h, &text).unwrap();
-    common::diff(&h, &h, &[])
-        .code(2)
-        .stderr(predicate::str::contains(
-            "line 20002: expected 2 fields, found 1",
-        ));
+    Run::diff(&h, &h).fails_with("line 20002: expected 2 fields, found 1");
 
     // By position, a header guessed without evidence would drop a row
     // unseen: refused, and either answer then works exactly.
@@ -196,11 +178,15 @@ fn a_wrong_sniff_never_makes_a_match_the_right_dialect_would_not() {
     let b = tmp.path().join("b.csv");
     fs::write(&a, "x,y\nc,d\n").unwrap();
     fs::write(&b, "x,z\nc,d\n").unwrap();
-    common::diff(&a, &b, &["--by-position"])
-        .code(2)
-        .stderr(predicate::str::contains("pass --header or --no-header"));
-    common::diff(&a, &b, &["--by-position", "--header"]).code(0);
-    common::diff(&a, &b, &["--by-position", "--no-header"]).code(1);
+    Run::diff(&a, &b)
+        .arg("--by-position")
+        .fails_with("pass --header or --no-header");
+    Run::diff(&a, &b)
+        .args(["--by-position", "--header"])
+        .exits(0);
+    Run::diff(&a, &b)
+        .args(["--by-position", "--no-header"])
+        .exits(1);
 }
 
 /// The legacy export of the issue: ';'-delimited, every field quoted, ""
@@ -289,20 +275,16 @@ fn a_fully_quoted_legacy_export_compares_with_the_flags_each_error_names() {
     let mut flags: Vec<&str> = Vec::new();
     for (add, hint) in steps {
         flags.extend_from_slice(add);
-        common::diff(&csv, &pq, &flags)
-            .code(2)
-            .stderr(predicate::str::contains(hint));
+        Run::diff(&csv, &pq).args(&flags).fails_with(hint);
     }
     flags.extend_from_slice(&["--timestamp-format", "ts=%d/%m/%Y %H:%M"]);
     // An abbreviation is read only as mapped.
-    common::diff(&csv, &pq, &flags)
-        .code(2)
-        .stderr(predicate::str::contains("EST"));
+    Run::diff(&csv, &pq).args(&flags).fails_with("EST");
     flags.extend_from_slice(&["--assume-tz", "EST=-05:00"]);
-    common::diff(&csv, &pq, &flags).code(0);
+    Run::diff(&csv, &pq).args(&flags).exits(0);
     // The same flags find a changed value.
     let (csv, pq) = legacy(tmp.path(), "8");
-    common::diff(&csv, &pq, &flags).code(1);
+    Run::diff(&csv, &pq).args(&flags).exits(1);
 }
 
 #[test]
@@ -326,23 +308,25 @@ fn date_patterns_read_back_exactly_or_are_refused() {
     let f = tmp.path().join("d.csv");
     fs::write(&f, "id,d\n1,5/6/2019\n2,3/10/2005\n").unwrap();
     // %d writes 05, so 5 does not read back: refused, with the way out.
-    common::diff(&f, &pq, &["--date-format", "d=%d/%m/%Y"])
-        .code(2)
-        .stderr(predicate::str::contains(
-            "writes this value as \"05/06/2019\"",
-        ));
-    common::diff(&f, &pq, &["--date-format", "d=%-d/%-m/%Y"]).code(0);
+    Run::diff(&f, &pq)
+        .args(["--date-format", "d=%d/%m/%Y"])
+        .fails_with("writes this value as \"05/06/2019\"");
+    Run::diff(&f, &pq)
+        .args(["--date-format", "d=%-d/%-m/%Y"])
+        .exits(0);
     // A pattern must be used: on a number column it is an error, not a no-op.
-    common::diff(&f, &pq, &["--date-format", "id=%Y"])
-        .code(2)
-        .stderr(predicate::str::contains("not as a date"));
-    common::diff(&f, &pq, &["--date-format", "d=%Q"])
-        .code(2)
-        .stderr(predicate::str::contains("not a valid strftime pattern"));
+    Run::diff(&f, &pq)
+        .args(["--date-format", "id=%Y"])
+        .fails_with("not as a date");
+    Run::diff(&f, &pq)
+        .args(["--date-format", "d=%Q"])
+        .fails_with("not a valid strftime pattern");
     // Text against text: a pattern makes both sides dates, so formats may differ in padding.
     let g = tmp.path().join("g.csv");
     fs::write(&g, "id,d\n2,3/10/2005\n1,5/6/2019\n").unwrap();
-    common::diff(&f, &g, &["--date-format", "d=%-d/%-m/%Y"]).code(0);
+    Run::diff(&f, &g)
+        .args(["--date-format", "d=%-d/%-m/%Y"])
+        .exits(0);
 }
 
 #[test]
@@ -364,13 +348,13 @@ fn windows_1252_utf_16_and_shift_jis_extracts() {
     let (bytes, _, unmappable) = encoding_rs::WINDOWS_1252.encode("name;n\nCafé;1\n€uro;2\n");
     assert!(!unmappable);
     fs::write(&cp, &bytes).unwrap();
-    common::diff(&cp, &pq, &[])
-        .code(2)
-        .stderr(predicate::str::contains("invalid UTF-8"))
-        .stderr(predicate::str::contains("--encoding"));
-    common::diff(&cp, &pq, &["--encoding", "windows-1252"])
-        .code(1)
-        .stdout(predicate::str::contains("target_only_row_count   1"));
+    Run::diff(&cp, &pq)
+        .fails_with("invalid UTF-8")
+        .stderr_has("--encoding");
+    Run::diff(&cp, &pq)
+        .args(["--encoding", "windows-1252"])
+        .exits(1)
+        .stdout_has("target_only_row_count   1");
     // Shift_JIS: trail bytes can be '|' or '\', so the file is decoded before it is split.
     // (ソ is 83 5C and 表 is 95 5C in Shift_JIS: '\' as a trail byte.)
     let sj = tmp.path().join("sjis.csv");
@@ -387,7 +371,9 @@ fn windows_1252_utf_16_and_shift_jis_extracts() {
             ("n", Arc::new(Int64Array::from(vec![2, 1]))),
         ],
     );
-    common::diff(&sj, &jp, &["--encoding", "shift_jis"]).code(0);
+    Run::diff(&sj, &jp)
+        .args(["--encoding", "shift_jis"])
+        .exits(0);
     // UTF-16 with a byte-order mark needs no flag.
     let u16 = tmp.path().join("utf16.csv");
     let mut b = vec![0xfe, 0xff];
@@ -395,16 +381,14 @@ fn windows_1252_utf_16_and_shift_jis_extracts() {
         b.extend_from_slice(&c.to_be_bytes());
     }
     fs::write(&u16, &b).unwrap();
-    common::diff(&u16, &pq, &[]).code(0);
+    Run::diff(&u16, &pq).exits(0);
     // Malformed bytes are refused, never replaced.
     let bad = tmp.path().join("bad16.csv");
     let mut b2 = b.clone();
     let n = b2.len();
     b2[n - 4..n - 2].copy_from_slice(&[0xd8, 0x00]); // a lone surrogate
     fs::write(&bad, &b2).unwrap();
-    common::diff(&bad, &pq, &[])
-        .code(2)
-        .stderr(predicate::str::contains("not valid UTF-16BE"));
+    Run::diff(&bad, &pq).fails_with("not valid UTF-16BE");
 }
 
 #[test]
@@ -416,7 +400,7 @@ fn empty_part_files_in_a_directory_hold_no_rows() {
     fs::write(dir.join("part-1.csv"), "").unwrap();
     fs::write(dir.join("part-2.csv"), "k,n\n\"x;y|z\",3\nit's,4\n").unwrap();
     let pq = kv_twin(tmp.path());
-    common::diff(&dir, &pq, &[]).code(0);
+    Run::diff(&dir, &pq).exits(0);
 }
 
 #[test]
@@ -481,12 +465,11 @@ fn a_tpch_lineitem_tbl_against_its_parquet_twin_needs_only_the_flag_its_error_na
     let t = tmp.path().join("lineitem.tbl");
     fs::write(&t, &tbl).unwrap();
     // No flags: one short message naming the one flag.
-    common::diff(&t, &pq, &[])
-        .code(2)
-        .stderr(predicate::str::contains("share no column names"))
-        .stderr(predicate::str::contains("--by-position"));
-    common::diff(&t, &pq, &["--by-position"]).code(0);
+    Run::diff(&t, &pq)
+        .fails_with("share no column names")
+        .stderr_has("--by-position");
+    Run::diff(&t, &pq).arg("--by-position").exits(0);
     // A changed price is found, by position too.
     fs::write(&t, tbl.replacen("|900.00|", "|900.01|", 1)).unwrap();
-    common::diff(&t, &pq, &["--by-position"]).code(1);
+    Run::diff(&t, &pq).arg("--by-position").exits(1);
 }

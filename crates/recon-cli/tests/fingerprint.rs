@@ -9,29 +9,13 @@ use std::sync::Arc;
 use arrow::array::{
     ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, RecordBatch, StringArray,
 };
-use assert_cmd::Command;
 use common::*;
-use predicates::prelude::*;
 use serde_json::Value;
-
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
 
 /// `recon fingerprint` as JSON, without the `table` field (a path).
 fn fp(table: &Path, extra: &[&str]) -> Value {
-    let out = recon()
-        .arg("fingerprint")
-        .arg(table)
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = recon(["fingerprint"]).arg(table).args(extra).exits(0);
+    let mut v: Value = serde_json::from_str(&out.stdout).unwrap();
     v.as_object_mut().unwrap().remove("table");
     v
 }
@@ -45,15 +29,12 @@ fn save(dir: &Path, name: &str, v: &Value) -> PathBuf {
 /// `recon compare-fingerprints --json` on two fingerprints.
 fn compare(dir: &Path, a: &Value, b: &Value) -> (i32, Value) {
     let (pa, pb) = (save(dir, "a.json", a), save(dir, "b.json", b));
-    let out = recon()
-        .args(["compare-fingerprints", "--json"])
+    let out = recon(["compare-fingerprints"])
+        .json()
         .arg(&pa)
         .arg(&pb)
-        .output()
-        .unwrap();
-    let code = out.status.code().unwrap();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (code, v)
+        .run();
+    (out.code, out.report.unwrap_or(Value::Null))
 }
 
 #[test]
@@ -281,33 +262,21 @@ fn a_group_on_one_side_only_and_the_text_summary() {
     write_parquet(&t, &batch(&fewer, false, false, false), 100);
     let a = save(dir.path(), "s.json", &fp(&s, &["--by", "day"]));
     let b = save(dir.path(), "t.json", &fp(&t, &["--by", "day"]));
-    recon()
-        .arg("compare-fingerprints")
+    recon(["compare-fingerprints"])
         .arg(&a)
         .arg(&b)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains(
-            "groups_differing        1 of 5 (day)",
-        ))
-        .stdout(predicate::str::contains(
-            "day=2022-01-12: only in source (20 rows)",
-        ));
+        .exits(1)
+        .stdout_has("groups_differing        1 of 5 (day)")
+        .stdout_has("day=2022-01-12: only in source (20 rows)");
     // diff --quick gives the same verdict in one pass per side.
-    recon()
-        .args(["diff", "--quick", "--by", "day"])
-        .arg(&s)
-        .arg(&t)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("only in source (20 rows)"));
-    recon()
-        .args(["diff", "--quick"])
-        .arg(&s)
-        .arg(&s)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("fingerprints_match      true"));
+    Run::diff(&s, &t)
+        .args(["--quick", "--by", "day"])
+        .exits(1)
+        .stdout_has("only in source (20 rows)");
+    Run::diff(&s, &s)
+        .arg("--quick")
+        .exits(0)
+        .stdout_has("fingerprints_match      true");
 }
 
 #[test]
@@ -326,13 +295,10 @@ fn fingerprints_made_differently_are_refused_with_the_reason() {
             save(dir.path(), "a.json", &plain),
             save(dir.path(), "b.json", other),
         );
-        recon()
-            .arg("compare-fingerprints")
+        recon(["compare-fingerprints"])
             .arg(&a)
             .arg(&b)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(msg));
+            .fails_with(msg);
     }
     let mut old = plain.clone();
     old["encoding_version"] = 1.into();
@@ -340,13 +306,10 @@ fn fingerprints_made_differently_are_refused_with_the_reason() {
         save(dir.path(), "a.json", &plain),
         save(dir.path(), "b.json", &old),
     );
-    recon()
-        .arg("compare-fingerprints")
+    recon(["compare-fingerprints"])
         .arg(&a)
         .arg(&b)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("encoding version 1"));
+        .fails_with("encoding version 1");
 }
 
 #[test]
@@ -360,14 +323,8 @@ fn a_full_diff_breaks_unmatched_rows_down_by_group() {
     drift[6].1 += 1; // day 19001
     drift[11].2 = Some("changed".into()); // day 19001
     write_parquet(&t, &batch(&drift, false, false, false), 64);
-    let out = recon()
-        .args(["diff", "--json", "--by", "day"])
-        .arg(&s)
-        .arg(&t)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = Run::diff(&s, &t).json().args(["--by", "day"]).exits(1);
+    let r = out.report();
     let groups = &r["by_group"]["groups"];
     assert_eq!(
         groups,
@@ -382,13 +339,9 @@ fn a_full_diff_breaks_unmatched_rows_down_by_group() {
         r["column_drift"]["differing"],
         serde_json::json!(["amount", "note"])
     );
-    recon()
-        .args(["diff", "--by", "day", "--key", "k"])
-        .arg(&s)
-        .arg(&t)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--by with --key is not built yet"));
+    Run::diff(&s, &t)
+        .args(["--by", "day", "--key", "k"])
+        .fails_with("--by with --key is not built yet");
 }
 
 /// `recon diff --quick` used to drop options silently: with
@@ -422,15 +375,9 @@ fn quick_refuses_every_option_it_cannot_apply() {
         (vec!["--memory-limit", "1GiB"], "--memory-limit"),
         (vec!["--rules", rules.to_str().unwrap()], "a key"),
     ] {
-        let o = recon()
-            .args(["diff", "--quick"])
-            .arg(&s)
-            .arg(&t)
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let o = Run::diff(&s, &t).arg("--quick").args(&args).run();
+        let err = &o.stderr;
+        assert_eq!(o.code, 2, "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(flag), "{args:?}: {err}");
         assert!(
@@ -449,26 +396,15 @@ fn quick_writes_its_report_and_html_and_gates_on_a_zero_threshold() {
         fixture("demo/source.parquet"),
         fixture("demo/target.parquet"),
     );
-    recon()
-        .args([
-            "diff",
-            "--quick",
-            "--max-unmatched-rows",
-            "0",
-            "--passes",
-            "auto",
-        ])
-        .arg(&s)
-        .arg(&t)
-        .arg("--report")
-        .arg(&report)
+    let run = Run::diff(&s, &t)
+        .args(["--quick", "--max-unmatched-rows", "0", "--passes", "auto"])
+        .report_file(&report)
         .arg("--html")
         .arg(&html)
         .args(["--progress", "always", "-q"])
-        .assert()
-        .code(1)
-        .stdout("");
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        .exits(1);
+    assert_eq!(run.stdout, "");
+    let r = run.report();
     assert_eq!(r["fingerprints_match"], false);
     assert!(!r["total"]["columns_differing"]
         .as_array()
@@ -478,15 +414,11 @@ fn quick_writes_its_report_and_html_and_gates_on_a_zero_threshold() {
     assert!(page.contains("DRIFT (fingerprints)"), "{page}");
     assert!(page.contains("<h3>Fingerprints</h3>"));
     // The same table: a match, exit 0, under a threshold of 0.
-    recon()
-        .args(["diff", "--quick", "--max-unmatched-ratio", "0"])
-        .arg(&s)
-        .arg(&s)
-        .arg("--report")
-        .arg(&report)
-        .assert()
-        .code(0);
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let run = Run::diff(&s, &s)
+        .args(["--quick", "--max-unmatched-ratio", "0"])
+        .report_file(&report)
+        .exits(0);
+    let r = run.report();
     assert_eq!(r["fingerprints_match"], true);
 }
 
@@ -504,9 +436,9 @@ fn quick_batch_pairs_refuse_thresholds_fingerprints_cannot_decide() {
         ),
     )
     .unwrap();
-    let o = recon().arg("batch").arg(&file).output().unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let o = recon(["batch"]).arg(&file).run();
+    let err = &o.stderr;
+    assert_eq!(o.code, 2, "{err}");
     assert!(
         err.contains("pair \"q\"") && err.contains("max_unmatched_rows = 5"),
         "{err}"

@@ -8,15 +8,9 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::{fixture, read_parquet};
-use predicates::prelude::*;
+use common::{fixture, read_parquet, recon, Run};
 use serde_json::Value;
 use tempfile::TempDir;
-
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
 
 fn fixtures() -> Value {
     serde_json::from_str(&std::fs::read_to_string(fixture("iceberg/fixtures.json")).unwrap())
@@ -65,17 +59,14 @@ fn every_snapshot_holds_exactly_the_rows_its_writer_says() {
     ] {
         let snaps = snapshots(table);
         for (id, expected) in &snaps {
-            common::diff(iceberg(table, Some(*id)), expected, &[]).code(0);
+            Run::diff(iceberg(table, Some(*id)), expected).exits(0);
         }
         // Snapshots differ from each other, so each comparison above could fail.
         let (first, _) = snaps[0];
         let (_, last) = &snaps[snaps.len() - 1];
-        common::diff(
-            iceberg(table, Some(first)),
-            last,
-            &["--ignore-extra-columns"],
-        )
-        .code(1);
+        Run::diff(iceberg(table, Some(first)), last)
+            .arg("--ignore-extra-columns")
+            .exits(1);
     }
 }
 
@@ -83,7 +74,7 @@ fn every_snapshot_holds_exactly_the_rows_its_writer_says() {
 fn position_deletes_remove_exactly_their_rows() {
     let snaps = snapshots("orders_posdel");
     let (after_delete, expected) = &snaps[2];
-    common::diff(iceberg("orders_posdel", Some(*after_delete)), expected, &[]).code(0);
+    Run::diff(iceberg("orders_posdel", Some(*after_delete)), expected).exits(0);
     // Ignoring the deletes (every data file, as a glob; the delete file
     // lies beside them) counts the deleted rows: order 2 and one of the
     // copies of order 4.
@@ -91,21 +82,19 @@ fn position_deletes_remove_exactly_their_rows() {
         "{}/data/00000-*.parquet",
         fixture("iceberg/orders_posdel").display()
     );
-    common::diff(&glob, &snaps[3].1, &[])
-        .code(1)
-        .stdout(predicate::str::contains("source_only_row_count   2"))
-        .stdout(predicate::str::contains("target_only_row_count   0"));
+    Run::diff(&glob, &snaps[3].1)
+        .exits(1)
+        .stdout_has("source_only_row_count   2")
+        .stdout_has("target_only_row_count   0");
     let out = TempDir::new().unwrap();
-    recon()
-        .arg("diff")
-        .arg(iceberg("orders_posdel", Some(snaps[1].0)))
-        .arg(iceberg("orders_posdel", Some(*after_delete)))
-        .arg("-o")
-        .arg(out.path())
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("source_only_row_count   2"))
-        .stdout(predicate::str::contains("target_only_row_count   0"));
+    Run::diff(
+        iceberg("orders_posdel", Some(snaps[1].0)),
+        iceberg("orders_posdel", Some(*after_delete)),
+    )
+    .output_dir(out.path())
+    .exits(1)
+    .stdout_has("source_only_row_count   2")
+    .stdout_has("target_only_row_count   0");
     // The evidence comes back from the live data file.
     let rows = read_parquet(&out.path().join("source_only.parquet"));
     let mut ids: Vec<i64> = rows
@@ -131,30 +120,24 @@ fn the_table_folder_reads_the_current_snapshot_and_names_its_metadata() {
     for table in ["orders", "orders_posdel"] {
         let snaps = snapshots(table);
         let (_, current) = &snaps[snaps.len() - 1];
-        common::diff(fixture(&format!("iceberg/{table}")), current, &[]).code(0);
-        common::diff(iceberg(table, None), current, &[]).code(0);
+        Run::diff(fixture(&format!("iceberg/{table}")), current).exits(0);
+        Run::diff(iceberg(table, None), current).exits(0);
     }
     // A folder inside the table is refused, naming the way to read it.
-    common::diff(
-        fixture("iceberg/orders/data"),
-        &snapshots("orders")[3].1,
-        &[],
-    )
-    .code(2)
-    .stderr(predicate::str::contains("inside an Iceberg table"))
-    .stderr(predicate::str::contains("iceberg:"));
+    Run::diff(fixture("iceberg/orders/data"), &snapshots("orders")[3].1)
+        .fails_with("inside an Iceberg table")
+        .stderr_has("iceberg:");
     // A metadata file pins its own current snapshot.
     let f = &fixtures()["orders"];
     let meta = f["snapshots"][1]["metadata_file"].as_str().unwrap();
-    common::diff(
+    Run::diff(
         format!(
             "iceberg:{}",
             fixture(&format!("iceberg/orders/metadata/{meta}")).display()
         ),
         &snapshots("orders")[1].1,
-        &[],
     )
-    .code(0);
+    .exits(0);
 }
 
 #[test]
@@ -167,10 +150,10 @@ fn a_table_with_no_snapshot_holds_no_rows() {
         "iceberg:{}",
         fixture(&format!("iceberg/orders/metadata/{create}")).display()
     );
-    common::diff(&source, &snapshots("orders")[0].1, &[])
-        .code(1)
-        .stdout(predicate::str::contains("source_row_count        0"))
-        .stdout(predicate::str::contains("target_only_row_count   6"));
+    Run::diff(&source, &snapshots("orders")[0].1)
+        .exits(1)
+        .stdout_has("source_row_count        0")
+        .stdout_has("target_only_row_count   6");
 }
 
 #[test]
@@ -179,16 +162,11 @@ fn the_report_and_schema_screen_name_the_format_snapshot_and_metadata() {
     let report = tmp.path().join("r.json");
     let snaps = snapshots("orders_posdel");
     let (id, expected) = &snaps[2];
-    recon()
-        .arg("diff")
-        .arg(iceberg("orders_posdel", Some(*id)))
-        .arg(expected)
-        .arg("--report")
-        .arg(&report)
+    let run = Run::diff(iceberg("orders_posdel", Some(*id)), expected)
+        .report_file(&report)
         .arg("-q")
-        .assert()
-        .code(0);
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        .exits(0);
+    let r = run.report();
     assert_eq!(r["inputs"]["source"]["format"], "iceberg");
     let snap = r["inputs"]["source"]["snapshot"].as_str().unwrap();
     assert!(
@@ -196,36 +174,29 @@ fn the_report_and_schema_screen_name_the_format_snapshot_and_metadata() {
         "{snap}"
     );
     assert!(snap.contains("with deleted rows"), "{snap}");
-    recon()
-        .arg("schema")
+    recon(["schema"])
         .arg(iceberg("orders_posdel", Some(*id)))
         .arg(expected)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains(format!(
-            "source: iceberg snapshot {id}"
-        )));
+        .exits(0)
+        .stdout_has(format!("source: iceberg snapshot {id}"));
 }
 
 #[test]
 fn equality_deletes_are_refused_by_name_not_ignored() {
     let snaps = snapshots("orders_eqdel");
     // Before the delete the table reads.
-    common::diff(iceberg("orders_eqdel", Some(snaps[1].0)), &snaps[1].1, &[]).code(0);
+    Run::diff(iceberg("orders_eqdel", Some(snaps[1].0)), &snaps[1].1).exits(0);
     for (id, expected) in &snaps[2..] {
-        common::diff(iceberg("orders_eqdel", Some(*id)), expected, &[])
-            .code(2)
-            .stderr(predicate::str::contains("equality deletes"))
-            .stderr(predicate::str::contains("on order_id"));
+        Run::diff(iceberg("orders_eqdel", Some(*id)), expected)
+            .fails_with("equality deletes")
+            .stderr_has("on order_id");
     }
     // Flink's upserts (Impala's test table) write equality deletes too.
-    common::diff(
+    Run::diff(
         fixture("iceberg/flink_eqdel"),
         &snapshots("flink_eqdel")[2].1,
-        &[],
     )
-    .code(2)
-    .stderr(predicate::str::contains("equality deletes"));
+    .fails_with("equality deletes");
 }
 
 #[test]
@@ -253,13 +224,11 @@ fn a_data_file_that_is_not_the_one_the_manifest_lists_is_refused() {
             .unwrap(),
     );
     std::fs::copy(&data[small], &data[big]).unwrap();
-    common::diff(
+    Run::diff(
         format!("iceberg:{}", table.display()),
         &snapshots("orders_posdel")[3].1,
-        &[],
     )
-    .code(2)
-    .stderr(predicate::str::contains("manifest says"));
+    .fails_with("manifest says");
 }
 
 #[test]
@@ -279,10 +248,9 @@ fn bad_iceberg_sources_are_one_line_errors() {
             "no metadata/ folder",
         ),
     ] {
-        let out = common::diff(&source, expected, &[]).code(2);
-        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let out = Run::diff(&source, expected).exits(2);
+        let err = out.one_line_error();
         assert!(err.contains(says), "{source}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
 }
 
@@ -290,20 +258,15 @@ fn bad_iceberg_sources_are_one_line_errors() {
 #[test]
 fn a_delta_version_against_an_iceberg_snapshot_of_the_same_rows() {
     let delta = format!("delta:{}@3", fixture("delta/orders").display());
-    common::diff(&delta, iceberg("orders_like_delta_v3", None), &[]).code(0);
+    Run::diff(&delta, iceberg("orders_like_delta_v3", None)).exits(0);
     // One planted change: amount of order 11, 2.00 -> 2.01.
     let out = TempDir::new().unwrap();
-    recon()
-        .arg("diff")
-        .arg(&delta)
-        .arg(iceberg("orders_like_delta_v3_changed", None))
-        .arg("-o")
-        .arg(out.path())
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("source_only_row_count   1"))
-        .stdout(predicate::str::contains("target_only_row_count   1"))
-        .stdout(predicate::str::contains("amount 2.00 -> 2.01"));
+    Run::diff(&delta, iceberg("orders_like_delta_v3_changed", None))
+        .output_dir(out.path())
+        .exits(1)
+        .stdout_has("source_only_row_count   1")
+        .stdout_has("target_only_row_count   1")
+        .stdout_has("amount 2.00 -> 2.01");
     for (file, side) in [
         ("source_only.parquet", "2.00"),
         ("target_only.parquet", "2.01"),

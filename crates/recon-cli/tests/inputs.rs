@@ -14,14 +14,8 @@ use arrow::array::{
     StringArray, TimestampMicrosecondArray,
 };
 use arrow::datatypes::{DataType, TimeUnit};
-use assert_cmd::Command;
-use common::{read_parquet, write_parquet};
-use predicates::prelude::*;
+use common::{read_parquet, recon, write_parquet, Run};
 use tempfile::TempDir;
-
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
 
 /// One order row: name, qty, amount (cents), ts (µs since epoch), day, flag, region.
 #[derive(Clone)]
@@ -179,10 +173,6 @@ fn zstd_file(path: &Path, text: &str) {
     fs::write(path, zstd::encode_all(text.as_bytes(), 3).unwrap()).unwrap();
 }
 
-fn report(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(dir.join("report.json")).unwrap()).unwrap()
-}
-
 /// Writes the rows as a Hive-partitioned directory by region (files hold no region column).
 fn hive(dir: &Path, rows: &[Order]) {
     for (value, pick) in [
@@ -206,23 +196,16 @@ fn csv_against_parquet_matches_and_finds_a_changed_decimal() {
     write_parquet(&pq, &batch(&rows, false), 64);
     let csv = tmp.path().join("extract.csv");
     fs::write(&csv, csv_text(&rows, false, ',')).unwrap();
-    recon().arg("diff").arg(&csv).arg(&pq).assert().code(0);
+    Run::diff(&csv, &pq).exits(0);
 
     // One changed decimal: drift, and the evidence row is typed like the Parquet side.
     let mut changed = rows.clone();
     changed[10].cents = Some(changed[10].cents.unwrap() + 1);
     fs::write(&csv, csv_text(&changed, false, ',')).unwrap();
     let out = tmp.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&csv)
-        .arg(&pq)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("columns_differing       amount;"));
-    let r = report(&out);
+    let run = Run::diff(&csv, &pq).output_dir(&out).exits(1);
+    run.stdout_has("columns_differing       amount;");
+    let r = run.report();
     assert_eq!(r["source_only_rows"], 1);
     assert_eq!(r["target_only_rows"], 1);
     assert_eq!(r["inputs"]["source"]["format"], "csv");
@@ -260,9 +243,9 @@ fn compressed_csv_against_hive_partitioned_lake_gives_the_parquet_verdict() {
     let zst = tmp.path().join("extract.csv.zst");
     zstd_file(&zst, &text);
 
-    recon().arg("diff").arg(&pq).arg(&lake).assert().code(0);
-    recon().arg("diff").arg(&gz).arg(&lake).assert().code(0);
-    recon().arg("diff").arg(&zst).arg(&lake).assert().code(0);
+    Run::diff(&pq, &lake).exits(0);
+    Run::diff(&gz, &lake).exits(0);
+    Run::diff(&zst, &lake).exits(0);
 
     // Drop one US row from the extract: every reader gives the same drift.
     let mut fewer = rows.clone();
@@ -274,15 +257,8 @@ fn compressed_csv_against_hive_partitioned_lake_gives_the_parquet_verdict() {
     let mut reports = Vec::new();
     for src in [&gz, &pq2] {
         let out = tmp.path().join(format!("out-{}", reports.len()));
-        recon()
-            .arg("diff")
-            .arg(src)
-            .arg(&lake)
-            .arg("-o")
-            .arg(&out)
-            .assert()
-            .code(1);
-        let r = report(&out);
+        let run = Run::diff(src, &lake).output_dir(&out).exits(1);
+        let r = run.report();
         reports.push((
             r["source_only_rows"].clone(),
             r["target_only_rows"].clone(),
@@ -312,20 +288,14 @@ fn glob_patterns_and_directories_of_csv_files() {
         )
         .unwrap();
     }
-    recon().arg("diff").arg(&parts).arg(&pq).assert().code(0);
+    Run::diff(&parts, &pq).exits(0);
     let pattern = format!("{}/part-*.csv", parts.display());
-    recon().arg("diff").arg(&pattern).arg(&pq).assert().code(0);
+    Run::diff(&pattern, &pq).exits(0);
     // A glob that leaves a file out is drift, not a match.
     let two = format!("{}/part-[01].csv", parts.display());
-    recon().arg("diff").arg(&two).arg(&pq).assert().code(1);
+    Run::diff(&two, &pq).exits(1);
     let none = format!("{}/nothing-*.csv", parts.display());
-    recon()
-        .arg("diff")
-        .arg(&none)
-        .arg(&pq)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("glob pattern matches no files"));
+    Run::diff(&none, &pq).fails_with("glob pattern matches no files");
 }
 
 #[test]
@@ -352,15 +322,11 @@ fn arrow_ipc_file_and_stream() {
         w.finish().unwrap();
         s.finish().unwrap();
     }
-    recon().arg("diff").arg(&file).arg(&pq).assert().code(0);
-    recon()
-        .arg("diff")
-        .arg(&stream)
-        .arg(&pq)
+    Run::diff(&file, &pq).exits(0);
+    Run::diff(&stream, &pq)
         .arg("--source-format")
         .arg("ipc")
-        .assert()
-        .code(0);
+        .exits(0);
     // Change one row in the Parquet side: the IPC side's evidence row is fetched back.
     let mut changed = rows.clone();
     changed[300].qty = Some(99);
@@ -370,16 +336,11 @@ fn arrow_ipc_file_and_stream() {
             "out-{}",
             src.extension().unwrap().to_string_lossy()
         ));
-        recon()
-            .arg("diff")
-            .arg(src)
-            .arg(&pq)
+        Run::diff(src, &pq)
             .arg("--source-format")
             .arg("ipc")
-            .arg("-o")
-            .arg(&out)
-            .assert()
-            .code(1);
+            .output_dir(&out)
+            .exits(1);
         let ev = read_parquet(&out.join("source_only.parquet"));
         let qty = ev[0].column_by_name("qty").unwrap();
         let qty = qty.as_any().downcast_ref::<Int32Array>().unwrap();
@@ -397,32 +358,21 @@ fn ndjson_against_parquet() {
     write_parquet(&pq, &batch(&rows, false), 64);
     let js = tmp.path().join("t.jsonl");
     fs::write(&js, json_text(&rows)).unwrap();
-    recon().arg("diff").arg(&js).arg(&pq).assert().code(0);
+    Run::diff(&js, &pq).exits(0);
     let mut changed = rows.clone();
     changed[5].flag = changed[5].flag.map(|f| !f);
     fs::write(&js, json_text(&changed)).unwrap();
     let out = tmp.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&js)
-        .arg(&pq)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("columns_differing       flag;"));
+    Run::diff(&js, &pq)
+        .output_dir(&out)
+        .exits(1)
+        .stdout_has("columns_differing       flag;");
     // An unknown key is an error, never silently dropped.
     let gz = tmp.path().join("bad.ndjson.gz");
     let mut text = json_text(&rows);
     text.push_str("{\"name\":\"x\",\"surprise\":1}\n");
     gzip(&gz, &text);
-    recon()
-        .arg("diff")
-        .arg(&gz)
-        .arg(&pq)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("bad.ndjson.gz: line 1201"));
+    Run::diff(&gz, &pq).fails_with("bad.ndjson.gz: line 1201");
 }
 
 /// CSV and Parquet holding `values` in one text column `v` (None = NULL).
@@ -444,24 +394,20 @@ fn csv_null_policy_unquoted_empty_is_null_quoted_empty_is_empty_string() {
         "v\n\n\"\"\n\"NULL\"\nx\n",
         &[None, Some(""), Some("NULL"), Some("x")],
     );
-    recon().arg("diff").arg(&c).arg(&p).assert().code(0);
+    Run::diff(&c, &p).exits(0);
     // Swapping '' and NULL on one side is drift.
     let (c, p) = one_column(tmp.path(), "v\n\"\"\n\n", &[Some(""), Some("")]);
-    recon().arg("diff").arg(&c).arg(&p).assert().code(1);
+    Run::diff(&c, &p).exits(1);
     // --null-value makes unquoted NULL a NULL; a quoted "NULL" stays text.
     let (c, p) = one_column(
         tmp.path(),
         "v\nNULL\n\"NULL\"\n\\N\n",
         &[None, Some("NULL"), None],
     );
-    recon()
-        .arg("diff")
-        .arg(&c)
-        .arg(&p)
+    Run::diff(&c, &p)
         .args(["--null-value", "NULL", "--null-value", "\\N"])
-        .assert()
-        .code(0);
-    recon().arg("diff").arg(&c).arg(&p).assert().code(1);
+        .exits(0);
+    Run::diff(&c, &p).exits(1);
 }
 
 #[test]
@@ -473,17 +419,13 @@ fn csv_dialect_options() {
     // Semicolons.
     let semi = tmp.path().join("semi.txt");
     fs::write(&semi, csv_text(&rows, false, ';')).unwrap();
-    recon()
-        .arg("diff")
-        .arg(&semi)
-        .arg(&pq)
+    Run::diff(&semi, &pq)
         .args(["--source-format", "csv", "--delimiter", ";"])
-        .assert()
-        .code(0);
+        .exits(0);
     // TSV by extension.
     let tsv = tmp.path().join("t.tsv");
     fs::write(&tsv, csv_text(&rows, false, '\t')).unwrap();
-    recon().arg("diff").arg(&tsv).arg(&pq).assert().code(0);
+    Run::diff(&tsv, &pq).exits(0);
     // No header: columns are column_1.., paired by position.
     let body: String = csv_text(&rows, false, ',')
         .split_once('\n')
@@ -492,37 +434,22 @@ fn csv_dialect_options() {
         .to_string();
     let nh = tmp.path().join("nh.csv");
     fs::write(&nh, body).unwrap();
-    recon()
-        .arg("diff")
-        .arg(&nh)
-        .arg(&pq)
+    Run::diff(&nh, &pq)
         .args(["--no-header", "--by-position"])
-        .assert()
-        .code(0);
+        .exits(0);
     // Backslash escapes and Latin-1.
     let c = tmp.path().join("l1.csv");
     fs::write(&c, b"v\n\"a\\\"b\"\ncaf\xe9\n").unwrap();
     let p = tmp.path().join("l1.parquet");
     let arr: ArrayRef = Arc::new(StringArray::from(vec!["a\"b", "café"]));
     write_parquet(&p, &RecordBatch::try_from_iter([("v", arr)]).unwrap(), 10);
-    recon()
-        .arg("diff")
-        .arg(&c)
-        .arg(&p)
+    Run::diff(&c, &p)
         .args(["--escape", "\\", "--encoding", "latin-1"])
-        .assert()
-        .code(0);
+        .exits(0);
     // The same bytes read as UTF-8 are an error naming the line.
-    recon()
-        .arg("diff")
-        .arg(&c)
-        .arg(&p)
+    Run::diff(&c, &p)
         .args(["--escape", "\\"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "l1.csv: line 3, column 'v': invalid UTF-8",
-        ));
+        .fails_with("l1.csv: line 3, column 'v': invalid UTF-8");
 }
 
 #[test]
@@ -553,27 +480,18 @@ fn parse_errors_name_file_line_column_value_or_count_as_drift() {
     lines[idx] = lines[idx].replacen(&decimal_text(rows[target_row].cents.unwrap()), "12.345", 1);
     let csv = tmp.path().join("bad.csv");
     fs::write(&csv, lines.join("\n") + "\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&csv)
-        .arg(&pq)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(format!(
+    Run::diff(&csv, &pq)
+        .fails_with(format!(
             "bad.csv: line {line_no}, column 'amount': cannot parse \"12.345\""
-        )))
-        .stderr(predicate::str::contains("fractional digits"));
+        ))
+        .stderr_has("fractional digits");
     let out = tmp.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&csv)
-        .arg(&pq)
-        .args(["--max-parse-errors", "3", "-o"])
-        .arg(&out)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("parse_errors            1"));
-    let r = report(&out);
+    let run = Run::diff(&csv, &pq)
+        .args(["--max-parse-errors", "3"])
+        .output_dir(&out)
+        .exits(1);
+    run.stdout_has("parse_errors            1");
+    let r = run.report();
     assert_eq!(r["parse_errors"]["source"], 1);
     assert_eq!(r["exact_match"], false);
     assert_eq!(r["target_only_rows"], 1);
@@ -594,22 +512,14 @@ fn text_against_text_compares_exact_text_unless_types_are_inferred() {
         "id,amount,when\n1,1.5,2024-01-01T10:00:00\n2,,2024-01-02 00:00:00\n",
     )
     .unwrap();
-    recon().arg("diff").arg(&a).arg(&b).assert().code(1);
-    recon()
-        .arg("diff")
+    Run::diff(&a, &b).exits(1);
+    Run::diff(&a, &b).arg("--infer-types").exits(0);
+    recon(["schema"])
         .arg(&a)
         .arg(&b)
         .arg("--infer-types")
-        .assert()
-        .code(0);
-    recon()
-        .arg("schema")
-        .arg(&a)
-        .arg(&b)
-        .arg("--infer-types")
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("Decimal128(38, 2)"));
+        .exits(0)
+        .stdout_has("Decimal128(38, 2)");
 }
 
 #[test]
@@ -626,15 +536,11 @@ fn big_csv_is_cut_into_chunks_and_parsed_on_every_thread() {
     let mut reports = Vec::new();
     for threads in ["1", "2", "4"] {
         let out = tmp.path().join(format!("out{threads}"));
-        recon()
-            .arg("diff")
-            .arg(&csv)
-            .arg(&pq)
-            .args(["-j", threads, "-o"])
-            .arg(&out)
-            .assert()
-            .code(0);
-        let r = report(&out);
+        let run = Run::diff(&csv, &pq)
+            .args(["-j", threads])
+            .output_dir(&out)
+            .exits(0);
+        let r = run.report();
         assert_eq!(r["source_rows"], 100_000);
         reports.push(r["target_rows"].clone());
     }
@@ -642,15 +548,8 @@ fn big_csv_is_cut_into_chunks_and_parsed_on_every_thread() {
 }
 
 fn bad(source: &Path, target: &Path, expect: &str) {
-    let assert = recon()
-        .arg("diff")
-        .arg(source)
-        .arg(target)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(expect));
-    let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    let run = Run::diff(source, target).fails_with(expect);
+    let err = run.one_line_error();
     assert!(!err.contains("panicked"), "{err}");
 }
 
@@ -732,6 +631,8 @@ fn permission_denied_is_a_clean_error() {
     fs::copy(&good, &secret).unwrap();
     fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).unwrap();
     fs::set_permissions(&good, fs::Permissions::from_mode(0o644)).unwrap();
+    // By hand, not with Run: the binary runs under setpriv as another user.
+    use std::process::Command;
     let bin = assert_cmd::cargo::cargo_bin("recon");
     // Root reads anything, so drop to nobody when running as root.
     let is_root = unsafe { libc::geteuid() } == 0;
@@ -774,20 +675,11 @@ fn permission_denied_is_a_clean_error() {
 #[test]
 fn shipped_extract_against_shipped_lake() {
     let lake = common::fixture("lake/orders");
-    recon()
-        .arg("diff")
-        .arg(common::fixture("demo/extract.csv.gz"))
-        .arg(&lake)
-        .assert()
-        .code(0);
-    recon()
-        .arg("diff")
-        .arg(common::fixture("demo/extract_drift.csv.gz"))
-        .arg(&lake)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("amount=-15.98"))
-        .stdout(predicate::str::contains("amount=-15.89"));
+    Run::diff(common::fixture("demo/extract.csv.gz"), &lake).exits(0);
+    Run::diff(common::fixture("demo/extract_drift.csv.gz"), &lake)
+        .exits(1)
+        .stdout_has("amount=-15.98")
+        .stdout_has("amount=-15.89");
 }
 
 #[test]
@@ -811,10 +703,10 @@ fn ndjson_nested_values_meet_parquet_lists() {
     let js = tmp.path().join("t.ndjson");
     let text = "{\"id\":1,\"tags\":[\"a\",\"b\"]}\n{\"id\":2,\"tags\":[]}\n{\"id\":3,\"tags\":[\"c\"]}\n{\"id\":4,\"tags\":null}\n";
     fs::write(&js, text).unwrap();
-    recon().arg("diff").arg(&js).arg(&pq).assert().code(0);
+    Run::diff(&js, &pq).exits(0);
     // List order matters.
     fs::write(&js, text.replace("[\"a\",\"b\"]", "[\"b\",\"a\"]")).unwrap();
-    recon().arg("diff").arg(&js).arg(&pq).assert().code(1);
+    Run::diff(&js, &pq).exits(1);
 }
 
 #[test]
@@ -831,35 +723,21 @@ fn globs_read_each_file_once_keep_hive_columns_and_skip_markers() {
     write_parquet(&pq, &batch(&rows, true), 1000);
     // `**` matches directories and the files in them: still one copy of each row.
     let starstar = format!("{}/**/*", lake.display());
-    recon().arg("diff").arg(&starstar).arg(&pq).assert().code(0);
+    Run::diff(&starstar, &pq).exits(0);
     // A relative pattern with ./ keeps the partition columns.
-    recon()
+    Run::diff("./lake/*/*.parquet", &pq)
         .current_dir(tmp.path())
-        .arg("diff")
-        .arg("./lake/*/*.parquet")
-        .arg(&pq)
-        .assert()
-        .code(0);
+        .exits(0);
     // Comparing only the partition column still reads every row.
-    recon()
-        .arg("diff")
-        .arg(&lake)
-        .arg(&pq)
-        .args(["--columns", "region"])
-        .assert()
-        .code(0);
+    Run::diff(&lake, &pq).args(["--columns", "region"]).exits(0);
     let out = tmp.path().join("out");
     let fewer: Vec<Order> = rows.iter().skip(1).cloned().collect();
     write_parquet(&pq, &batch(&fewer, true), 1000);
-    recon()
-        .arg("diff")
-        .arg(&lake)
-        .arg(&pq)
-        .args(["--columns", "region", "-o"])
-        .arg(&out)
-        .assert()
-        .code(1);
-    assert_eq!(report(&out)["source_only_rows"], 1);
+    let run = Run::diff(&lake, &pq)
+        .args(["--columns", "region"])
+        .output_dir(&out)
+        .exits(1);
+    assert_eq!(run.report()["source_only_rows"], 1);
 }
 
 #[test]
@@ -877,25 +755,17 @@ fn excluded_text_columns_stay_text_and_infer_types_ignores_typed_sides() {
     fs::write(&c, "id,note\n1,n/a\n3,n/a\n").unwrap();
     // `note` is excluded, so its text is never parsed as int64: the drift on id is reported.
     let out = tmp.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&c)
-        .arg(&p)
-        .args(["--exclude", "note", "-o"])
-        .arg(&out)
-        .assert()
-        .code(1);
+    Run::diff(&c, &p)
+        .args(["--exclude", "note"])
+        .output_dir(&out)
+        .exits(1);
     let ev = read_parquet(&out.join("source_only.parquet"));
     let note = ev[0].column_by_name("note").unwrap();
     assert_eq!(note.data_type(), &DataType::Utf8);
     // --infer-types with a typed side: the Parquet file is not sampled as CSV.
-    recon()
-        .arg("diff")
-        .arg(&c)
-        .arg(&p)
+    Run::diff(&c, &p)
         .args(["--exclude", "note", "--infer-types"])
-        .assert()
-        .code(1);
+        .exits(1);
 }
 
 #[test]
@@ -913,14 +783,10 @@ fn evidence_from_compressed_text_spans_many_ranges() {
     let gz = tmp.path().join("s.csv.gz");
     gzip(&gz, &csv_text(&changed, false, ','));
     let out = tmp.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&gz)
-        .arg(&pq)
-        .args(["-m", "8MiB", "-j", "2", "-o"])
-        .arg(&out)
-        .assert()
-        .code(1);
+    Run::diff(&gz, &pq)
+        .args(["-m", "8MiB", "-j", "2"])
+        .output_dir(&out)
+        .exits(1);
     let ev = read_parquet(&out.join("source_only.parquet"));
     let qty: Vec<i32> = ev
         .iter()
@@ -951,29 +817,18 @@ fn delta_and_iceberg_table_folders_are_refused_not_read_as_plain_files() {
     write_parquet(&part.join("part-1-dead.parquet"), &batch(&rows, false), 10);
     // The root is read through its log (here an empty one: an error naming
     // the table); a folder inside it is refused, naming the `delta:` source.
-    recon()
-        .arg("diff")
-        .arg(&delta)
-        .arg(&delta)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("Delta table"));
-    recon()
-        .arg("diff")
-        .arg(&part)
-        .arg(&part)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("inside a Delta table"))
-        .stderr(predicate::str::contains("older versions"))
-        .stderr(predicate::str::contains(if cfg!(feature = "delta") {
+    Run::diff(&delta, &delta).fails_with("Delta table");
+    Run::diff(&part, &part)
+        .fails_with("inside a Delta table")
+        .stderr_has("older versions")
+        .stderr_has(if cfg!(feature = "delta") {
             "delta:"
         } else {
             "without Delta support"
-        }));
+        });
     // Naming the live files explicitly still works.
     let live = part.join("part-0.parquet");
-    recon().arg("diff").arg(&live).arg(&live).assert().code(0);
+    Run::diff(&live, &live).exits(0);
 
     // Iceberg: metadata/*.metadata.json beside data/.
     let ice = tmp.path().join("lake");
@@ -987,29 +842,18 @@ fn delta_and_iceberg_table_folders_are_refused_not_read_as_plain_files() {
     );
     // The root is read through its metadata (here not a table's: an error
     // naming it); a folder inside it is refused, naming the `iceberg:` source.
-    recon()
-        .arg("diff")
-        .arg(&ice)
-        .arg(&ice)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(if cfg!(feature = "iceberg") {
-            "00001-abc.metadata.json: Iceberg metadata: no table location"
-        } else {
-            "without Iceberg support"
-        }));
-    recon()
-        .arg("diff")
-        .arg(ice.join("data"))
-        .arg(ice.join("data"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("inside an Iceberg table"))
-        .stderr(predicate::str::contains(if cfg!(feature = "iceberg") {
+    Run::diff(&ice, &ice).fails_with(if cfg!(feature = "iceberg") {
+        "00001-abc.metadata.json: Iceberg metadata: no table location"
+    } else {
+        "without Iceberg support"
+    });
+    Run::diff(ice.join("data"), ice.join("data"))
+        .fails_with("inside an Iceberg table")
+        .stderr_has(if cfg!(feature = "iceberg") {
             "iceberg:"
         } else {
             "without Iceberg support"
-        }));
+        });
 }
 
 #[test]
@@ -1023,25 +867,14 @@ fn a_semicolon_header_read_as_csv_names_the_delimiter_and_the_hint_works() {
     write_parquet(&p, &batch(&rows, false), 10);
     // Read with a delimiter the user gave wrongly, against a typed table:
     // one message, with the fix.
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&p)
+    Run::diff(&s, &p)
         .args(["--delimiter", ","])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("share no column names"))
-        .stderr(predicate::str::contains("pass --delimiter ';'"));
+        .fails_with("share no column names")
+        .stderr_has("pass --delimiter ';'");
     // Following the hint for two extracts of the same kind works, and so
     // does leaving the delimiter to sniffing.
     for flags in [vec!["--delimiter", ";"], vec![]] {
-        recon()
-            .arg("diff")
-            .arg(&s)
-            .arg(&t)
-            .args(&flags)
-            .assert()
-            .code(0);
+        Run::diff(&s, &t).args(&flags).exits(0);
     }
 }
 
@@ -1063,50 +896,23 @@ fn a_tbl_extract_with_trailing_delimiters_against_its_parquet_twin_needs_the_one
     );
     // '|'-delimited, no header, the empty last field dropped: two columns
     // that share no name with the Parquet side, and the error says how.
-    recon()
-        .arg("diff")
-        .arg(&tbl)
-        .arg(&pq)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("share no column names"))
-        .stderr(predicate::str::contains("--by-position"));
-    recon()
-        .arg("diff")
-        .arg(&tbl)
-        .arg(&pq)
-        .arg("--by-position")
-        .assert()
-        .code(0);
+    Run::diff(&tbl, &pq)
+        .fails_with("share no column names")
+        .stderr_has("--by-position");
+    Run::diff(&tbl, &pq).arg("--by-position").exits(0);
     // A changed value is drift.
     fs::write(&tbl, "a|1|\nb|3|\nc||\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&tbl)
-        .arg(&pq)
-        .arg("--by-position")
-        .assert()
-        .code(1);
+    Run::diff(&tbl, &pq).arg("--by-position").exits(1);
     // A line without the trailing delimiter: not detected (the lines
     // disagree), so the column counts differ; with --trailing-delimiter the
     // error names the line.
     fs::write(&tbl, "a|1|\nb|2\nc||\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&tbl)
-        .arg(&pq)
+    Run::diff(&tbl, &pq)
         .arg("--by-position")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("same column count"));
-    recon()
-        .arg("diff")
-        .arg(&tbl)
-        .arg(&pq)
+        .fails_with("same column count");
+    Run::diff(&tbl, &pq)
         .args(["--by-position", "--trailing-delimiter"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("line 2"));
+        .fails_with("line 2");
 }
 
 #[test]
@@ -1116,18 +922,16 @@ fn a_trailing_delimiter_is_detected_in_csv_but_a_sometimes_null_last_column_is_n
     // Legacy export: header and every line end with ','.
     fs::write(&a, "id,name,\n1,x,\n2,y,\n").unwrap();
     fs::write(&b, "id,name\n2,y\n1,x\n").unwrap();
-    recon().arg("diff").arg(&a).arg(&b).assert().code(0);
+    Run::diff(&a, &b).exits(0);
     // A real last column that is sometimes NULL stays a column.
     fs::write(&a, "id,name,note\n1,x,\n2,y,hello\n").unwrap();
     fs::write(&b, "id,name,note\n2,y,hello\n1,x,\n").unwrap();
-    recon().arg("diff").arg(&a).arg(&b).assert().code(0);
-    recon()
-        .arg("schema")
+    Run::diff(&a, &b).exits(0);
+    recon(["schema"])
         .arg(&a)
         .arg(&b)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("note"));
+        .exits(0)
+        .stdout_has("note");
 }
 
 #[test]
@@ -1136,34 +940,13 @@ fn blank_and_repeated_header_names_pair_by_position_and_are_refused_by_name() {
     let (a, b) = (tmp.path().join("a.csv"), tmp.path().join("b.csv"));
     fs::write(&a, "id,id,,x\n1,2,3,4\n").unwrap();
     fs::write(&b, "id,id,,x\n1,2,3,4\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&a)
-        .arg(&b)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "'id_2' has a repeated header name",
-        ))
-        .stderr(predicate::str::contains(
-            "'column_3' has a blank header name",
-        ))
-        .stderr(predicate::str::contains("pass --by-position"));
-    recon()
-        .arg("diff")
-        .arg(&a)
-        .arg(&b)
-        .arg("--by-position")
-        .assert()
-        .code(0);
+    Run::diff(&a, &b)
+        .fails_with("'id_2' has a repeated header name")
+        .stderr_has("'column_3' has a blank header name")
+        .stderr_has("pass --by-position");
+    Run::diff(&a, &b).arg("--by-position").exits(0);
     fs::write(&b, "id,id,,x\n1,2,9,4\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&a)
-        .arg(&b)
-        .arg("--by-position")
-        .assert()
-        .code(1);
+    Run::diff(&a, &b).arg("--by-position").exits(1);
 }
 
 #[test]
@@ -1172,53 +955,25 @@ fn errors_name_the_fix_for_quotes_and_header_less_files() {
     // A quote error mentions --quote none, which then reads the file.
     let q = tmp.path().join("q.csv");
     fs::write(&q, "a,b\n1,2\"inch\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&q)
-        .arg(&q)
+    Run::diff(&q, &q)
         .args(["--quote", "\""])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("pass --quote none"));
+        .fails_with("pass --quote none");
     // Following the hint works, and sniffing finds it alone.
     for flags in [vec!["--quote", "none"], vec![]] {
-        recon()
-            .arg("diff")
-            .arg(&q)
-            .arg(&q)
-            .args(&flags)
-            .assert()
-            .code(0);
+        Run::diff(&q, &q).args(&flags).exits(0);
     }
     // A header that looks like data mentions --no-header.
     let data = tmp.path().join("data.csv");
     fs::write(&data, "1,2\n3,4\n").unwrap();
     let named = tmp.path().join("named.csv");
     fs::write(&named, "a,b\n1,2\n3,4\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&data)
-        .arg(&named)
+    Run::diff(&data, &named)
         .arg("--header")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("pass --no-header"));
+        .fails_with("pass --no-header");
     // Sniffing reads it as data: the names differ, so pair by position.
-    recon()
-        .arg("diff")
-        .arg(&data)
-        .arg(&named)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--by-position"));
+    Run::diff(&data, &named).fails_with("--by-position");
     // (--no-header would apply to both sides; sniffing decides per file.)
-    recon()
-        .arg("diff")
-        .arg(&data)
-        .arg(&named)
-        .arg("--by-position")
-        .assert()
-        .code(0);
+    Run::diff(&data, &named).arg("--by-position").exits(0);
 }
 
 #[test]
@@ -1233,22 +988,13 @@ fn by_position_applies_after_exclude_so_the_extra_column_hint_leads_somewhere() 
         &common::kv_batch(&[(Some("b"), Some(2)), (Some("a"), Some(1))]),
         10,
     );
-    recon()
-        .arg("diff")
-        .arg(&tbl)
-        .arg(&pq)
+    Run::diff(&tbl, &pq)
         .arg("--by-position")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--exclude column_3"));
+        .fails_with("--exclude column_3");
     // Following the hint: exclude the 3rd column, pair the rest by position.
-    recon()
-        .arg("diff")
-        .arg(&tbl)
-        .arg(&pq)
+    Run::diff(&tbl, &pq)
         .args(["--by-position", "--exclude", "column_3"])
-        .assert()
-        .code(0);
+        .exits(0);
 }
 
 #[test]
@@ -1264,23 +1010,14 @@ fn a_fully_quoted_export_with_quoted_empty_nulls_compares_against_its_typed_twin
         10,
     );
     // Without the option "" is the empty string, which is not an integer.
-    recon()
-        .arg("diff")
-        .arg(&csv)
-        .arg(&pq)
+    Run::diff(&csv, &pq)
         .args(["--delimiter", ";"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("line 3"));
+        .fails_with("line 3");
     for flag in [vec!["--quoted-empty-as-null"], vec!["--null-value", "\"\""]] {
-        recon()
-            .arg("diff")
-            .arg(&csv)
-            .arg(&pq)
+        Run::diff(&csv, &pq)
             .args(["--delimiter", ";"])
             .args(&flag)
-            .assert()
-            .code(0);
+            .exits(0);
     }
     // The NULL policy otherwise holds: "" stays '' without the option.
     let other = tmp.path().join("other.csv");
@@ -1291,13 +1028,7 @@ fn a_fully_quoted_export_with_quoted_empty_nulls_compares_against_its_typed_twin
         &common::kv_batch(&[(Some(""), Some(2)), (Some("a"), Some(1))]),
         10,
     );
-    recon()
-        .arg("diff")
-        .arg(&other)
-        .arg(&twin)
-        .args(["--delimiter", ";"])
-        .assert()
-        .code(0);
+    Run::diff(&other, &twin).args(["--delimiter", ";"]).exits(0);
 }
 
 #[test]
@@ -1311,25 +1042,16 @@ fn a_utf16_file_is_read_by_its_byte_order_mark_and_named() {
     fs::write(&f, bytes).unwrap();
     let twin = tmp.path().join("twin.csv");
     fs::write(&twin, "a,b\n1,é\n").unwrap();
-    recon().arg("diff").arg(&f).arg(&twin).assert().code(0);
-    recon()
-        .arg("schema")
+    Run::diff(&f, &twin).exits(0);
+    recon(["schema"])
         .arg(&f)
         .arg(&twin)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains(
-            "encoding UTF-16LE (byte-order mark)",
-        ));
+        .exits(0)
+        .stdout_has("encoding UTF-16LE (byte-order mark)");
     // A byte-order mark that contradicts --encoding is named.
-    recon()
-        .arg("diff")
-        .arg(&f)
-        .arg(&twin)
+    Run::diff(&f, &twin)
         .args(["--encoding", "windows-1252"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("UTF-16LE byte-order mark"));
+        .fails_with("UTF-16LE byte-order mark");
 }
 
 /// A two-column (k, n) CSV and its Parquet twin, in `dir`.
@@ -1367,106 +1089,68 @@ fn fifo_with(path: &Path, data: Vec<u8>) -> std::thread::JoinHandle<()> {
 fn stdin_is_spooled_and_its_evidence_read_back() {
     let tmp = TempDir::new().unwrap();
     let (csv, pq) = kv_pair(tmp.path());
-    recon()
-        .args(["diff", "-"])
-        .arg(&pq)
+    Run::diff("-", &pq)
         .args(["--source-format", "csv"])
-        .write_stdin(csv.clone())
-        .assert()
-        .code(0);
+        .stdin(csv.clone())
+        .exits(0);
     // A changed row: the evidence is fetched back from the spooled copy
     // by byte offset, typed like the Parquet side.
     let out = tmp.path().join("out");
-    recon()
-        .args(["diff", "-"])
-        .arg(&pq)
-        .args(["--source-format", "csv", "-o"])
-        .arg(&out)
-        .write_stdin(csv.replace("a,1", "a,7"))
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("k=\"a\"  n=7"));
+    let run = Run::diff("-", &pq)
+        .args(["--source-format", "csv"])
+        .output_dir(&out)
+        .stdin(csv.replace("a,1", "a,7"))
+        .exits(1);
+    run.stdout_has("k=\"a\"  n=7");
     let rows = read_parquet(&out.join("source_only.parquet"));
     assert_eq!(rows[0].num_rows(), 1);
     let n = rows[0].column_by_name("n").unwrap();
     assert_eq!(n.data_type(), &DataType::Int64);
     // The report names the input as given.
-    let report: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
-    assert_eq!(report["inputs"]["source"]["path"], "-");
+    assert_eq!(run.report()["inputs"]["source"]["path"], "-");
     // Either side may be `-`; gzip and zstd streams are told by their bytes.
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(csv.as_bytes()).unwrap();
-    recon()
-        .arg("diff")
-        .arg(&pq)
-        .args(["-", "--target-format", "csv"])
-        .write_stdin(gz.finish().unwrap())
-        .assert()
-        .code(0);
-    recon()
-        .args(["diff", "-"])
-        .arg(&pq)
+    Run::diff(&pq, "-")
+        .args(["--target-format", "csv"])
+        .stdin(gz.finish().unwrap())
+        .exits(0);
+    Run::diff("-", &pq)
         .args(["--source-format", "csv"])
-        .write_stdin(zstd::encode_all(csv.as_bytes(), 1).unwrap())
-        .assert()
-        .code(0);
+        .stdin(zstd::encode_all(csv.as_bytes(), 1).unwrap())
+        .exits(0);
     // Parquet needs seeking, so it is spooled too; its magic bytes name it.
-    recon()
-        .args(["diff", "-"])
-        .arg(&pq)
-        .write_stdin(fs::read(&pq).unwrap())
-        .assert()
-        .code(0);
+    Run::diff("-", &pq).stdin(fs::read(&pq).unwrap()).exits(0);
 }
 
 #[test]
 fn stdin_without_a_format_or_twice_is_a_one_line_error() {
     let tmp = TempDir::new().unwrap();
     let (csv, pq) = kv_pair(tmp.path());
-    let one_line = || predicate::function(|e: &str| e.lines().count() == 1);
-    recon()
-        .args(["diff", "-"])
-        .arg(&pq)
-        .write_stdin(csv.clone())
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "-: stdin has no file name to tell its format: pass --source-format csv",
-        ))
-        .stderr(one_line());
-    recon()
-        .args(["diff", "-", "-", "--source-format", "csv"])
-        .write_stdin(csv.clone())
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("both '-'"))
-        .stderr(one_line());
+    Run::diff("-", &pq)
+        .stdin(csv.clone())
+        .fails_with("-: stdin has no file name to tell its format: pass --source-format csv")
+        .one_line_error();
+    Run::diff("-", "-")
+        .args(["--source-format", "csv"])
+        .stdin(csv.clone())
+        .fails_with("both '-'")
+        .one_line_error();
     // Compressed Parquet is not read (nothing compresses Parquet files whole).
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&fs::read(&pq).unwrap()).unwrap();
-    recon()
-        .args(["diff", "-"])
-        .arg(&pq)
+    Run::diff("-", &pq)
         .args(["--source-format", "parquet"])
-        .write_stdin(gz.finish().unwrap())
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("-: is a gzip stream of parquet"))
-        .stderr(one_line());
+        .stdin(gz.finish().unwrap())
+        .fails_with("-: is a gzip stream of parquet")
+        .one_line_error();
     // The spool goes to --temp-dir.
-    recon()
-        .args(["diff", "-"])
-        .arg(&pq)
+    Run::diff("-", &pq)
         .args(["--source-format", "csv", "--temp-dir"])
         .arg(tmp.path().join("nowhere"))
-        .write_stdin(csv)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "nowhere: temp directory does not exist",
-        ))
-        .stderr(one_line());
+        .stdin(csv)
+        .fails_with("nowhere: temp directory does not exist")
+        .one_line_error();
 }
 
 #[test]
@@ -1476,110 +1160,54 @@ fn a_fifo_is_spooled_and_read_like_its_file() {
     // A FIFO without an extension (what <(zcat x.csv.gz) gives) needs the format.
     let fifo = tmp.path().join("extract");
     let writer = fifo_with(&fifo, csv.replace("b,2\n", "b,3\n").into_bytes());
-    recon()
-        .arg("diff")
-        .arg(&fifo)
-        .arg(&pq)
+    Run::diff(&fifo, &pq)
         .args(["--source-format", "csv"])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("k=\"b\"  n=3"));
+        .exits(1)
+        .stdout_has("k=\"b\"  n=3");
     writer.join().unwrap();
     // A FIFO's own extension names its format, .tbl dialect included.
     let tbl = tmp.path().join("extract.tbl");
     let writer = fifo_with(&tbl, b"a|1|\nb|2|\nb|2|\n".to_vec());
-    recon()
-        .arg("diff")
-        .arg(&tbl)
-        .arg(&pq)
-        .arg("--by-position")
-        .assert()
-        .code(0);
+    Run::diff(&tbl, &pq).arg("--by-position").exits(0);
     writer.join().unwrap();
     // Without a format or a telling name: one line saying which flag to pass.
     let bare = tmp.path().join("bare");
     let writer = fifo_with(&bare, csv.into_bytes());
-    recon()
-        .arg("diff")
-        .arg(&pq)
-        .arg(&bare)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "is a pipe whose name tells no format: pass --target-format csv",
-        ));
+    Run::diff(&pq, &bare)
+        .fails_with("is a pipe whose name tells no format: pass --target-format csv");
     writer.join().unwrap();
-}
-
-/// The first line of stderr, checked to be the only one.
-fn one_line(stderr: &[u8]) -> String {
-    let e = String::from_utf8_lossy(stderr).to_string();
-    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
-    e
 }
 
 #[test]
 fn csv_preamble_title_lines_are_detected() {
     let fx = |n: &str| common::fixture(&format!("csv_preamble/{n}"));
     let (banner, orders) = (fx("orders_banner.csv"), fx("orders.csv"));
-    recon()
-        .arg("diff")
+    Run::diff(&banner, &orders).exits(0);
+    Run::diff(&orders, &banner).exits(0);
+    recon(["schema"])
         .arg(&banner)
         .arg(&orders)
-        .assert()
-        .code(0);
-    recon()
-        .arg("diff")
-        .arg(&orders)
-        .arg(&banner)
-        .assert()
-        .code(0);
-    recon()
-        .arg("schema")
-        .arg(&banner)
-        .arg(&orders)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains(
+        .exits(0)
+        .stdout_has(
             "source (csv): delimiter ',' (sniffed), quote '\"' (sniffed), header (sniffed), skipped 4 preamble lines (sniffed)\n",
-        ))
-        .stdout(predicate::str::contains("target (csv): delimiter ',' (sniffed), quote '\"' (sniffed), header (sniffed)\n"));
+        )
+        .stdout_has(
+            "target (csv): delimiter ',' (sniffed), quote '\"' (sniffed), header (sniffed)\n",
+        );
     // DuckDB's files with notes before the header, against what they hold.
     let tmp = TempDir::new().unwrap();
     let twin = tmp.path().join("twin.csv");
     fs::write(&twin, "number,text,date\n345.0,TEST3,2000-12-13\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(fx("duckdb_skip_row.csv"))
-        .arg(&twin)
-        .assert()
-        .code(0);
+    Run::diff(fx("duckdb_skip_row.csv"), &twin).exits(0);
     fs::write(&twin, "number,text,date\n345.0,TEST4,2000-12-13\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(fx("duckdb_multiple_skip_row.csv"))
-        .arg(&twin)
-        .assert()
-        .code(0);
+    Run::diff(fx("duckdb_multiple_skip_row.csv"), &twin).exits(0);
     // Detection is per side: a Parquet twin, and --skip-rows 0 turns it off.
     let out = tmp.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&banner)
-        .arg(&orders)
+    Run::diff(&banner, &orders)
         .args(["--skip-rows", "0"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("share no column names"));
-    recon()
-        .arg("diff")
-        .arg(&banner)
-        .arg(&orders)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .code(0);
-    let r = report(&out);
+        .fails_with("share no column names");
+    let run = Run::diff(&banner, &orders).output_dir(&out).exits(0);
+    let r = run.report();
     assert!(
         r["inputs"]["source"]["dialect"]
             .as_str()
@@ -1595,47 +1223,27 @@ fn skip_rows_skips_a_banner() {
     let fx = |n: &str| common::fixture(&format!("csv_preamble/{n}"));
     let (titled, plain) = (fx("customers_title.csv"), fx("customers.csv"));
     // Only the titled side has the banner: one side's option.
-    recon()
-        .arg("diff")
-        .arg(&titled)
-        .arg(&plain)
+    Run::diff(&titled, &plain)
         .args(["--source-skip-rows", "1"])
-        .assert()
-        .code(0);
-    recon()
-        .arg("diff")
-        .arg(&plain)
-        .arg(&titled)
+        .exits(0);
+    Run::diff(&plain, &titled)
         .args(["--skip-rows", "1", "--source-skip-rows", "0"])
-        .assert()
-        .code(0);
+        .exits(0);
     // Both sides with a banner: the option for both; the schema screen says so.
-    recon()
-        .arg("diff")
-        .arg(&titled)
-        .arg(&titled)
+    Run::diff(&titled, &titled)
         .args(["--skip-rows", "1"])
-        .assert()
-        .code(0);
-    recon()
-        .arg("schema")
+        .exits(0);
+    recon(["schema"])
         .arg(&titled)
         .arg(&plain)
         .args(["--source-skip-rows", "1"])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains(
-            "header (sniffed), skipped 1 line\n",
-        ));
+        .exits(0)
+        .stdout_has("header (sniffed), skipped 1 line\n");
     // Skipping past the end is an error naming the option, not an empty table.
-    let a = recon()
-        .arg("diff")
-        .arg(&titled)
-        .arg(&plain)
+    let a = Run::diff(&titled, &plain)
         .args(["--source-skip-rows", "9"])
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+        .exits(2);
+    let e = a.one_line_error();
     assert!(
         e.contains("customers_title.csv: nothing follows the 9 lines skipped at the top (--skip-rows 9): no header line"),
         "{e}"
@@ -1646,32 +1254,20 @@ fn skip_rows_skips_a_banner() {
     let (a, b) = (tmp.path().join("a.tsv"), tmp.path().join("b.tsv"));
     fs::write(&a, "Export\t2024\n\n1\tx\n2\ty\n").unwrap();
     fs::write(&b, "2\ty\n1\tx\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&a)
-        .arg(&b)
+    Run::diff(&a, &b)
         .args(["--source-skip-rows", "2", "--no-header"])
-        .assert()
-        .code(0);
+        .exits(0);
     fs::write(&b, "2\ty\n1\tz\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&a)
-        .arg(&b)
+    Run::diff(&a, &b)
         .args(["--source-skip-rows", "2", "--no-header"])
-        .assert()
-        .code(1);
+        .exits(1);
     // Line numbers in messages count the skipped lines.
     let bad = tmp.path().join("bad.csv");
     fs::write(&bad, "Title\nname,city\nAnn,Paris\nBob\n").unwrap();
-    let a = recon()
-        .arg("diff")
-        .arg(&bad)
-        .arg(&plain)
+    let a = Run::diff(&bad, &plain)
         .args(["--source-skip-rows", "1"])
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+        .exits(2);
+    let e = a.one_line_error();
     assert!(
         e.contains("bad.csv: line 4: expected 2 fields, found 1"),
         "{e}"
@@ -1692,54 +1288,34 @@ fn skip_rows_and_comment_are_refused_where_no_side_is_csv() {
             "--comment applies to CSV/TSV files only",
         ),
     ] {
-        let a = recon()
-            .arg("diff")
-            .arg(&pq)
-            .arg(&pq)
-            .args(flags)
-            .assert()
-            .code(2);
-        let e = one_line(&a.get_output().stderr);
+        let a = Run::diff(&pq, &pq).args(flags).exits(2);
+        let e = a.one_line_error();
         assert!(
             e.contains(msg) && e.contains("source.parquet is parquet"),
             "{e}"
         );
     }
     // One side's option on a Parquet side is refused even when the other is CSV.
-    let a = recon()
-        .arg("diff")
-        .arg(&pq)
-        .arg(&csv)
+    let a = Run::diff(&pq, &csv)
         .args(["--source-skip-rows", "2"])
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+        .exits(2);
+    let e = a.one_line_error();
     assert!(
         e.contains("--source-skip-rows applies to CSV/TSV files only"),
         "{e}"
     );
     // An option for both sides applies to the CSV one.
-    let a = recon()
-        .arg("diff")
-        .arg(&pq)
-        .arg(&csv)
+    let a = Run::diff(&pq, &csv)
         .args(["--skip-rows", "0", "--comment", "#"])
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+        .exits(2);
+    let e = a.one_line_error();
     assert!(!e.contains("CSV/TSV files only"), "{e}");
     // NDJSON is no CSV.
     let tmp = TempDir::new().unwrap();
     let j = tmp.path().join("a.jsonl");
     fs::write(&j, "{\"k\":1}\n").unwrap();
-    let a = recon()
-        .arg("diff")
-        .arg(&j)
-        .arg(&j)
-        .args(["--comment", "#"])
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+    let a = Run::diff(&j, &j).args(["--comment", "#"]).exits(2);
+    let e = a.one_line_error();
     assert!(e.contains("a.jsonl is ndjson"), "{e}");
 }
 
@@ -1749,29 +1325,18 @@ fn comment_lines_are_ignored_everywhere() {
     let (commented, orders) = (fx("orders_comments.csv"), fx("orders.csv"));
     // A comment line inside a quoted field ("two\n#lines") stays data: the
     // twin holds the same value.
-    recon()
-        .arg("diff")
+    Run::diff(&commented, &orders)
+        .args(["--comment", "#"])
+        .exits(0);
+    recon(["schema"])
         .arg(&commented)
         .arg(&orders)
         .args(["--comment", "#"])
-        .assert()
-        .code(0);
-    recon()
-        .arg("schema")
-        .arg(&commented)
-        .arg(&orders)
-        .args(["--comment", "#"])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("header (sniffed), comment '#'\n"));
+        .exits(0)
+        .stdout_has("header (sniffed), comment '#'\n");
     // Without it, the error names it.
-    let a = recon()
-        .arg("diff")
-        .arg(&commented)
-        .arg(&orders)
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+    let a = Run::diff(&commented, &orders).exits(2);
+    let e = a.one_line_error();
     assert!(
         e.contains("orders_comments.csv") && e.contains("pass --comment '#'"),
         "{e}"
@@ -1780,56 +1345,32 @@ fn comment_lines_are_ignored_everywhere() {
     let tmp = TempDir::new().unwrap();
     let twin = tmp.path().join("twin.csv");
     fs::write(&twin, "a;b\n6;7\n1;3\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(fx("duckdb_comments.csv"))
-        .arg(&twin)
+    Run::diff(fx("duckdb_comments.csv"), &twin)
         .args(["--comment", "#"])
-        .assert()
-        .code(0);
-    let a = recon()
-        .arg("diff")
-        .arg(fx("duckdb_comments.csv"))
-        .arg(&twin)
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+        .exits(0);
+    let a = Run::diff(fx("duckdb_comments.csv"), &twin).exits(2);
+    let e = a.one_line_error();
     assert!(e.contains("pass --comment '#'"), "{e}");
     // Gzip goes through the same reader.
     let gz = tmp.path().join("c.csv.gz");
     gzip(&gz, &fs::read_to_string(&commented).unwrap());
-    recon()
-        .arg("diff")
-        .arg(&gz)
-        .arg(&orders)
-        .args(["--comment", "#"])
-        .assert()
-        .code(0);
+    Run::diff(&gz, &orders).args(["--comment", "#"]).exits(0);
 }
 
 #[test]
 fn unclear_preamble_names_skip_rows_in_the_error() {
     let fx = |n: &str| common::fixture(&format!("csv_preamble/{n}"));
-    let a = recon()
-        .arg("diff")
-        .arg(fx("customers_title.csv"))
-        .arg(fx("customers.csv"))
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+    let a = Run::diff(fx("customers_title.csv"), fx("customers.csv")).exits(2);
+    let e = a.one_line_error();
     assert!(
         e.contains("customers_title.csv: the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1; these tables share no column names"),
         "{e}"
     );
     // Pairing by position cannot tell a title from a header either.
-    let a = recon()
-        .arg("diff")
-        .arg(fx("customers_title.csv"))
-        .arg(fx("customers.csv"))
+    let a = Run::diff(fx("customers_title.csv"), fx("customers.csv"))
         .arg("--by-position")
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+        .exits(2);
+    let e = a.one_line_error();
     assert!(
         e.contains("pass --header or --no-header; or the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1"),
         "{e}"
@@ -1842,27 +1383,18 @@ fn unclear_preamble_names_skip_rows_in_the_error() {
         "Customers, all regions\nname,city,country\nAnn,Paris,FR\nBob,Rome,IT\n",
     )
     .unwrap();
-    let a = recon()
-        .arg("diff")
-        .arg(&t)
-        .arg(fx("customers.csv"))
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+    let a = Run::diff(&t, fx("customers.csv")).exits(2);
+    let e = a.one_line_error();
     assert!(
         e.contains("t.csv: the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1; these tables share no column names (source: 'Customers', ' all regions';"),
         "{e}"
     );
     // Where the columns pair anyway, the field count error about the first
     // lines says the same.
-    let a = recon()
-        .arg("diff")
-        .arg(&t)
-        .arg(fx("customers.csv"))
+    let a = Run::diff(&t, fx("customers.csv"))
         .args(["--no-header", "--by-position"])
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+        .exits(2);
+    let e = a.one_line_error();
     assert!(
         e.contains(
             "t.csv: line 2: expected 2 fields, found 3; the first line looks like a preamble"
@@ -1871,13 +1403,8 @@ fn unclear_preamble_names_skip_rows_in_the_error() {
     );
     // Further down, a short row is only a short row.
     fs::write(&t, "name,city\nAnn,Paris\nBob,Rome\nCid\n").unwrap();
-    let a = recon()
-        .arg("diff")
-        .arg(&t)
-        .arg(fx("customers.csv"))
-        .assert()
-        .code(2);
-    let e = one_line(&a.get_output().stderr);
+    let a = Run::diff(&t, fx("customers.csv")).exits(2);
+    let e = a.one_line_error();
     assert!(
         e.contains("t.csv: line 4: expected 2 fields, found 1") && !e.contains("preamble"),
         "{e}"
@@ -1906,15 +1433,8 @@ fn evidence_rows_of_a_file_with_a_preamble_are_the_changed_rows() {
         .enumerate()
     {
         let out = tmp.path().join(format!("out{i}"));
-        recon()
-            .arg("diff")
-            .arg(src)
-            .arg(&orders)
-            .arg("-o")
-            .arg(&out)
-            .assert()
-            .code(1);
-        let r = report(&out);
+        let run = Run::diff(src, &orders).output_dir(&out).exits(1);
+        let r = run.report();
         assert_eq!(r["source_only_rows"], 1);
         assert_eq!(r["target_only_rows"], 1);
         for (file, amount) in [
@@ -1984,25 +1504,17 @@ fn comment_lines_in_later_chunks_are_skipped() {
     fs::write(&commented, &c).unwrap();
     fs::write(&plain, &p).unwrap();
     for threads in ["1", "2"] {
-        recon()
-            .arg("diff")
-            .arg(&commented)
-            .arg(&plain)
+        Run::diff(&commented, &plain)
             .args(["--comment", "#", "-j", threads])
-            .assert()
-            .code(0);
+            .exits(0);
     }
     // One changed row deep in the file comes back as itself.
     fs::write(&plain, p.replace("\n25555,name 25555,", "\n25555,name X,")).unwrap();
     let out = tmp.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&commented)
-        .arg(&plain)
-        .args(["--comment", "#", "-o"])
-        .arg(&out)
-        .assert()
-        .code(1);
+    Run::diff(&commented, &plain)
+        .args(["--comment", "#"])
+        .output_dir(&out)
+        .exits(1);
     let ev = read_parquet(&out.join("source_only.parquet"));
     let b = &ev[0];
     let name = b.column_by_name("name").unwrap();
@@ -2058,14 +1570,12 @@ fn directory_of_decimal_precisions_reads_as_the_wider_type() {
         &RecordBatch::try_from_iter([("v", all)]).unwrap(),
         100,
     );
-    common::diff(&dir, &want, &[]).code(0);
-    recon()
-        .arg("schema")
+    Run::diff(&dir, &want).exits(0);
+    recon(["schema"])
         .arg(&dir)
         .arg(&want)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("Decimal128(19, 2)"));
+        .exits(0)
+        .stdout_has("Decimal128(19, 2)");
     // A changed value in a narrower file is found, and its evidence is
     // fetched through the same conversion.
     let changed = tmp.path().join("changed.parquet");
@@ -2076,7 +1586,7 @@ fn directory_of_decimal_precisions_reads_as_the_wider_type() {
         100,
     );
     let out = tmp.path().join("out");
-    common::diff(&dir, &changed, &["-o", out.to_str().unwrap()]).code(1);
+    Run::diff(&dir, &changed).output_dir(&out).exits(1);
     let rows = read_parquet(&out.join("source_only.parquet"));
     let v = rows[0]
         .column_by_name("v")
@@ -2117,7 +1627,7 @@ fn directory_of_layouts_and_widths_reads_as_one_type() {
                 ),
             ],
         );
-        common::diff(&dir, &want, &[]).code(0);
+        Run::diff(&dir, &want).exits(0);
     }
     // u32, i32 and i64 files: every value fits i64.
     let dir = tmp.path().join("ints");
@@ -2136,7 +1646,7 @@ fn directory_of_layouts_and_widths_reads_as_one_type() {
         &RecordBatch::try_from_iter([("v", all)]).unwrap(),
         10,
     );
-    common::diff(&dir, &want, &[]).code(0);
+    Run::diff(&dir, &want).exits(0);
     // float32 into float64: exact.
     let dir = tmp.path().join("floats");
     typed_files(
@@ -2153,7 +1663,7 @@ fn directory_of_layouts_and_widths_reads_as_one_type() {
         &RecordBatch::try_from_iter([("v", all)]).unwrap(),
         10,
     );
-    common::diff(&dir, &want, &[]).code(0);
+    Run::diff(&dir, &want).exits(0);
 }
 
 #[test]
@@ -2186,15 +1696,12 @@ fn lossy_type_difference_is_refused_naming_both_files() {
             &dir,
             &[("a.parquet", first.clone()), ("b.parquet", second.clone())],
         );
-        common::diff(&dir, &want, &[])
-            .code(2)
-            .stderr(predicate::str::contains("a.parquet"))
-            .stderr(predicate::str::contains("b.parquet"))
-            .stderr(predicate::str::contains(first.data_type().to_string()))
-            .stderr(predicate::str::contains(second.data_type().to_string()))
-            .stderr(predicate::function(|s: &str| {
-                s.trim_end().lines().count() == 1
-            }));
+        Run::diff(&dir, &want)
+            .fails_with("a.parquet")
+            .stderr_has("b.parquet")
+            .stderr_has(first.data_type().to_string())
+            .stderr_has(second.data_type().to_string())
+            .one_line_error();
     }
 }
 
@@ -2207,24 +1714,16 @@ fn skip_rows_and_comment_from_a_rules_file() {
     let tmp = TempDir::new().unwrap();
     let rules = tmp.path().join("legacy.toml");
     fs::write(&rules, "source_skip_rows = 1\ncomment = \"#\"\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&titled)
-        .arg(&plain)
+    Run::diff(&titled, &plain)
         .arg("--rules")
         .arg(&rules)
-        .assert()
-        .code(0);
+        .exits(0);
     // The flag wins: skipping nothing leaves the title as the header.
-    recon()
-        .arg("diff")
-        .arg(&titled)
-        .arg(&plain)
+    Run::diff(&titled, &plain)
         .arg("--rules")
         .arg(&rules)
         .args(["--source-skip-rows", "0"])
-        .assert()
-        .code(2);
+        .exits(2);
     // A batch pair's rules file.
     let batch = tmp.path().join("b.toml");
     fs::write(
@@ -2236,10 +1735,8 @@ fn skip_rows_and_comment_from_a_rules_file() {
         ),
     )
     .unwrap();
-    recon()
-        .arg("batch")
+    recon(["batch"])
         .arg(&batch)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("titled  pass"));
+        .exits(0)
+        .stdout_has("titled  pass");
 }

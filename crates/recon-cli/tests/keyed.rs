@@ -9,35 +9,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
-use assert_cmd::Command;
 use common::*;
-use predicates::prelude::*;
 use proptest::prelude::*;
 use recon::config::{AlignOptions, RunSettings};
 use recon::{diff, DiffOptions, Passes};
 use serde_json::Value;
 
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
-
 fn keyed_json(source: &Path, target: &Path, extra: &[&str]) -> (i32, Value) {
-    let out = recon()
-        .arg("diff")
-        .arg(source)
-        .arg(target)
-        .arg("--json")
-        .args(extra)
-        .output()
-        .unwrap();
-    let code = out.status.code().unwrap();
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON ({e}); exit {code}; stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (code, report)
+    let run = Run::diff(source, target).json().args(extra).run();
+    (run.code, run.report().clone())
 }
 
 fn orders() -> (std::path::PathBuf, std::path::PathBuf) {
@@ -134,22 +114,16 @@ fn a_difference_equal_to_the_tolerance_matches_and_is_counted() {
 #[test]
 fn the_text_summary_shows_categories_columns_and_changed_values_side_by_side() {
     let (s, t) = orders();
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
+    Run::diff(&s, &t)
         .args(["--key", "order_id,line_no"])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("value_mismatch          3"))
-        .stdout(predicate::str::contains("missing_in_target       1"))
-        .stdout(predicate::str::contains("duplicate_keys          2"))
-        .stdout(predicate::str::contains("order_id=2 line_no=1"))
-        .stdout(predicate::str::contains("amount  30.00 -> 31.000"))
-        .stdout(predicate::str::contains("status  \"PAID\" -> \"SHIPPED\""))
-        .stdout(predicate::str::contains(
-            "source x2   target x3   order_id=6 line_no=1",
-        ));
+        .exits(1)
+        .stdout_has("value_mismatch          3")
+        .stdout_has("missing_in_target       1")
+        .stdout_has("duplicate_keys          2")
+        .stdout_has("order_id=2 line_no=1")
+        .stdout_has("amount  30.00 -> 31.000")
+        .stdout_has("status  \"PAID\" -> \"SHIPPED\"")
+        .stdout_has("source x2   target x3   order_id=6 line_no=1");
 }
 
 #[test]
@@ -157,14 +131,10 @@ fn output_files_hold_changed_keys_side_by_side_and_complete_rows() {
     let (s, t) = orders();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
-        .args(["--key", "order_id,line_no", "-q", "--output"])
-        .arg(&out)
-        .assert()
-        .code(1);
+    let run = Run::diff(&s, &t)
+        .args(["--key", "order_id,line_no", "-q"])
+        .output_dir(&out)
+        .exits(1);
     let changed = read_parquet(&out.join("changed.parquet"));
     let batch = arrow::compute::concat_batches(&changed[0].schema(), &changed).unwrap();
     let names: Vec<String> = batch
@@ -203,26 +173,13 @@ fn output_files_hold_changed_keys_side_by_side_and_complete_rows() {
         1
     );
     assert_eq!(parquet_rows(&out.join("null_keys_target_only.parquet")), 1);
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
-    assert_eq!(report["keyed"]["outputs"]["changed_written"], 3);
+    assert_eq!(run.report()["keyed"]["outputs"]["changed_written"], 3);
     // --diff-columns all fills every value column.
     let all = dir.path().join("all");
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
-        .args([
-            "--key",
-            "order_id,line_no",
-            "-q",
-            "--diff-columns",
-            "all",
-            "--output",
-        ])
-        .arg(&all)
-        .assert()
-        .code(1);
+    Run::diff(&s, &t)
+        .args(["--key", "order_id,line_no", "-q", "--diff-columns", "all"])
+        .output_dir(&all)
+        .exits(1);
     let changed = read_parquet(&all.join("changed.parquet"));
     assert_eq!(changed[0].column(5).null_count(), 0);
 }
@@ -245,15 +202,10 @@ fn bad_keys_and_tolerances_are_one_line_errors() {
             "invalid tolerance",
         ),
     ] {
-        recon()
-            .arg("diff")
-            .arg(&s)
-            .arg(&t)
+        Run::diff(&s, &t)
             .args(&args)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(msg))
-            .stderr(predicate::function(|e: &str| e.lines().count() == 1));
+            .fails_with(msg)
+            .one_line_error();
     }
 }
 
@@ -551,15 +503,12 @@ fn naive_sanity() {
 #[test]
 fn keyless_pairing_shows_rows_that_differ_in_one_or_two_columns() {
     // The README demo: one row changed amount 200 -> 201.
-    recon()
-        .arg("diff")
-        .arg(fixture("demo/source.parquet"))
-        .arg(fixture("demo/target.parquet"))
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains(
-            "region=\"south\": amount 200 -> 201",
-        ));
+    Run::diff(
+        fixture("demo/source.parquet"),
+        fixture("demo/target.parquet"),
+    )
+    .exits(1)
+    .stdout_has("region=\"south\": amount 200 -> 201");
     let dir = tempfile::tempdir().unwrap();
     let (s, t) = (dir.path().join("s.parquet"), dir.path().join("t.parquet"));
     write_parquet(

@@ -8,14 +8,8 @@ mod common;
 
 use std::sync::Arc;
 
-use assert_cmd::Command;
-use common::{fixture, read_parquet};
-use predicates::prelude::*;
+use common::{fixture, read_parquet, recon, Run};
 use tempfile::TempDir;
-
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
 
 fn delta(table: &str, version: Option<u64>) -> String {
     let path = fixture(&format!("delta/{table}")).display().to_string();
@@ -34,68 +28,51 @@ fn expected(name: &str) -> String {
 #[test]
 fn every_version_holds_exactly_the_rows_its_writer_says() {
     for v in 0..4 {
-        common::diff(
-            delta("orders", Some(v)),
-            expected(&format!("orders_v{v}")),
-            &[],
-        )
-        .code(0);
+        Run::diff(delta("orders", Some(v)), expected(&format!("orders_v{v}"))).exits(0);
     }
     // Versions differ from each other, so each comparison above could fail.
-    common::diff(delta("orders", Some(1)), expected("orders_v2"), &[])
-        .code(1)
-        .stdout(predicate::str::contains("source_only_row_count   1"));
+    Run::diff(delta("orders", Some(1)), expected("orders_v2"))
+        .exits(1)
+        .stdout_has("source_only_row_count   1");
 }
 
 #[test]
 fn the_table_folder_reads_the_latest_version_not_every_file() {
     let dir = fixture("delta/orders");
-    common::diff(&dir, expected("orders_v3"), &[]).code(0);
+    Run::diff(&dir, expected("orders_v3")).exits(0);
     // Every Parquet file in the folder, dead ones included, is the trap:
     // read as a glob it holds rows of older versions.
     let glob = format!("{}/**/*.parquet", dir.display());
-    common::diff(&glob, expected("orders_v3"), &["--ignore-extra-columns"]).code(1);
+    Run::diff(&glob, expected("orders_v3"))
+        .arg("--ignore-extra-columns")
+        .exits(1);
     // A partition folder inside the table is refused, naming the way to read it.
-    common::diff(
-        dir.join("business_date=2024-01-01"),
-        expected("orders_v3"),
-        &[],
-    )
-    .code(2)
-    .stderr(predicate::str::contains("delta:"));
+    Run::diff(dir.join("business_date=2024-01-01"), expected("orders_v3")).fails_with("delta:");
 }
 
 #[test]
 fn deletion_vectors_remove_their_rows() {
-    common::diff(
-        delta("table-with-dv-small", None),
-        expected("dv_small_v1"),
-        &[],
-    )
-    .code(0);
-    common::diff(
+    Run::diff(delta("table-with-dv-small", None), expected("dv_small_v1")).exits(0);
+    Run::diff(
         delta("table-with-dv-small", Some(0)),
         expected("dv_small_v0"),
-        &[],
     )
-    .code(0);
+    .exits(0);
     // The data file alone still holds the deleted rows.
     let file = fixture(
         "delta/table-with-dv-small/part-00000-fae5310a-a37d-4e51-827b-c3d5516560ca-c000.snappy.parquet",
     );
-    common::diff(&file, expected("dv_small_v1"), &[])
-        .code(1)
-        .stdout(predicate::str::contains("source_only_row_count   2"));
+    Run::diff(&file, expected("dv_small_v1"))
+        .exits(1)
+        .stdout_has("source_only_row_count   2");
     // Evidence of a version with deletes comes back from the live file.
     let out = TempDir::new().unwrap();
-    recon()
-        .arg("diff")
-        .arg(delta("table-with-dv-small", Some(0)))
-        .arg(delta("table-with-dv-small", Some(1)))
-        .arg("-o")
-        .arg(out.path())
-        .assert()
-        .code(1);
+    Run::diff(
+        delta("table-with-dv-small", Some(0)),
+        delta("table-with-dv-small", Some(1)),
+    )
+    .output_dir(out.path())
+    .exits(1);
     let rows = read_parquet(&out.path().join("source_only.parquet"));
     let values: Vec<i32> = rows
         .iter()
@@ -117,48 +94,34 @@ fn deletion_vectors_remove_their_rows() {
 fn the_report_and_schema_screen_name_the_format_and_version() {
     let tmp = TempDir::new().unwrap();
     let report = tmp.path().join("r.json");
-    recon()
-        .arg("diff")
-        .arg(delta("orders", Some(2)))
-        .arg(expected("orders_v2"))
-        .arg("--report")
-        .arg(&report)
+    let run = Run::diff(delta("orders", Some(2)), expected("orders_v2"))
+        .report_file(&report)
         .arg("-q")
-        .assert()
-        .code(0);
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        .exits(0);
+    let r = run.report();
     assert_eq!(r["inputs"]["source"]["format"], "delta");
     let snap = r["inputs"]["source"]["snapshot"].as_str().unwrap();
     assert!(snap.starts_with("delta version 2: "), "{snap}");
-    recon()
-        .arg("schema")
+    recon(["schema"])
         .arg(delta("orders", Some(2)))
         .arg(expected("orders_v2"))
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("source: delta version 2"));
+        .exits(0)
+        .stdout_has("source: delta version 2");
 }
 
 #[test]
 fn bad_delta_sources_are_one_line_errors() {
-    common::diff(delta("orders", Some(99)), expected("orders_v3"), &[])
-        .code(2)
-        .stderr(predicate::str::contains("orders"));
-    common::diff(
+    Run::diff(delta("orders", Some(99)), expected("orders_v3")).fails_with("orders");
+    Run::diff(
         format!("delta:{}@latest", fixture("delta/orders").display()),
         expected("orders_v3"),
-        &[],
     )
-    .code(2)
-    .stderr(predicate::str::contains("nor an RFC 3339 timestamp"));
-    common::diff(
+    .fails_with("nor an RFC 3339 timestamp");
+    Run::diff(
         format!("delta:{}", fixture("lake/orders").display()),
         expected("orders_v3"),
-        &[],
     )
-    .code(2)
-    .stderr(predicate::str::contains("no _delta_log"));
+    .fails_with("no _delta_log");
 }
 
 #[test]
@@ -167,22 +130,19 @@ fn column_mapping_with_partitions_and_deletion_vectors() {
     // physical column names (`col-…`, also in the partition folders), 15
     // versions, deletion vectors; `expected/` holds its rows.
     let root = fixture("delta/dv-with-columnmapping");
-    common::diff(
+    Run::diff(
         format!("delta:{}", root.join("delta").display()),
         root.join("expected"),
-        &[],
     )
-    .code(0)
-    .stdout(predicate::str::contains("source_row_count        35"));
-    recon()
-        .arg("schema")
+    .exits(0)
+    .stdout_has("source_row_count        35");
+    recon(["schema"])
         .arg(format!("delta:{}", root.join("delta").display()))
         .arg(root.join("expected"))
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("delta version 15"))
-        .stdout(predicate::str::contains("with deleted rows"))
-        .stdout(predicate::str::contains("col-").not());
+        .exits(0)
+        .stdout_has("delta version 15")
+        .stdout_has("with deleted rows")
+        .stdout_lacks("col-");
 }
 
 #[test]
@@ -190,21 +150,20 @@ fn files_written_before_a_column_was_added_read_it_as_null() {
     // orders_evolved v1 appended with a new column (delta-rs schema_mode
     // "merge"); v0's file does not hold it.
     for v in 0..2 {
-        common::diff(
+        Run::diff(
             delta("orders_evolved", Some(v)),
             expected(&format!("orders_evolved_v{v}")),
-            &[],
         )
-        .code(0);
+        .exits(0);
     }
     // The NULLs are real values: the old rows do not match a channel.
-    common::diff(
+    Run::diff(
         delta("orders_evolved", Some(1)),
         expected("orders_evolved_v0"),
-        &["--ignore-extra-columns"],
     )
-    .code(1)
-    .stdout(predicate::str::contains("source_only_row_count   2"));
+    .arg("--ignore-extra-columns")
+    .exits(1)
+    .stdout_has("source_only_row_count   2");
 }
 
 #[test]
@@ -226,37 +185,26 @@ fn a_timestamp_pins_the_latest_version_committed_by_then() {
             .unwrap();
     }
     let source = |at: &str| format!("delta:{}@{at}", table.display());
-    common::diff(source("2024-01-02T12:00:00Z"), expected("orders_v1"), &[]).code(0);
-    common::diff(source("2024-01-03T00:00:00Z"), expected("orders_v2"), &[]).code(0);
+    Run::diff(source("2024-01-02T12:00:00Z"), expected("orders_v1")).exits(0);
+    Run::diff(source("2024-01-03T00:00:00Z"), expected("orders_v2")).exits(0);
     // The same instant in another zone.
-    common::diff(
-        source("2024-01-03T01:00:00+01:00"),
-        expected("orders_v2"),
-        &[],
-    )
-    .code(0);
-    common::diff(source("2030-01-01T00:00:00Z"), expected("orders_v3"), &[]).code(0);
+    Run::diff(source("2024-01-03T01:00:00+01:00"), expected("orders_v2")).exits(0);
+    Run::diff(source("2030-01-01T00:00:00Z"), expected("orders_v3")).exits(0);
     let tmp_report = tmp.path().join("r.json");
-    common::diff(
-        source("2024-01-02T12:00:00Z"),
-        expected("orders_v1"),
-        &["-q", "--report", tmp_report.to_str().unwrap()],
-    )
-    .code(0);
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&tmp_report).unwrap()).unwrap();
+    let run = Run::diff(source("2024-01-02T12:00:00Z"), expected("orders_v1"))
+        .arg("-q")
+        .report_file(&tmp_report)
+        .exits(0);
+    let r = run.report();
     let snap = r["inputs"]["source"]["snapshot"].as_str().unwrap();
     assert!(
         snap.starts_with("delta version 1 (committed at 2024-01-02T00:00:00.000Z)"),
         "{snap}"
     );
     // Before the first commit, and a time without its zone: one-line errors.
-    common::diff(source("2023-12-31T00:00:00Z"), expected("orders_v0"), &[])
-        .code(2)
-        .stderr(predicate::str::contains("no version as of that time"));
-    common::diff(source("2024-01-02T12:00:00"), expected("orders_v1"), &[])
-        .code(2)
-        .stderr(predicate::str::contains("time zone"));
+    Run::diff(source("2023-12-31T00:00:00Z"), expected("orders_v0"))
+        .fails_with("no version as of that time");
+    Run::diff(source("2024-01-02T12:00:00"), expected("orders_v1")).fails_with("time zone");
 }
 
 /// A one-version Delta table in `dir` whose log declares `schema` (a Delta
@@ -292,26 +240,22 @@ fn delta_timestamp_columns_are_utc_instants() {
     // without isAdjustedToUTC; table_with_edge_timestamps (Databricks)
     // as INT96, up to 9999-12-31. Both are Delta `timestamp`: instants.
     for v in 0..2 {
-        common::diff(
+        Run::diff(
             delta("http_requests", Some(v)),
             expected(&format!("http_requests_v{v}")),
-            &[],
         )
-        .code(0);
+        .exits(0);
     }
-    common::diff(
+    Run::diff(
         delta("table_with_edge_timestamps", Some(0)),
         expected("table_with_edge_timestamps_v0"),
-        &[],
     )
-    .code(0);
-    recon()
-        .arg("schema")
+    .exits(0);
+    recon(["schema"])
         .arg(delta("table_with_edge_timestamps", Some(0)))
         .arg(expected("table_with_edge_timestamps_v0"))
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("UTC"));
+        .exits(0)
+        .stdout_has("UTC");
     // The same instants without a zone are wall-clock times: refused by type,
     // so the zone is real and not a label recon ignores.
     let tmp = TempDir::new().unwrap();
@@ -322,12 +266,9 @@ fn delta_timestamp_columns_are_utc_instants() {
             253_402_128_000_000_000,
         ]));
     common::write_parquet(&naive, &one_column("BIG_DATE", micros), 10);
-    common::diff(
-        delta("table_with_edge_timestamps", Some(0)),
-        &naive,
-        &["--columns", "BIG_DATE"],
-    )
-    .code(2);
+    Run::diff(delta("table_with_edge_timestamps", Some(0)), &naive)
+        .args(["--columns", "BIG_DATE"])
+        .exits(2);
 }
 
 #[test]
@@ -351,7 +292,7 @@ fn delta_nanosecond_timestamps_convert_only_when_exact() {
     let us: ArrayRef =
         Arc::new(TimestampMicrosecondArray::from(vec![1, 2_000]).with_timezone("UTC"));
     common::write_parquet(&want, &one_column("ts", us), 10);
-    common::diff(format!("delta:{}", table.display()), &want, &[]).code(0);
+    Run::diff(format!("delta:{}", table.display()), &want).exits(0);
     // A value with digits below the microsecond is refused, never truncated.
     common::write_parquet(
         &table.join("a.parquet"),
@@ -363,12 +304,11 @@ fn delta_nanosecond_timestamps_convert_only_when_exact() {
         r#"{"name":"ts","type":"timestamp","nullable":true,"metadata":{}}"#,
         &["a.parquet"],
     );
-    common::diff(format!("delta:{}", table.display()), &want, &[])
-        .code(2)
-        .stderr(predicate::str::contains("a.parquet"))
-        .stderr(predicate::str::contains("column ts"))
-        .stderr(predicate::str::contains("1970-01-01T00:00:00.002000001Z"))
-        .stderr(predicate::str::contains("digits below"));
+    Run::diff(format!("delta:{}", table.display()), &want)
+        .fails_with("a.parquet")
+        .stderr_has("column ts")
+        .stderr_has("1970-01-01T00:00:00.002000001Z")
+        .stderr_has("digits below");
 }
 
 #[test]
@@ -383,15 +323,13 @@ fn delta_file_type_that_does_not_convert_is_refused() {
         r#"{"name":"n","type":"integer","nullable":true,"metadata":{}}"#,
         &["a.parquet"],
     );
-    common::diff(
+    Run::diff(
         format!("delta:{}", table.display()),
         expected("dv_small_v0"),
-        &[],
     )
-    .code(2)
-    .stderr(predicate::str::contains("a.parquet"))
-    .stderr(predicate::str::contains("holds column n as Int64"))
-    .stderr(predicate::str::contains("declares it Int32"));
+    .fails_with("a.parquet")
+    .stderr_has("holds column n as Int64")
+    .stderr_has("declares it Int32");
 }
 
 #[test]
@@ -399,23 +337,20 @@ fn delta_string_layouts_differ_between_files() {
     // delta-rs's table_failed_last_checkpoint_update: `id` is a Delta
     // `string` stored as Utf8 in some files and LargeUtf8 in others.
     for v in 0..4 {
-        common::diff(
+        Run::diff(
             delta("table_failed_last_checkpoint_update", Some(v)),
             expected(&format!("table_failed_last_checkpoint_update_v{v}")),
-            &[],
         )
-        .code(0);
+        .exits(0);
     }
     // Evidence comes back from both kinds of file.
     let out = TempDir::new().unwrap();
-    recon()
-        .arg("diff")
-        .arg(delta("table_failed_last_checkpoint_update", Some(3)))
-        .arg(expected("table_failed_last_checkpoint_update_v0"))
-        .arg("-o")
-        .arg(out.path())
-        .assert()
-        .code(1);
+    Run::diff(
+        delta("table_failed_last_checkpoint_update", Some(3)),
+        expected("table_failed_last_checkpoint_update_v0"),
+    )
+    .output_dir(out.path())
+    .exits(1);
     assert!(common::parquet_rows(&out.path().join("source_only.parquet")) > 0);
 }
 
@@ -437,16 +372,14 @@ fn delta_errors_are_one_line_without_backtrace() {
         ),
     )
     .unwrap();
-    let run = recon()
-        .arg("diff")
-        .arg(format!("delta:{}", tmp.path().display()))
-        .arg(expected("dv_small_v0"))
-        .env("RUST_BACKTRACE", "1")
-        .env("RUST_LIB_BACKTRACE", "1")
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let run = Run::diff(
+        format!("delta:{}", tmp.path().display()),
+        expected("dv_small_v0"),
+    )
+    .env("RUST_BACKTRACE", "1")
+    .env("RUST_LIB_BACKTRACE", "1")
+    .exits(2);
+    let stderr = run.one_line_error();
     assert!(
         stderr.contains(
             "Delta table: Schema error: Unsupported Delta table type: 'geography(OGC:CRS84)'"

@@ -9,13 +9,7 @@ use std::sync::Arc;
 use arrow::array::*;
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::*;
-use assert_cmd::Command;
-use common::{fixture, write_parquet};
-use predicates::prelude::*;
-
-fn recon() -> Command {
-    Command::cargo_bin("recon").unwrap()
-}
+use common::{fixture, recon, write_parquet, Run};
 
 /// Writes a table of named columns to DIR/NAME.parquet.
 fn table(dir: &Path, name: &str, cols: Vec<(&str, ArrayRef)>) -> PathBuf {
@@ -27,19 +21,11 @@ fn table(dir: &Path, name: &str, cols: Vec<(&str, ArrayRef)>) -> PathBuf {
 }
 
 fn diff_code(s: &Path, t: &Path, extra: &[&str]) -> i32 {
-    let out = recon()
-        .arg("diff")
-        .arg(s)
-        .arg(t)
-        .args(extra)
-        .arg("-q")
-        .output()
-        .unwrap();
-    let code = out.status.code().unwrap();
-    if code == 2 {
-        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    let out = Run::diff(s, t).args(extra).arg("-q").run();
+    if out.code == 2 {
+        eprintln!("{}", out.stderr);
     }
-    code
+    out.code
 }
 
 /// Asserts that `a` and `b` (same values, different physical types) match,
@@ -287,21 +273,17 @@ fn assert_incompatible(a: ArrayRef, b: ArrayRef, needle: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let s = table(tmp.path(), "s", vec![("col_a", a)]);
     let t = table(tmp.path(), "t", vec![("col_a", b)]);
-    let out = recon().arg("diff").arg(&s).arg(&t).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let out = Run::diff(&s, &t).exits(2);
+    let err = out.one_line_error();
     assert!(
         err.contains("col_a") && err.contains(needle),
         "{err} lacks {needle}"
     );
-    recon()
-        .arg("schema")
+    recon(["schema"])
         .arg(&s)
         .arg(&t)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains(needle));
+        .exits(1)
+        .stdout_has(needle);
 }
 
 #[test]
@@ -353,15 +335,11 @@ fn cast_parses_the_text_side_and_names_a_bad_row() {
             arc(StringArray::from(vec!["1.50", "2.00", "n/a"])),
         )],
     );
-    recon()
-        .arg("diff")
-        .arg(&bad)
-        .arg(&t)
+    Run::diff(&bad, &t)
         .args(["--cast", "amount=decimal(18,2)"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("row 2").and(predicate::str::contains("\"n/a\"")))
-        .stderr(predicate::str::contains("bad.parquet"));
+        .fails_with("row 2")
+        .stderr_has("\"n/a\"")
+        .stderr_has("bad.parquet");
 }
 
 #[test]
@@ -462,14 +440,9 @@ fn alignment_options() {
     );
     assert_eq!(diff_code(&s, &pos, &["--by-position"]), 0);
     let short = table(tmp.path(), "short", vec![("x", ints(vec![2, 1]))]);
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&short)
+    Run::diff(&s, &short)
         .arg("--by-position")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("same column count"));
+        .fails_with("same column count");
     // An extra column is an error unless excluded or ignored.
     let extra = table(
         tmp.path(),
@@ -506,14 +479,10 @@ fn excluded_columns_stay_in_the_evidence() {
         ],
     );
     let out = tmp.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
-        .args(["--exclude", "ts", "-q", "-o"])
-        .arg(&out)
-        .assert()
-        .code(1);
+    Run::diff(&s, &t)
+        .args(["--exclude", "ts", "-q"])
+        .output_dir(&out)
+        .exits(1);
     let rows = common::read_parquet(&out.join("source_only.parquet"));
     assert_eq!(rows[0].num_columns(), 2, "excluded column kept in evidence");
     assert_eq!(rows[0].num_rows(), 1);
@@ -574,43 +543,22 @@ fn normalization_rules() {
         "trim = [\"name\"]\ncase_insensitive = [\"name\"]\nempty_as_null = [\"*\"]\n[round]\namount = 2\n[timestamp_precision]\nts = \"ms\"\n",
     )
     .unwrap();
-    let out = recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
-        .arg("--rules")
-        .arg(&rules)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = Run::diff(&s, &t).arg("--rules").arg(&rules).json().exits(0);
+    let r = out.report();
     let norm = r["columns"][1]["normalize"][0].as_str().unwrap();
     assert!(norm.contains("round to 2 places"), "{norm}");
     // A rule on a column it cannot apply to is an error.
-    recon()
-        .arg("schema")
+    recon(["schema"])
         .arg(&s)
         .arg(&t)
         .args(["--round", "name=2"])
-        .assert()
-        .code(1);
+        .exits(1);
     // A bad rules file is a one-line error naming it.
     std::fs::write(&rules, "bogus_key = 1\n").unwrap();
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
+    Run::diff(&s, &t)
         .arg("--rules")
         .arg(&rules)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("orders.toml"));
+        .fails_with("orders.toml");
 }
 
 #[test]
@@ -635,15 +583,9 @@ fn report_names_the_drifting_columns() {
             ("qty", ints(vec![1, 1, 2])),
         ],
     );
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&t)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains(
-            "columns_differing       amount; the other 2 columns hold the same values",
-        ));
+    Run::diff(&s, &t)
+        .exits(1)
+        .stdout_has("columns_differing       amount; the other 2 columns hold the same values");
     // Values swapped between rows: every column holds the same values.
     let swapped = table(
         tmp.path(),
@@ -654,15 +596,9 @@ fn report_names_the_drifting_columns() {
             ("qty", ints(vec![1, 1, 2])),
         ],
     );
-    recon()
-        .arg("diff")
-        .arg(&s)
-        .arg(&swapped)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains(
-            "none: every column holds the same values",
-        ));
+    Run::diff(&s, &swapped)
+        .exits(1)
+        .stdout_has("none: every column holds the same values");
 }
 
 #[test]
@@ -684,23 +620,15 @@ fn schema_reads_no_data_pages() {
     }
     let gutted = tmp.path().join("gutted.parquet");
     std::fs::write(&gutted, &bytes).unwrap();
-    recon()
-        .arg("schema")
+    recon(["schema"])
         .arg(&gutted)
         .arg(&s)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("compatible"));
+        .exits(0)
+        .stdout_has("compatible");
     let out = tmp.path().join("out");
-    recon()
-        .arg("diff")
-        .arg(&gutted)
-        .arg(&s)
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("gutted.parquet"));
+    Run::diff(&gutted, &s)
+        .output_dir(&out)
+        .fails_with("gutted.parquet");
     assert!(
         !out.exists(),
         "a failed run left the output directory it created"
@@ -710,30 +638,18 @@ fn schema_reads_no_data_pages() {
 #[test]
 fn spark_and_warehouse_extracts_reconcile_with_a_rules_file() {
     let fx = |p: &str| fixture("migration").join(p);
-    recon()
-        .arg("schema")
+    recon(["schema"])
         .arg(fx("spark.parquet"))
         .arg(fx("warehouse.parquet"))
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("--ignore-case-names"));
-    recon()
-        .arg("diff")
-        .arg(fx("spark.parquet"))
-        .arg(fx("warehouse.parquet"))
+        .exits(1)
+        .stdout_has("--ignore-case-names");
+    Run::diff(fx("spark.parquet"), fx("warehouse.parquet"))
         .arg("--rules")
         .arg(fx("orders.toml"))
-        .assert()
-        .code(0);
+        .exits(0);
     // Without trimming the CHAR padding, the customer column drifts.
-    recon()
-        .arg("diff")
-        .arg(fx("spark.parquet"))
-        .arg(fx("warehouse.parquet"))
+    Run::diff(fx("spark.parquet"), fx("warehouse.parquet"))
         .args(["--ignore-case-names", "--exclude", "load_ts"])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains(
-            "columns_differing       customer; the other 3 columns hold the same values",
-        ));
+        .exits(1)
+        .stdout_has("columns_differing       customer; the other 3 columns hold the same values");
 }
