@@ -76,6 +76,9 @@ def main():
     ap.add_argument("--worst-case", action="store_true",
                     help="also compare the source with a copy in which every row differs "
                          "(DIR/all_different.parquet, written by DuckDB on first use)")
+    ap.add_argument("--baseline", metavar="BIN",
+                    help="also time this recon binary (a build of an earlier commit), "
+                         "alternating with target/release/recon, to compare before and after")
     ap.add_argument("--keyed", metavar="KEY",
                     help="compare keyed mode (recon diff --key KEY) with DuckDB's join on KEY")
     a = ap.parse_args()
@@ -106,6 +109,12 @@ def main():
             subprocess.run([py, "-c", "import duckdb,sys; duckdb.connect().execute(sys.argv[1])", sql], check=True)
         recon_runs["recon diff, every row different (default)"] = ([], shifted)
         recon_runs["recon diff --passes 1, every row different"] = (["--passes", "1"], shifted)
+    current = os.path.join(ROOT, "target", "release", "recon")
+    binary = {k: current for k in recon_runs}
+    if a.baseline:
+        for k in list(recon_runs):
+            recon_runs[f"[baseline] {k}"] = recon_runs[k]
+            binary[f"[baseline] {k}"] = os.path.abspath(a.baseline)
     engines = {k: None for k in recon_runs}
     engines.update(duck)
     engines = {k: v for k, v in engines.items() if not any(x in k for x in a.skip)}
@@ -118,7 +127,7 @@ def main():
                 if q is None:
                     extra, same = recon_runs[name]
                     other = same if isinstance(same, str) else (s if same else t)
-                    cmd = [os.path.join(ROOT, "target", "release", "recon"), "diff", s, other,
+                    cmd = [binary[name], "diff", s, other,
                            "--threads", str(a.threads), "--memory-limit", a.memory_limit,
                            "--output", os.path.join(out, "evidence"), "--force", "--quiet"] + extra
                 else:
