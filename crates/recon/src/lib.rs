@@ -52,8 +52,8 @@
 
 pub mod error;
 pub mod side;
-pub mod size;
-pub mod units;
+pub(crate) mod size;
+pub(crate) mod units;
 
 pub mod config;
 pub mod tempspace;

@@ -12,7 +12,6 @@ use std::collections::HashSet;
 use arrow::datatypes::{DataType, Field, Fields, Schema, TimeUnit};
 
 use super::classes::ValueClass;
-pub use crate::config::{unit_name, Rule};
 use crate::config::{AlignOptions, Normalize};
 use crate::digest::check_supported;
 use crate::error::hint::as_flags;
@@ -889,7 +888,7 @@ mod tests {
     fn flags(problems: &[String]) -> Vec<String> {
         problems.iter().map(|p| as_flags(p)).collect()
     }
-    use crate::config::parse_type;
+    use crate::config::{parse_type, Rule};
 
     fn schema(fields: Vec<(&str, DataType)>) -> Schema {
         Schema::new(

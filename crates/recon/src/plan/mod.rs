@@ -8,10 +8,10 @@
 //! - [`align`]: column pairing, type checks, the `recon schema` screen;
 //! - [`convert`]: conversions and normalization rules, applied per batch.
 
-pub mod align;
-pub mod classes;
-pub mod convert;
-pub mod typing;
+pub(crate) mod align;
+pub(crate) mod classes;
+pub(crate) mod convert;
+pub(crate) mod typing;
 
 use std::path::Path;
 

@@ -16,10 +16,10 @@
 //!    written like keyless evidence;
 //! 5. **report**: categories, per-column counts, samples.
 
-pub mod changed;
-pub mod matcher;
-pub mod numbers;
-pub mod sink;
+pub(crate) mod changed;
+pub(crate) mod matcher;
+pub(crate) mod numbers;
+pub(crate) mod sink;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;

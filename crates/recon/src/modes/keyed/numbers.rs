@@ -347,14 +347,6 @@ impl MaxDiff {
         }
     }
 
-    pub fn merge(&mut self, o: &MaxDiff) {
-        if let Some(b) = o.best {
-            if self.best.is_none_or(|s| greater(b, s)) {
-                self.best = Some(b);
-            }
-        }
-    }
-
     pub fn get(&self) -> Option<Num> {
         self.best
     }

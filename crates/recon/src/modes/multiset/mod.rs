@@ -14,7 +14,7 @@
 //! 6. **report**: assemble and write the report.
 
 pub mod matcher;
-pub mod pairing;
+pub(crate) mod pairing;
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
