@@ -1,0 +1,60 @@
+//! Input tables: discovery, formats, schemas, row locators and reads.
+//!
+//! A table is one file, a directory of files (read recursively in sorted path
+//! order), or a glob pattern. Directory levels named `key=value` (Hive
+//! partitions) become columns. Formats: Parquet, Arrow IPC (file and stream),
+//! CSV/TSV and NDJSON, the text formats optionally gzip- or zstd-compressed.
+//!
+//! Every row gets a *locator*: `(file index << 44) | position`, where the
+//! position is the row ordinal within the file (Parquet, IPC) or the byte
+//! offset of the record in the decompressed file (CSV, NDJSON). Locators
+//! increase in table order, and each maps back to its row without a rescan
+//! (compressed text and IPC streams excepted: they are read again from the
+//! start, because they cannot be entered in the middle).
+//!
+//! # Layout
+//!
+//! Lowest first; a sub-module uses only those of the items before its own
+//! (`tests/layers.rs` checks it):
+//!
+//! - `locator`: locators and the units of scan work; [`types`]: exact type
+//!   unification; `source`: what a caller passes; `text::lex` and
+//!   `text::parse`: the CSV lexer and the exact text parsers.
+//! - `discover`: the files of a table and their formats; `block`: Parquet,
+//!   Arrow IPC and in-memory batches; `text::values` and `text::sniff`:
+//!   text columns into typed arrays, CSV dialect sniffing.
+//! - `spool`: inputs that can be read only once, copied to a file.
+//! - `table`: [`Table`] and [`TableFile`], and what their reads share.
+//! - `text::reader`: the text reader, for a [`Table`] of CSV/NDJSON files.
+//! - `open` and `read`: opening a table from its metadata; reading its
+//!   units and fetching rows by locator.
+//! - `lakehouse`: Delta and Iceberg tables as of a version.
+
+mod block;
+mod discover;
+mod lakehouse;
+mod locator;
+mod open;
+mod read;
+mod source;
+mod spool;
+mod table;
+mod text;
+pub mod types;
+
+pub use crate::config::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
+pub use block::{int96_exact, BlockMeta};
+pub use discover::Compression;
+#[cfg(feature = "delta")]
+pub use lakehouse::delta;
+#[cfg(feature = "iceberg")]
+pub use lakehouse::iceberg;
+pub use locator::{pack, unpack, Locators, Unit, MAX_FILES, POS_BITS};
+pub use read::Fetcher;
+pub use source::{BatchesSource, Source, StreamSource};
+pub use spool::Spool;
+pub use table::{refuse_unused_csv_options, FileColumn, Snapshot, Table, TableFile, TEXT_RULES};
+pub use text::reader::{sample, RENAMED_HEADER};
+pub use text::values::ParseErrors;
+// The text modules' paths before they moved into `text/`.
+pub use text::{lex as csv_lex, parse, sniff, values};
