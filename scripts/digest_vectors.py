@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent implementation of recon's digest spec (encoding version 2,
 docs/encoding.md), written from the document, not from the Rust code. It
-prints the test vectors that src/digest/encode.rs pins, so a reading of the
+prints the test vectors that src/digest/encode/tests.rs pins, so a reading of the
 spec that disagrees with the code shows up as a differing line.
 
 Run: pip install xxhash && python3 scripts/digest_vectors.py

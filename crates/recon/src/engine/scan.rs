@@ -458,3 +458,203 @@ where
     }
     Ok(Scanned { sinks, rows })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{InputOptions, Sniff};
+    use crate::digest::encode::encode_value;
+    use crate::digest::{reference_digest, value_digest};
+    use crate::input::{pack, Source};
+    use arrow::array::{Int64Array, RecordBatch, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    type Rows = &'static [(i64, Option<&'static str>)];
+
+    fn columns(rows: Rows) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
+            Arc::new(StringArray::from_iter(rows.iter().map(|r| r.1))),
+        ]
+    }
+
+    /// A table of `batches` in memory: (id, name) rows.
+    fn memory_table(batches: &[Rows]) -> Table {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+        ]));
+        let batches: Vec<RecordBatch> = batches
+            .iter()
+            .map(|rows| RecordBatch::try_new(schema.clone(), columns(rows)).unwrap())
+            .collect();
+        let source = Source::batches("memory", schema, batches).unwrap();
+        Table::open(
+            &source,
+            &InputOptions::default(),
+            Side::Source,
+            Path::new("."),
+        )
+        .unwrap()
+    }
+
+    /// A CSV table of (id, name) rows, `id` read as Int64.
+    fn csv_table(dir: &Path, text: &str) -> Table {
+        let path = dir.join("t.csv");
+        std::fs::write(&path, text).unwrap();
+        let mut opts = InputOptions::default();
+        opts.text.delimiter = Some(b',');
+        opts.text.sniff = Sniff {
+            delimiter: false,
+            quote: false,
+            escape: false,
+            header: false,
+            preamble: false,
+        };
+        let mut t = Table::open(&Source::Spec(path), &opts, Side::Target, dir).unwrap();
+        t.set_types(&[(0, DataType::Int64)]).unwrap();
+        t
+    }
+
+    fn side(table: &Table) -> ScanSide<'_> {
+        ScanSide {
+            table,
+            columns: vec![0, 1],
+            prep: vec![Prep::default(), Prep::default()],
+            only_units: None,
+            only_rows: None,
+            skip: false,
+        }
+    }
+
+    /// Every row a worker saw: side, locator, row digest, value digests
+    /// (None where a column's were not asked for).
+    #[derive(Default)]
+    struct Collect {
+        rows: Vec<(Side, u64, u128, Vec<Option<u128>>)>,
+        units: usize,
+        finished: bool,
+    }
+
+    impl RowSink for Collect {
+        fn start_unit(&mut self, _: Side, _: &Unit) -> Result<()> {
+            self.units += 1;
+            Ok(())
+        }
+        fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
+            assert_eq!(batch.arrays.len(), 2);
+            for i in 0..batch.len() {
+                let values = batch.columns.iter().map(|c| c.get(i).copied()).collect();
+                self.rows
+                    .push((side, batch.locators.get(i), batch.digests[i], values));
+            }
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<()> {
+            self.finished = true;
+            Ok(())
+        }
+    }
+
+    fn run(
+        sides: &[ScanSide<'_>; 2],
+        per_column: Option<Arc<[bool]>>,
+        cancel: &CancelToken,
+    ) -> Result<(Scanned<Collect>, u64)> {
+        let progress = Progress::default();
+        let cfg = ScanConfig {
+            threads: 2,
+            batch_size: 2,
+            per_column,
+            cancel,
+            progress: &progress,
+        };
+        let scanned = scan(sides, &cfg, Collect::default)?;
+        Ok((scanned, progress.rows_scanned.load(Ordering::Relaxed)))
+    }
+
+    /// The rows of all sinks, in side and locator order.
+    fn all_rows(scanned: &Scanned<Collect>) -> Vec<(Side, u64, u128, Vec<Option<u128>>)> {
+        let mut rows: Vec<_> = scanned
+            .sinks
+            .iter()
+            .flat_map(|s| s.rows.iter().cloned())
+            .collect();
+        rows.sort_by_key(|r| (r.0.index(), r.1));
+        rows
+    }
+
+    #[test]
+    fn every_row_of_both_sides_is_digested_once_with_its_locator() {
+        const FIRST: Rows = &[(1, Some("a")), (2, Some("b")), (3, None)];
+        const SECOND: Rows = &[(4, Some("d"))];
+        let source = memory_table(&[FIRST, SECOND]);
+        let dir = tempfile::tempdir().unwrap();
+        // The same first two rows as text: the same digests, located by byte offset.
+        let target = csv_table(dir.path(), "id,name\n1,a\n2,b\n");
+        let (scanned, counted) =
+            run(&[side(&source), side(&target)], None, &CancelToken::new()).unwrap();
+        assert_eq!(scanned.rows, [4, 2]);
+        assert_eq!(counted, 6);
+        assert_eq!(scanned.sinks.len(), 2);
+        assert!(scanned.sinks.iter().all(|s| s.finished));
+        // Two record batches and one text chunk.
+        assert_eq!(scanned.sinks.iter().map(|s| s.units).sum::<usize>(), 3);
+        let digest = |rows: Rows, i: usize| reference_digest(&columns(rows), i).unwrap();
+        let rows: Vec<(Side, u64, u128)> = all_rows(&scanned)
+            .into_iter()
+            .map(|(side, loc, digest, values)| {
+                assert!(values.is_empty());
+                (side, loc, digest)
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (Side::Source, pack(0, 0), digest(FIRST, 0)),
+                (Side::Source, pack(0, 1), digest(FIRST, 1)),
+                (Side::Source, pack(0, 2), digest(FIRST, 2)),
+                (Side::Source, pack(0, 3), digest(SECOND, 0)),
+                (Side::Target, pack(0, 8), digest(FIRST, 0)),
+                (Side::Target, pack(0, 12), digest(FIRST, 1)),
+            ]
+        );
+    }
+
+    #[test]
+    fn value_digests_come_for_the_columns_asked_and_units_can_be_picked() {
+        const FIRST: Rows = &[(1, Some("a")), (2, Some("b"))];
+        const SECOND: Rows = &[(7, Some("x")), (8, None)];
+        let table = memory_table(&[FIRST, SECOND]);
+        let mut source = side(&table).only([(0, 1)].into_iter().collect());
+        source.only_rows = Some(Arc::new([((0, 1), vec![(3, 1)])].into_iter().collect()));
+        let mut target = side(&table);
+        target.skip = true;
+        let keep: Arc<[bool]> = Arc::new([true, false]);
+        let (scanned, _) = run(&[source, target], Some(keep), &CancelToken::new()).unwrap();
+        assert_eq!(scanned.rows, [1, 0]);
+        let id_digest = {
+            let mut e = Vec::new();
+            encode_value(&Int64Array::from(vec![8]), 0, &mut e).unwrap();
+            value_digest(&e)
+        };
+        assert_eq!(
+            all_rows(&scanned),
+            [(
+                Side::Source,
+                pack(0, 3),
+                reference_digest(&columns(SECOND), 1).unwrap(),
+                vec![Some(id_digest), None]
+            )]
+        );
+    }
+
+    #[test]
+    fn a_cancelled_scan_stops_as_interrupted() {
+        let table = memory_table(&[&[(1, Some("a"))]]);
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        let r = run(&[side(&table), side(&table)], None, &cancel);
+        assert!(matches!(r, Err(ReconError::Interrupted)), "{:?}", r.err());
+    }
+}

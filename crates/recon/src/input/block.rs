@@ -15,7 +15,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 
-use super::Unit;
+use super::locator::{Unit, POS_BITS};
 use crate::config::Int96Unit;
 use crate::error::{guard, ReconError, Result};
 
@@ -359,7 +359,7 @@ impl BlockMeta {
                         .map_err(|e| ReconError::arrow(path, e))?;
                 for batch in reader {
                     let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
-                    if pos + batch.num_rows() as u64 >= 1 << super::POS_BITS {
+                    if pos + batch.num_rows() as u64 >= 1 << POS_BITS {
                         return Err(ReconError::input(path, "more than 2^44 rows in one file"));
                     }
                     each(batch.columns(), pos, batch.num_rows())?;

@@ -13,7 +13,7 @@
 use std::io::{ErrorKind, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{classify, magic_format, Compression};
+use super::discover::{classify, magic_format, Compression};
 use crate::config::InputOptions;
 use crate::error::{ReconError, Result};
 use crate::side::Side;

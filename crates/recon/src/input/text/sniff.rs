@@ -29,7 +29,7 @@
 //! not have; and where the sample gives no evidence the choice is the one
 //! recon made before it sniffed.
 
-use super::csv_lex::{last_record_end, Dialect, Lexer, RecordBuf};
+use super::lex::{last_record_end, Dialect, Lexer, RecordBuf};
 use super::parse;
 pub use crate::config::Sniff;
 
@@ -476,70 +476,7 @@ fn sniff_at(
     given_header: bool,
     sniff: Sniff,
 ) -> Result<(Sniffed, Shape), String> {
-    // Delimiters the sample lacks all read it as one column, so one of
-    // them stands for the rest, beside those present and the default.
-    let present = |b: u8| memchr::memchr(b, sample).is_some();
-    let delimiters: Vec<u8> = if sniff.delimiter {
-        let all = [b',', b';', b'|', b'\t'];
-        let mut d: Vec<u8> = all
-            .into_iter()
-            .filter(|&d| d == given.delimiter || present(d))
-            .collect();
-        d.extend(all.into_iter().find(|&x| !d.contains(&x) && !present(x)));
-        d
-    } else {
-        vec![given.delimiter]
-    };
-    let quotes: Vec<Option<u8>> = if sniff.quote {
-        let mut q = vec![Some(b'"')];
-        if present(b'\'') {
-            q.push(Some(b'\''));
-        }
-        if present(b'"') || present(b'\'') {
-            q.push(None);
-        }
-        q
-    } else {
-        vec![given.quote]
-    };
-    let escapes: Vec<Option<u8>> = if sniff.escape && present(b'\\') {
-        vec![None, Some(b'\\')]
-    } else if sniff.escape {
-        vec![None]
-    } else {
-        vec![given.escape]
-    };
-    // Every candidate that lexes; `fits` keeps those reading every line alike.
-    let mut fits: Vec<Reading> = Vec::new();
-    let mut unterminated = false;
-    for &delimiter in &delimiters {
-        for &quote in &quotes {
-            for &escape in &escapes {
-                let d = Dialect {
-                    delimiter,
-                    quote,
-                    escape,
-                    comment: given.comment,
-                };
-                if d.validate().is_err() {
-                    continue;
-                }
-                // Only whole records: the sample may end inside one.
-                let end = if eof {
-                    sample.len()
-                } else {
-                    last_record_end(sample, &d).unwrap_or(0)
-                };
-                match read(&sample[..end], d) {
-                    Ok(r) if !r.records.is_empty() => fits.push(r),
-                    Ok(_) => {}
-                    // Only the default quote: a field starting with an
-                    // apostrophe ('90s) opens a "quote" no one meant.
-                    Err(m) => unterminated |= quote == Some(b'"') && m.contains("unterminated"),
-                }
-            }
-        }
-    }
+    let (mut fits, unterminated) = readings(sample, eof, given, sniff);
     // A quoted field the file never closes is a cut or broken file, not a
     // sign that quotes are plain data; and when nothing reads the sample,
     // reading it as given reports the first bad line.
@@ -562,45 +499,7 @@ fn sniff_at(
     let (mut fits, uneven): (Vec<Reading>, Vec<Reading>) =
         lexed.into_iter().partition(|r| r.columns.is_some());
     // The delimiter.
-    let delimiter = if sniff.delimiter {
-        let ragged = ragged(&uneven);
-        let mut wide: Vec<(u8, usize)> = Vec::new();
-        for r in &fits {
-            let c = r.columns.unwrap_or(0);
-            if c >= 2 && !wide.iter().any(|(d, _)| *d == r.dialect.delimiter) {
-                wide.push((r.dialect.delimiter, c));
-            }
-        }
-        match wide.as_slice() {
-            // A header split in two or more by a delimiter that some later
-            // line breaks: a ragged file, which reading reports by line.
-            [] if ragged.is_some() => ragged.unwrap_or(given.delimiter),
-            [] if fits.is_empty() => {
-                return Err(
-                    "no delimiter among ',' ';' '|' tab reads the first lines with the same number of fields on every line: pass --delimiter (and --quote) as the file is written".to_string(),
-                )
-            }
-            // No delimiter splits the sample: one column, which any delimiter
-            // that reads it alike gives (the default when it does).
-            [] if fits.iter().any(|r| r.dialect.delimiter == given.delimiter) => {
-                given.delimiter
-            }
-            [] => fits[0].dialect.delimiter,
-            [(d, _)] => *d,
-            many => {
-                let names: Vec<String> = many
-                    .iter()
-                    .map(|(d, c)| format!("{} ({c} columns)", show(*d)))
-                    .collect();
-                return Err(format!(
-                    "the delimiter is ambiguous in the first lines: {} each read every line alike; pass --delimiter",
-                    names.join(", ")
-                ));
-            }
-        }
-    } else {
-        given.delimiter
-    };
+    let delimiter = choose_delimiter(&fits, &uneven, given, sniff)?;
     fits.retain(|r| r.dialect.delimiter == delimiter);
     if fits.is_empty() {
         // Ragged: read with what the header says, and let reading name the line.
@@ -616,34 +515,7 @@ fn sniff_at(
         ));
     }
     // The quote: one the sample uses, else '"' if it reads, else none.
-    let mut quote_unproven = false;
-    let quote = if sniff.quote {
-        let mut used: Vec<Option<u8>> = Vec::new();
-        for r in fits.iter().filter(|r| r.quoted > 0) {
-            if !used.contains(&r.dialect.quote) {
-                used.push(r.dialect.quote);
-            }
-        }
-        match used.as_slice() {
-            [q] => *q,
-            [] if fits.iter().any(|r| r.dialect.quote == Some(b'"')) => {
-                // Nothing is quoted, so no quoting reads the sample alike.
-                quote_unproven = true;
-                Some(b'"')
-            }
-            [] if fits.iter().any(|r| r.dialect.quote.is_none()) => None,
-            [] => fits[0].dialect.quote,
-            many => {
-                let names: Vec<String> = many.iter().flatten().map(|&q| show(q)).collect();
-                return Err(format!(
-                    "the quote is ambiguous in the first lines: fields are quoted with {}; pass --quote",
-                    names.join(" and ")
-                ));
-            }
-        }
-    } else {
-        given.quote
-    };
+    let (quote, quote_unproven) = choose_quote(&fits, given, sniff)?;
     fits.retain(|r| r.dialect.quote == quote);
     let escape = if sniff.escape {
         if fits.iter().any(|r| r.dialect.escape.is_none()) {
@@ -685,6 +557,174 @@ fn sniff_at(
         hint: None,
     };
     Ok((s, shape))
+}
+
+/// The dialects to try on a sample: the delimiters, quotes and escapes
+/// sniffing may choose among (only the given one of each not sniffed).
+fn candidates(
+    sample: &[u8],
+    given: Dialect,
+    sniff: Sniff,
+) -> (Vec<u8>, Vec<Option<u8>>, Vec<Option<u8>>) {
+    // Delimiters the sample lacks all read it as one column, so one of
+    // them stands for the rest, beside those present and the default.
+    let present = |b: u8| memchr::memchr(b, sample).is_some();
+    let delimiters: Vec<u8> = if sniff.delimiter {
+        let all = [b',', b';', b'|', b'\t'];
+        let mut d: Vec<u8> = all
+            .into_iter()
+            .filter(|&d| d == given.delimiter || present(d))
+            .collect();
+        d.extend(all.into_iter().find(|&x| !d.contains(&x) && !present(x)));
+        d
+    } else {
+        vec![given.delimiter]
+    };
+    let quotes: Vec<Option<u8>> = if sniff.quote {
+        let mut q = vec![Some(b'"')];
+        if present(b'\'') {
+            q.push(Some(b'\''));
+        }
+        if present(b'"') || present(b'\'') {
+            q.push(None);
+        }
+        q
+    } else {
+        vec![given.quote]
+    };
+    let escapes: Vec<Option<u8>> = if sniff.escape && present(b'\\') {
+        vec![None, Some(b'\\')]
+    } else if sniff.escape {
+        vec![None]
+    } else {
+        vec![given.escape]
+    };
+    (delimiters, quotes, escapes)
+}
+
+/// Every candidate dialect that lexes the sample's whole records, and
+/// whether the default quote left a quoted field unterminated.
+fn readings(sample: &[u8], eof: bool, given: Dialect, sniff: Sniff) -> (Vec<Reading>, bool) {
+    let (delimiters, quotes, escapes) = candidates(sample, given, sniff);
+    // Every candidate that lexes; `fits` keeps those reading every line alike.
+    let mut fits: Vec<Reading> = Vec::new();
+    let mut unterminated = false;
+    for &delimiter in &delimiters {
+        for &quote in &quotes {
+            for &escape in &escapes {
+                let d = Dialect {
+                    delimiter,
+                    quote,
+                    escape,
+                    comment: given.comment,
+                };
+                if d.validate().is_err() {
+                    continue;
+                }
+                // Only whole records: the sample may end inside one.
+                let end = if eof {
+                    sample.len()
+                } else {
+                    last_record_end(sample, &d).unwrap_or(0)
+                };
+                match read(&sample[..end], d) {
+                    Ok(r) if !r.records.is_empty() => fits.push(r),
+                    Ok(_) => {}
+                    // Only the default quote: a field starting with an
+                    // apostrophe ('90s) opens a "quote" no one meant.
+                    Err(m) => unterminated |= quote == Some(b'"') && m.contains("unterminated"),
+                }
+            }
+        }
+    }
+    (fits, unterminated)
+}
+
+/// The delimiter, among the readings that read every line alike (`fits`)
+/// or not (`uneven`): the one that splits the sample into columns.
+fn choose_delimiter(
+    fits: &[Reading],
+    uneven: &[Reading],
+    given: Dialect,
+    sniff: Sniff,
+) -> Result<u8, String> {
+    Ok(if sniff.delimiter {
+        let ragged = ragged(uneven);
+        let mut wide: Vec<(u8, usize)> = Vec::new();
+        for r in fits {
+            let c = r.columns.unwrap_or(0);
+            if c >= 2 && !wide.iter().any(|(d, _)| *d == r.dialect.delimiter) {
+                wide.push((r.dialect.delimiter, c));
+            }
+        }
+        match wide.as_slice() {
+            // A header split in two or more by a delimiter that some later
+            // line breaks: a ragged file, which reading reports by line.
+            [] if ragged.is_some() => ragged.unwrap_or(given.delimiter),
+            [] if fits.is_empty() => {
+                return Err(
+                    "no delimiter among ',' ';' '|' tab reads the first lines with the same number of fields on every line: pass --delimiter (and --quote) as the file is written".to_string(),
+                )
+            }
+            // No delimiter splits the sample: one column, which any delimiter
+            // that reads it alike gives (the default when it does).
+            [] if fits.iter().any(|r| r.dialect.delimiter == given.delimiter) => {
+                given.delimiter
+            }
+            [] => fits[0].dialect.delimiter,
+            [(d, _)] => *d,
+            many => {
+                let names: Vec<String> = many
+                    .iter()
+                    .map(|(d, c)| format!("{} ({c} columns)", show(*d)))
+                    .collect();
+                return Err(format!(
+                    "the delimiter is ambiguous in the first lines: {} each read every line alike; pass --delimiter",
+                    names.join(", ")
+                ));
+            }
+        }
+    } else {
+        given.delimiter
+    })
+}
+
+/// The quote, among the readings of the chosen delimiter: one the sample
+/// uses, else '"' if it reads (unproven: nothing is quoted), else none.
+fn choose_quote(
+    fits: &[Reading],
+    given: Dialect,
+    sniff: Sniff,
+) -> Result<(Option<u8>, bool), String> {
+    let mut quote_unproven = false;
+    let quote = if sniff.quote {
+        let mut used: Vec<Option<u8>> = Vec::new();
+        for r in fits.iter().filter(|r| r.quoted > 0) {
+            if !used.contains(&r.dialect.quote) {
+                used.push(r.dialect.quote);
+            }
+        }
+        match used.as_slice() {
+            [q] => *q,
+            [] if fits.iter().any(|r| r.dialect.quote == Some(b'"')) => {
+                // Nothing is quoted, so no quoting reads the sample alike.
+                quote_unproven = true;
+                Some(b'"')
+            }
+            [] if fits.iter().any(|r| r.dialect.quote.is_none()) => None,
+            [] => fits[0].dialect.quote,
+            many => {
+                let names: Vec<String> = many.iter().flatten().map(|&q| show(q)).collect();
+                return Err(format!(
+                    "the quote is ambiguous in the first lines: fields are quoted with {}; pass --quote",
+                    names.join(" and ")
+                ));
+            }
+        }
+    } else {
+        given.quote
+    };
+    Ok((quote, quote_unproven))
 }
 
 /// The dialect in words, for the schema screen and the report.

@@ -13,7 +13,7 @@
 //! names become the logical ones). A reader feature the kernel does not
 //! support is its error, naming the feature. Column types are the Delta
 //! schema's: each file's stored column is converted to it exactly or the
-//! file is refused (see [`super::types`]); a file written before a column
+//! file is refused (see [`crate::input::types`]); a file written before a column
 //! was added reads it as NULL.
 
 use std::collections::HashMap;
@@ -214,14 +214,14 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
         // Delta's column-mapping keys stay out of evidence files.
         let field = Field::new(
             f.name(),
-            super::types::strip_metadata(arrow_field.data_type()),
+            crate::input::types::strip_metadata(arrow_field.data_type()),
             arrow_field.is_nullable(),
         );
         match physical_schema.field_with_name(&name) {
             Ok(p) => {
                 data_columns.push(field);
                 physical_names.push(name);
-                physical_types.push(super::types::strip_metadata(p.data_type()));
+                physical_types.push(crate::input::types::strip_metadata(p.data_type()));
             }
             Err(_) => {
                 partition_columns.push(field);

@@ -1,11 +1,32 @@
 //! Tables of the lakehouse formats, read as of a version: the live
 //! Parquet files a Delta version or an Iceberg snapshot lists (see
-//! [`super::delta`] and [`super::iceberg`] for how they are found), the
+//! [`delta`] and [`iceberg`] for how they are found), the
 //! positions their deletes remove, and where each table column is in each
-//! file ([`FileColumn`]): files written before a column was added read it
+//! file ([`FileColumn`](super::FileColumn)): files written before a column was added read it
 //! as NULL, and Iceberg's type promotions are widened exactly.
 
-use super::*;
+#[cfg(feature = "delta")]
+pub mod delta;
+#[cfg(feature = "iceberg")]
+pub mod iceberg;
+
+use std::path::Path;
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+use std::sync::Arc;
+
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+use arrow::datatypes::{Field, Schema};
+
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+use super::block::BlockMeta;
+use super::discover::is_iceberg_root;
+use super::table::Table;
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+use super::table::{FileColumn, Snapshot, TableFile};
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+use super::types;
+use crate::config::{Format, InputOptions};
+use crate::error::{ReconError, Result};
 
 impl Table {
     /// A lakehouse table: `delta:PATH[@VERSION]` or a Delta table's root

@@ -8,12 +8,15 @@
 //! that does not fit the type exactly is an error naming it, never a NULL and
 //! never a rounding. Two text columns stay text and compare as exact strings.
 
+use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use arrow::array::*;
 use arrow::datatypes::{i256, DataType, TimeUnit};
 
 use super::parse::{self, Unit};
+use crate::error::{ReconError, Result};
 
 /// The type a text column takes when paired with a column of type `dt`, or
 /// why text cannot become it.
@@ -340,4 +343,66 @@ pub fn infer(values: &[&str]) -> DataType {
         return DataType::Timestamp(tu, Some("UTC".into()));
     }
     DataType::Utf8
+}
+
+/// Counted values that failed to parse (with `--max-parse-errors`).
+#[derive(Default)]
+pub struct ParseErrors {
+    pub count: std::sync::atomic::AtomicU64,
+    examples: std::sync::Mutex<Vec<(u64, String)>>,
+}
+
+impl ParseErrors {
+    const KEEP: usize = 20;
+
+    /// Forgets everything (before a second pass reads the same values again).
+    pub fn reset(&self) {
+        self.count.store(0, Ordering::Relaxed);
+        if let Ok(mut ex) = self.examples.lock() {
+            ex.clear();
+        }
+    }
+
+    /// Counts one value that failed to parse or convert: an error (`message`
+    /// plus a hint) once more than `allowed` have been counted, otherwise
+    /// kept as an example. `first_hint` is the way out when none are allowed.
+    pub(crate) fn count(
+        &self,
+        allowed: u64,
+        path: &Path,
+        locator: u64,
+        message: String,
+        first_hint: &str,
+    ) -> Result<()> {
+        let seen = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        if seen > allowed {
+            let hint = if allowed == 0 {
+                first_hint
+            } else {
+                " (more than --max-parse-errors)"
+            };
+            return Err(ReconError::input(path, format!("{message}{hint}")));
+        }
+        self.record(locator, format!("{}: {message}", path.display()));
+        Ok(())
+    }
+
+    fn record(&self, locator: u64, message: String) {
+        if let Ok(mut ex) = self.examples.lock() {
+            ex.push((locator, message));
+            // Keep the first ones in file order, whatever the thread timing.
+            if ex.len() > 4 * Self::KEEP {
+                ex.sort();
+                ex.truncate(Self::KEEP);
+            }
+        }
+    }
+
+    /// The first messages in file order.
+    pub fn examples(&self) -> Vec<String> {
+        let mut ex = self.examples.lock().map(|e| e.clone()).unwrap_or_default();
+        ex.sort();
+        ex.truncate(Self::KEEP);
+        ex.into_iter().map(|e| e.1).collect()
+    }
 }

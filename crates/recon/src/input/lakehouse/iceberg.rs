@@ -95,7 +95,7 @@ fn metadata_files(dir: &Path) -> Option<Vec<String>> {
     let mut names: Vec<String> = entries
         .flatten()
         .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| super::is_metadata_name(n))
+        .filter(|n| crate::input::discover::is_metadata_name(n))
         .collect();
     names.sort();
     Some(names)
@@ -511,6 +511,48 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
             .to_string(),
         root,
     };
+    let snapshot = find_snapshot(mf, &meta, snapshot_id)?;
+    let schema = snapshot_schema(mf, &meta, snapshot)?;
+    let columns = struct_fields(mf, schema)?;
+    let name_mapping = name_mapping(mf, &meta)?;
+    let mut result = IcebergSnapshot {
+        metadata_file: metadata_file.clone(),
+        snapshot_id: snapshot.and_then(|s| json_i64(s, "snapshot-id")),
+        columns,
+        name_mapping,
+        files: Vec::new(),
+    };
+    let Some(snapshot) = snapshot else {
+        return Ok(result);
+    };
+    let manifests = manifests(mf, snapshot, &locations)?;
+    let entries = manifest_entries(&manifests)?;
+    let id = result.snapshot_id.unwrap_or_default();
+    let data: Vec<&Entry> = entries.iter().filter(|e| e.content == 0).collect();
+    for d in &data {
+        if d.format != "PARQUET" {
+            return Err(bad(
+                &d.manifest,
+                format!(
+                    "data file {} is {}: recon reads Iceberg tables whose data files are Parquet",
+                    d.written_path, d.format
+                ),
+            ));
+        }
+    }
+    let min_data_sequence = data.iter().map(|d| d.sequence).min();
+    let deletes = position_deletes(&entries, &result.columns, id, min_data_sequence, &locations)?;
+    result.files = live_files(mf, id, data, &deletes, &locations)?;
+    Ok(result)
+}
+
+/// The snapshot `snapshot_id` names, else the metadata's current one (None:
+/// the table has no snapshot yet).
+fn find_snapshot<'m>(
+    mf: &Path,
+    meta: &'m Json,
+    snapshot_id: Option<i64>,
+) -> Result<Option<&'m Json>> {
     let snapshots: Vec<&Json> = meta
         .get("snapshots")
         .and_then(Json::as_array)
@@ -518,7 +560,7 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
         .unwrap_or_default();
     let wanted = match snapshot_id {
         Some(id) => Some(id),
-        None => json_i64(&meta, "current-snapshot-id").filter(|&id| id != -1),
+        None => json_i64(meta, "current-snapshot-id").filter(|&id| id != -1),
     };
     let snapshot = match wanted {
         None => None,
@@ -546,10 +588,15 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
                 })?,
         ),
     };
-    // The schema the snapshot was written with, as time travel reads it.
+    Ok(snapshot)
+}
+
+/// The schema `snapshot` was written with, as time travel reads it (the
+/// current schema when there is no snapshot).
+fn snapshot_schema<'m>(mf: &Path, meta: &'m Json, snapshot: Option<&Json>) -> Result<&'m Json> {
     let schema_id = snapshot
         .and_then(|s| json_i64(s, "schema-id"))
-        .or_else(|| json_i64(&meta, "current-schema-id"));
+        .or_else(|| json_i64(meta, "current-schema-id"));
     let schema = match (meta.get("schemas").and_then(Json::as_array), schema_id) {
         (Some(list), Some(id)) => list
             .iter()
@@ -557,21 +604,12 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
             .ok_or_else(|| bad(mf, format!("schema {id} is not in this metadata")))?,
         _ => meta.get("schema").ok_or_else(|| bad(mf, "no schema"))?,
     };
-    let columns = struct_fields(mf, schema)?;
-    let name_mapping = name_mapping(mf, &meta)?;
-    let mut result = IcebergSnapshot {
-        metadata_file: metadata_file.clone(),
-        snapshot_id: snapshot.and_then(|s| json_i64(s, "snapshot-id")),
-        columns,
-        name_mapping,
-        files: Vec::new(),
-    };
-    let Some(snapshot) = snapshot else {
-        return Ok(result);
-    };
+    Ok(schema)
+}
 
-    // Manifests: (path, sequence number). Whether a file is data or deletes
-    // is read from each manifest entry.
+/// A snapshot's manifests: (path, sequence number). Whether a file is data
+/// or deletes is read from each manifest entry.
+fn manifests(mf: &Path, snapshot: &Json, locations: &Locations) -> Result<Vec<(PathBuf, i64)>> {
     let mut manifests: Vec<(PathBuf, i64)> = Vec::new();
     if let Some(list) = snapshot.get("manifest-list").and_then(Json::as_str) {
         let list_path = locations.resolve(mf, list)?;
@@ -594,9 +632,14 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
     } else {
         return Err(bad(mf, "the snapshot has no manifest list"));
     }
+    Ok(manifests)
+}
 
+/// The files the manifests list as live (data and deletes), each with the
+/// sequence number it applies at.
+fn manifest_entries(manifests: &[(PathBuf, i64)]) -> Result<Vec<Entry>> {
     let mut entries = Vec::new();
-    for (manifest, manifest_sequence) in &manifests {
+    for (manifest, manifest_sequence) in manifests {
         for e in read_avro(manifest)? {
             let status = avro_i64(&e, "status").unwrap_or(1);
             if status == 2 {
@@ -637,21 +680,19 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
             });
         }
     }
-    let id = result.snapshot_id.unwrap_or_default();
-    let data: Vec<&Entry> = entries.iter().filter(|e| e.content == 0).collect();
-    for d in &data {
-        if d.format != "PARQUET" {
-            return Err(bad(
-                &d.manifest,
-                format!(
-                    "data file {} is {}: recon reads Iceberg tables whose data files are Parquet",
-                    d.written_path, d.format
-                ),
-            ));
-        }
-    }
-    let min_data_sequence = data.iter().map(|d| d.sequence).min();
-    // Position deletes by the data file they name, as written.
+    Ok(entries)
+}
+
+/// Position deletes by the data file they name, as written: (position,
+/// sequence number) pairs. Deletion vectors and equality deletes that
+/// apply are refused.
+fn position_deletes(
+    entries: &[Entry],
+    columns: &[Column],
+    id: i64,
+    min_data_sequence: Option<i64>,
+    locations: &Locations,
+) -> Result<HashMap<String, Vec<(u64, i64)>>> {
     let mut deletes: HashMap<String, Vec<(u64, i64)>> = HashMap::new();
     for del in entries.iter().filter(|e| e.content != 0) {
         if del.content != 1 && del.content != 2 {
@@ -676,8 +717,7 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
                     .equality_ids
                     .iter()
                     .map(|i| {
-                        result
-                            .columns
+                        columns
                             .iter()
                             .find(|c| c.id as i64 == *i)
                             .map_or_else(|| format!("field {i}"), |c| c.field.name().clone())
@@ -706,6 +746,19 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
         let local = locations.resolve(&del.manifest, &del.written_path)?;
         read_position_deletes(&local, del.sequence, &mut deletes)?;
     }
+    Ok(deletes)
+}
+
+/// The snapshot's data files, sorted by path (so locators and evidence
+/// order do not depend on manifest order), with the positions deletes of
+/// the same or a later sequence number remove.
+fn live_files(
+    mf: &Path,
+    id: i64,
+    data: Vec<&Entry>,
+    deletes: &HashMap<String, Vec<(u64, i64)>>,
+    locations: &Locations,
+) -> Result<Vec<LiveFile>> {
     let mut files = Vec::with_capacity(data.len());
     for d in data {
         let path = locations.resolve(&d.manifest, &d.written_path)?;
@@ -739,8 +792,7 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
             ));
         }
     }
-    result.files = files;
-    Ok(result)
+    Ok(files)
 }
 
 /// Adds the (position, sequence number) pairs of one position delete file.

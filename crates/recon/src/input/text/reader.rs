@@ -17,21 +17,13 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
-use super::csv_lex::{count_newlines, last_record_end, Dialect, Lexer, RecordBuf};
+use super::lex::{count_newlines, last_record_end, Dialect, LexError, Lexer, RecordBuf};
 use super::values::{parse_lenient_as, BadValue};
-use super::{pack, Compression, Format, Locators, Table, TableFile, Unit, POS_BITS};
-use crate::config::{Encoding, TextOptions};
+use crate::config::{Encoding, Format, TextOptions};
 use crate::error::{quoted_value, ReconError, Result};
-
-/// Whole records of one text file.
-pub struct TextChunk {
-    pub file: usize,
-    /// Offset of `bytes[0]` in the decompressed file.
-    pub base: u64,
-    /// Line number (from 1) of `bytes[0]`.
-    pub first_line: u64,
-    pub bytes: Vec<u8>,
-}
+use crate::input::discover::Compression;
+use crate::input::locator::{pack, Locators, TextChunk, Unit, POS_BITS};
+use crate::input::table::{Table, TableFile};
 
 fn open_reader(f: &TableFile) -> Result<Box<dyn Read + Send>> {
     let r = open_raw(&f.path, f.compression)?;
@@ -233,7 +225,7 @@ const MAX_HEADER: usize = 64 << 20;
 const MAX_RECORD: usize = 256 << 20;
 
 /// A tokenizer error, with the way out when quotes may be plain data.
-fn lex_message(e: &super::csv_lex::LexError, d: Dialect) -> String {
+fn lex_message(e: &LexError, d: Dialect) -> String {
     match d.quote {
         Some(q) if e.message.contains("quote") => format!(
             "{} (if {:?} is plain data in this file, pass --quote none)",
@@ -1366,68 +1358,6 @@ pub fn fetch<'t>(
     Ok(())
 }
 
-/// Counted values that failed to parse (with `--max-parse-errors`).
-#[derive(Default)]
-pub struct ParseErrors {
-    pub count: std::sync::atomic::AtomicU64,
-    examples: std::sync::Mutex<Vec<(u64, String)>>,
-}
-
-impl ParseErrors {
-    const KEEP: usize = 20;
-
-    /// Forgets everything (before a second pass reads the same values again).
-    pub fn reset(&self) {
-        self.count.store(0, Ordering::Relaxed);
-        if let Ok(mut ex) = self.examples.lock() {
-            ex.clear();
-        }
-    }
-
-    /// Counts one value that failed to parse or convert: an error (`message`
-    /// plus a hint) once more than `allowed` have been counted, otherwise
-    /// kept as an example. `first_hint` is the way out when none are allowed.
-    pub(crate) fn count(
-        &self,
-        allowed: u64,
-        path: &Path,
-        locator: u64,
-        message: String,
-        first_hint: &str,
-    ) -> Result<()> {
-        let seen = self.count.fetch_add(1, Ordering::Relaxed) + 1;
-        if seen > allowed {
-            let hint = if allowed == 0 {
-                first_hint
-            } else {
-                " (more than --max-parse-errors)"
-            };
-            return Err(ReconError::input(path, format!("{message}{hint}")));
-        }
-        self.record(locator, format!("{}: {message}", path.display()));
-        Ok(())
-    }
-
-    fn record(&self, locator: u64, message: String) {
-        if let Ok(mut ex) = self.examples.lock() {
-            ex.push((locator, message));
-            // Keep the first ones in file order, whatever the thread timing.
-            if ex.len() > 4 * Self::KEEP {
-                ex.sort();
-                ex.truncate(Self::KEEP);
-            }
-        }
-    }
-
-    /// The first messages in file order.
-    pub fn examples(&self) -> Vec<String> {
-        let mut ex = self.examples.lock().map(|e| e.clone()).unwrap_or_default();
-        ex.sort();
-        ex.truncate(Self::KEEP);
-        ex.into_iter().map(|e| e.1).collect()
-    }
-}
-
 /// The first records of a text table (up to about `max_bytes` of its first
 /// file), as text per file column (None for columns not read as text); for
 /// `--infer-types`.
@@ -1468,4 +1398,188 @@ pub fn sample(table: &Table, max_bytes: usize) -> Result<Vec<Vec<Option<String>>
         },
     )?;
     Ok(columns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{InputOptions, Sniff};
+    use crate::input::{Fetcher, Source};
+    use crate::side::Side;
+    use arrow::array::{Int64Array, StringArray};
+
+    /// Comma-delimited with a header, nothing sniffed.
+    fn csv_options() -> InputOptions {
+        let mut opts = InputOptions::default();
+        opts.text.delimiter = Some(b',');
+        opts.text.sniff = Sniff {
+            delimiter: false,
+            quote: false,
+            escape: false,
+            header: false,
+            preamble: false,
+        };
+        opts
+    }
+
+    fn table(dir: &Path, name: &str, bytes: &[u8], opts: &InputOptions) -> Table {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        Table::open(&Source::Spec(path), opts, Side::Source, dir).unwrap()
+    }
+
+    /// File 0 cut into chunks of about `chunk` bytes, each read with the
+    /// table columns `wanted`: the chunks, and per batch its columns and
+    /// its rows' locators.
+    type Batches = Vec<(Vec<ArrayRef>, Vec<u64>)>;
+    fn read_all(t: &Table, wanted: &[usize], chunk: usize) -> Result<(usize, Batches)> {
+        let mut units = Vec::new();
+        t.feed_text(0, chunk, &mut |u| {
+            units.push(u);
+            true
+        })?;
+        let mut out = Vec::new();
+        for u in &units {
+            t.read_unit(u, wanted, 1024, &mut |cols, locs| {
+                let n = cols.first().map_or(0, |c| c.len());
+                out.push((cols.to_vec(), (0..n).map(|i| locs.get(i)).collect()));
+                Ok(())
+            })?;
+        }
+        Ok((units.len(), out))
+    }
+
+    fn strings(a: &ArrayRef) -> Vec<Option<&str>> {
+        a.as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+            .iter()
+            .collect()
+    }
+
+    fn ints(a: &ArrayRef) -> Vec<Option<i64>> {
+        a.as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap()
+            .iter()
+            .collect()
+    }
+
+    #[test]
+    fn a_csv_reads_into_typed_batches_located_by_byte_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = table(
+            dir.path(),
+            "t.csv",
+            b"id,name\n1,a\n2,\"\"\n3,\n",
+            &csv_options(),
+        );
+        assert_eq!(t.schema.field(0).data_type(), &DataType::Utf8);
+        t.set_types(&[(0, DataType::Int64)]).unwrap();
+        // Columns come in the order asked for.
+        let (_, batches) = read_all(&t, &[1, 0], 1 << 20).unwrap();
+        assert_eq!(batches.len(), 1);
+        let (cols, locs) = &batches[0];
+        // An unquoted empty field is NULL, a quoted one the empty string.
+        assert_eq!(strings(&cols[0]), [Some("a"), Some(""), None]);
+        assert_eq!(ints(&cols[1]), [Some(1), Some(2), Some(3)]);
+        // Locators: file 0, the byte offset of each record.
+        assert_eq!(locs, &[8, 12, 17]);
+        assert_eq!(t.files[0].extent(), 20);
+        assert_eq!(t.position(17), "record at byte 17");
+    }
+
+    #[test]
+    fn chunks_end_at_record_boundaries_even_inside_quotes() {
+        let dir = tempfile::tempdir().unwrap();
+        // Records with line breaks, delimiters and quotes inside quotes, over
+        // several chunks (of at least 64 KiB).
+        let mut text = String::from("id,note\n");
+        let mut expected = Vec::new();
+        for i in 0..6000 {
+            let note = format!("line {i}\n\"{}\", and more", "x".repeat(i % 7));
+            expected.push((text.len() as u64, note.clone()));
+            text.push_str(&format!("{i},\"{}\"\n", note.replace('"', "\"\"")));
+        }
+        assert!(text.len() > 3 << 16);
+        let t = table(dir.path(), "t.csv", text.as_bytes(), &csv_options());
+        let (chunks, batches) = read_all(&t, &[1], 1 << 16).unwrap();
+        assert!(chunks >= 3, "{chunks} chunk(s)");
+        let mut read = Vec::new();
+        for (cols, locs) in &batches {
+            let notes = strings(&cols[0]);
+            read.extend(
+                locs.iter()
+                    .zip(notes)
+                    .map(|(&l, n)| (l, n.unwrap().to_string())),
+            );
+        }
+        assert_eq!(read, expected);
+        assert_eq!(t.files[0].extent(), text.len() as u64);
+    }
+
+    #[test]
+    fn rows_come_back_by_locator_from_plain_and_gzip_files() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let text = b"id,name\n1,a\n2,b\n3,c\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        for (name, bytes) in [("t.csv", &text[..]), ("t.csv.gz", &gz[..])] {
+            let t = table(dir.path(), name, bytes, &csv_options());
+            let mut fetcher = Fetcher::default();
+            let mut rows = Vec::new();
+            t.fetch(&mut fetcher, &[12, 16], |batch| {
+                let ids = strings(batch.column(0));
+                let names = strings(batch.column(1));
+                for (i, n) in ids.into_iter().zip(names) {
+                    rows.push(format!("{}:{}", i.unwrap(), n.unwrap()));
+                }
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(rows, ["2:b", "3:c"], "{name}");
+        }
+    }
+
+    #[test]
+    fn values_that_do_not_parse_are_errors_or_counted_and_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = csv_options();
+        let mut t = table(dir.path(), "strict.csv", b"id\n1\nx\n3\n", &opts);
+        t.set_types(&[(0, DataType::Int64)]).unwrap();
+        let e = read_all(&t, &[0], 1 << 20).map(|_| ()).unwrap_err();
+        assert!(
+            e.to_string().contains("line 3, column 'id': cannot parse"),
+            "{e}"
+        );
+
+        opts.text.max_parse_errors = 1;
+        let mut t = table(dir.path(), "counted.csv", b"id\n1\nx\n3\n", &opts);
+        t.set_types(&[(0, DataType::Int64)]).unwrap();
+        let (_, batches) = read_all(&t, &[0], 1 << 20).unwrap();
+        assert_eq!(ints(&batches[0].0[0]), [Some(1), Some(3)]);
+        assert_eq!(batches[0].1, [3, 7]);
+        assert_eq!(t.parse_errors.count.load(Ordering::Relaxed), 1);
+        let examples = t.parse_errors.examples();
+        assert_eq!(examples.len(), 1);
+        assert!(
+            examples[0].contains("counted.csv: line 3, column 'id'"),
+            "{examples:?}"
+        );
+    }
+
+    #[test]
+    fn the_sample_is_the_first_records_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), "t.csv", b"id,name\n1,a\n2,\n", &csv_options());
+        assert_eq!(
+            sample(&t, 1 << 20).unwrap(),
+            [
+                vec![Some("1".to_string()), Some("2".to_string())],
+                vec![Some("a".to_string()), None]
+            ]
+        );
+    }
 }

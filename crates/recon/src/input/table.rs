@@ -1,0 +1,473 @@
+//! The table: one or more files of one format and one schema, with Hive
+//! partition columns, and what reads of its files share (see [`super`] for
+//! locators). Opening is in [`super::open`], reading in [`super::read`].
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arrow::array::ArrayRef;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+
+use super::block::BlockMeta;
+use super::discover::Compression;
+use super::locator::unpack;
+use super::spool::Spool;
+use super::text::values::{self, ParseErrors};
+use super::types;
+use crate::config::{Encoding, Format, InputOptions, TextOptions};
+use crate::error::{ReconError, Result};
+
+/// One file of a table.
+pub struct TableFile {
+    pub path: PathBuf,
+    pub compression: Compression,
+    /// Raw Hive partition values, one per `Table::partition_keys` (None: NULL).
+    pub(super) partition_values: Vec<Option<String>>,
+    /// Footer metadata of Parquet and IPC files.
+    pub(super) block: Option<BlockMeta>,
+    /// Rows (block formats) or decompressed bytes (text) of the file; text
+    /// files learn it during the scan.
+    pub(super) extent: AtomicU64,
+    /// Text decoded to UTF-8 as it is read (UTF-16, Shift_JIS, ...); its
+    /// locators are offsets in the decoded text.
+    pub decode: Option<&'static encoding_rs::Encoding>,
+    /// Rows (positions, ascending) a table format's deletes remove: they
+    /// are skipped by every read (a Delta deletion vector, Iceberg
+    /// position deletes).
+    pub deleted: Option<Arc<[u64]>>,
+    /// Where each of the table's file columns is in this file and how its
+    /// stored type reads as the table's, for table formats whose files may
+    /// predate the schema and for files of a plain table that store a
+    /// column in a narrower type (None: column `i` is the file's column
+    /// `i`, of the table's type).
+    pub(super) columns: Option<Arc<[FileColumn]>>,
+}
+
+/// Where a table column is in one file of a table.
+#[derive(Debug, Clone)]
+pub enum FileColumn {
+    /// The file's column `index`. When `widen` names a type, its values are
+    /// converted exactly to it ([`types::convert`]: an Iceberg promotion, a
+    /// Delta `timestamp` stored zone-less, a plain file's narrower type),
+    /// then given the table type's nested field names if they differ (a
+    /// Delta column mapping's physical names, an Iceberg file's list items).
+    Stored {
+        index: usize,
+        widen: Option<DataType>,
+    },
+    /// Not in the file (written before the column was added): NULL.
+    Missing,
+}
+
+impl TableFile {
+    /// A live Parquet file of a lakehouse table, with the positions its
+    /// deletes remove and where the table's columns are in it.
+    #[cfg(any(feature = "delta", feature = "iceberg"))]
+    pub(super) fn live(
+        path: PathBuf,
+        block: BlockMeta,
+        partition_values: Vec<Option<String>>,
+        deleted: Option<&[u64]>,
+        columns: Option<Arc<[FileColumn]>>,
+    ) -> (TableFile, u64) {
+        let n = block.rows().unwrap_or(0);
+        let gone = deleted.map_or(0, |d| d.iter().filter(|&&r| r < n).count() as u64);
+        let file = TableFile {
+            path,
+            compression: Compression::None,
+            partition_values,
+            block: Some(block),
+            // Positions, deleted ones included: locators' ordinals span them.
+            extent: AtomicU64::new(n),
+            decode: None,
+            deleted: deleted.map(Arc::from),
+            columns,
+        };
+        (file, n - gone)
+    }
+
+    /// The encoding its values arrive in: UTF-8 once decoded.
+    pub fn encoding(&self, table: Encoding) -> Encoding {
+        if self.decode.is_some() {
+            Encoding::Utf8
+        } else {
+            table
+        }
+    }
+
+    pub fn extent(&self) -> u64 {
+        self.extent.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_extent(&self, n: u64) {
+        self.extent.store(n, Ordering::Relaxed);
+    }
+}
+
+/// A table: one or more files of one format and one schema.
+pub struct Table {
+    /// The path the user gave.
+    pub path: PathBuf,
+    pub format: Format,
+    pub files: Vec<TableFile>,
+    /// File columns, then Hive partition columns.
+    pub schema: SchemaRef,
+    /// Columns stored in the files; the rest come from partition directories.
+    pub file_columns: usize,
+    pub partition_keys: Vec<String>,
+    /// Per column: its type was not stored but comes from text (CSV fields,
+    /// NDJSON scalars, partition values), so it may take the other side's type.
+    pub untyped: Vec<bool>,
+    /// Row count from metadata, when the format stores one.
+    pub rows: Option<u64>,
+    /// Total size of the files on disk.
+    pub bytes_on_disk: u64,
+    pub text: TextOptions,
+    /// Per file, per partition column: the value as a one-row typed array.
+    pub(super) partition_arrays: Vec<Vec<ArrayRef>>,
+    /// Text values that failed to parse and were counted (`--max-parse-errors`).
+    pub parse_errors: ParseErrors,
+    /// The CSV dialect in words, noting what was sniffed (None: not CSV).
+    pub dialect: Option<String>,
+    /// Per column: how its text is read before and while parsing (trim,
+    /// empty-as-NULL, date patterns); plain for stored columns.
+    pub text_columns: Vec<values::TextColumn>,
+    /// For `-` or a pipe: the copy the table is read from (its one file),
+    /// deleted when the table is dropped.
+    pub spool: Option<Spool>,
+    /// A lakehouse table read as of a version: its format and what was read
+    /// ("delta version 3: 4 live files, 1 with a deletion vector").
+    pub snapshot: Option<Snapshot>,
+    /// Arrow data a library caller gave ("arrow (in memory)", "arrow
+    /// stream"), for the report; None for tables named by a spec.
+    pub origin: Option<&'static str>,
+}
+
+/// A lakehouse table's version, for the report and the schema screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// `delta` or `iceberg`.
+    pub format: &'static str,
+    /// The Delta version or the Iceberg snapshot id (None: an Iceberg table
+    /// with no snapshot yet).
+    pub version: Option<i64>,
+    /// How the version was found: the Iceberg metadata file read (relative
+    /// to the table's folder), the commit time of a Delta version pinned by
+    /// a timestamp.
+    pub detail: Option<String>,
+    pub live_files: usize,
+    /// Files some of whose rows deletes remove.
+    pub files_with_deletes: usize,
+}
+
+impl Snapshot {
+    pub fn describe(&self) -> String {
+        let what = match (self.format, self.version) {
+            ("delta", Some(v)) => format!("delta version {v}"),
+            (f, Some(v)) => format!("{f} snapshot {v}"),
+            (f, None) => format!("{f} table with no snapshot"),
+        };
+        format!(
+            "{what}{}: {} live file{}{}",
+            self.detail
+                .as_ref()
+                .map_or_else(String::new, |d| format!(" ({d})")),
+            self.live_files,
+            if self.live_files == 1 { "" } else { "s" },
+            match self.files_with_deletes {
+                0 => String::new(),
+                n => format!(", {n} with deleted rows"),
+            }
+        )
+    }
+}
+
+/// Refuses the CSV-only options (`skip_rows`, `comment`) that reach no
+/// CSV/TSV table: an option that cannot apply is an error, never dropped
+/// unseen. One given for both sides applies when either side is CSV/TSV.
+pub fn refuse_unused_csv_options(sides: [(&InputOptions, &Table); 2]) -> Result<()> {
+    let csv = |t: &Table| matches!(t.format, Format::Csv | Format::Tsv);
+    for (opts, _) in sides {
+        for &flag in &opts.csv_only {
+            let reached: Vec<&Table> = sides
+                .iter()
+                .filter(|(o, _)| o.csv_only.contains(&flag))
+                .map(|(_, t)| *t)
+                .collect();
+            if reached.iter().any(|t| csv(t)) {
+                continue;
+            }
+            let what: Vec<String> = reached
+                .iter()
+                .map(|t| format!("{} is {}", t.path.display(), t.format.name()))
+                .collect();
+            return Err(ReconError::Usage(format!(
+                "{} applies to CSV/TSV files only, and {}",
+                crate::error::hint::switch(flag),
+                what.join(" and ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Field metadata key listing the rules (`trim`, `empty_as_null`) applied to
+/// a text column's raw text before it was parsed into a typed column; the
+/// plan treats those rules as done rather than refusing them on a number.
+pub const TEXT_RULES: &str = "recon.text_rules";
+
+impl Table {
+    /// What the report calls the table's format.
+    pub fn format_name(&self) -> &'static str {
+        match (&self.snapshot, self.origin) {
+            (Some(s), _) => s.format,
+            (None, Some(o)) => o,
+            (None, None) => self.format.name(),
+        }
+    }
+
+    /// Completes a table built from its files: plain text rules for every
+    /// column, and the partition values parsed into their types.
+    pub(super) fn finish(mut self) -> Result<Table> {
+        self.text_columns = vec![Default::default(); self.schema.fields().len()];
+        self.build_partition_arrays()?;
+        Ok(self)
+    }
+
+    /// Parses each file's partition values into the current column types.
+    fn build_partition_arrays(&mut self) -> Result<()> {
+        let mut all = Vec::with_capacity(self.files.len());
+        for f in &self.files {
+            let mut arrays = Vec::with_capacity(self.partition_keys.len());
+            for (k, v) in f.partition_values.iter().enumerate() {
+                let field = self.schema.field(self.file_columns + k);
+                let spec = &self.text_columns[self.file_columns + k];
+                let mut bad = Vec::new();
+                let arr = values::parse_lenient_as(
+                    field.data_type(),
+                    &[spec.prepare(v.as_deref())],
+                    &mut bad,
+                    1,
+                    spec,
+                );
+                if let Some((_, m)) = bad.into_iter().next() {
+                    return Err(ReconError::input(
+                        &f.path,
+                        format!(
+                            "partition value {}={}: {m}",
+                            field.name(),
+                            v.as_deref().unwrap_or("NULL")
+                        ),
+                    ));
+                }
+                arrays.push(arr);
+            }
+            all.push(arrays);
+        }
+        self.partition_arrays = all;
+        Ok(())
+    }
+
+    /// Rebuilds the schema with `edit` applied to its fields, then the
+    /// partition values in the (maybe new) types.
+    fn edit_fields(&mut self, edit: impl FnOnce(&mut [Field])) -> Result<()> {
+        let mut fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        edit(&mut fields);
+        self.schema = Arc::new(Schema::new_with_metadata(
+            fields,
+            self.schema.metadata().clone(),
+        ));
+        self.build_partition_arrays()
+    }
+
+    /// Gives untyped columns new types (see `plan::typing::resolve`).
+    pub(crate) fn set_types(&mut self, types: &[(usize, DataType)]) -> Result<()> {
+        self.edit_fields(|fields| {
+            for (i, ty) in types {
+                fields[*i] = fields[*i]
+                    .clone()
+                    .with_data_type(ty.clone())
+                    .with_nullable(true);
+            }
+        })
+    }
+
+    /// Sets how text columns are read before and while parsing (see
+    /// `plan::typing::resolve`), and marks the rules applied to raw text in
+    /// the fields' metadata.
+    pub(crate) fn set_text_columns(
+        &mut self,
+        specs: Vec<(usize, values::TextColumn)>,
+    ) -> Result<()> {
+        let text_columns = &mut self.text_columns;
+        let mut marks = Vec::new();
+        for (i, spec) in specs {
+            let rules: Vec<&str> = [(spec.trim, "trim"), (spec.empty_as_null, "empty_as_null")]
+                .into_iter()
+                .filter_map(|(on, name)| on.then_some(name))
+                .collect();
+            if !rules.is_empty() {
+                marks.push((i, rules.join(",")));
+            }
+            text_columns[i] = spec;
+        }
+        self.edit_fields(|fields| {
+            for (i, rules) in marks {
+                let mut meta = fields[i].metadata().clone();
+                meta.insert(TEXT_RULES.to_string(), rules);
+                fields[i] = fields[i].clone().with_metadata(meta);
+            }
+        })
+    }
+
+    /// Whether reading the table means decompressing text (slow to repeat).
+    pub fn is_compressed_text(&self) -> bool {
+        self.format.is_text()
+            && self
+                .files
+                .iter()
+                .any(|f| f.compression != Compression::None)
+    }
+
+    pub fn file_path(&self, i: usize) -> &Path {
+        &self.files[i].path
+    }
+
+    /// Where a locator points within its file, for messages that name the
+    /// file already: "row 7 (counting from 0)" or "record at byte 120".
+    pub fn position(&self, locator: u64) -> String {
+        let (_, pos) = unpack(locator);
+        if self.format.is_text() {
+            format!("record at byte {pos}")
+        } else {
+            format!("row {pos} (counting from 0)")
+        }
+    }
+
+    /// The dense ordinal of a locator: the file's base (sum of earlier files'
+    /// extents) plus its position. Valid after the scan.
+    pub fn bases(&self) -> Vec<u64> {
+        let mut next = 0u64;
+        self.files
+            .iter()
+            .map(|f| {
+                let b = next;
+                next = next.saturating_add(f.extent());
+                b
+            })
+            .collect()
+    }
+
+    /// Sum of all files' extents (rows or decompressed bytes). Valid after the scan.
+    pub fn total_extent(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|f| f.extent())
+            .fold(0u64, |a, b| a.saturating_add(b))
+    }
+
+    /// Partition column `k` of `file`, repeated for `rows` rows.
+    fn partition_column(&self, file: usize, k: usize, rows: usize) -> Result<ArrayRef> {
+        let idx = arrow::array::UInt32Array::from(vec![0u32; rows]);
+        arrow::compute::take(self.partition_arrays[file][k].as_ref(), &idx, None)
+            .map_err(|e| ReconError::arrow(&self.files[file].path, e))
+    }
+
+    /// Appends the partition columns of `file` to file columns `cols`.
+    pub(super) fn with_partitions(
+        &self,
+        file: usize,
+        mut cols: Vec<ArrayRef>,
+        rows: usize,
+    ) -> Result<Vec<ArrayRef>> {
+        for k in 0..self.partition_keys.len() {
+            cols.push(self.partition_column(file, k, rows)?);
+        }
+        Ok(cols)
+    }
+
+    /// Table columns `projected` of a file with a layout from its columns
+    /// `cols` (the file's columns `stored`, ascending): converted where the
+    /// file stores another type, NULL where it predates the column.
+    pub(super) fn conform(
+        &self,
+        f: &TableFile,
+        layout: &[FileColumn],
+        projected: &[usize],
+        stored: &[usize],
+        cols: &[ArrayRef],
+        rows: usize,
+    ) -> Result<Vec<ArrayRef>> {
+        projected
+            .iter()
+            .map(|&c| match &layout[c] {
+                FileColumn::Missing => Ok(arrow::array::new_null_array(
+                    self.schema.field(c).data_type(),
+                    rows,
+                )),
+                FileColumn::Stored { index, widen } => {
+                    let i = stored
+                        .binary_search(index)
+                        .map_err(|_| ReconError::Internal("stored column not read".into()))?;
+                    match widen {
+                        None => Ok(cols[i].clone()),
+                        Some(ty) => self.widen(f, c, &cols[i], ty),
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Column `c` of file `f`, stored as `array`, converted exactly to `ty`
+    /// and named as the table's type; a value that does not convert is
+    /// refused, naming the file and the column.
+    fn widen(&self, f: &TableFile, c: usize, array: &ArrayRef, ty: &DataType) -> Result<ArrayRef> {
+        let field = self.schema.field(c);
+        let refuse = |m: String| {
+            ReconError::input(
+                &f.path,
+                format!(
+                    "column {}, stored as {}, read as {}: {m}",
+                    field.name(),
+                    array.data_type(),
+                    field.data_type()
+                ),
+            )
+        };
+        let out = types::convert(array, ty).map_err(refuse)?;
+        if ty == field.data_type() {
+            Ok(out)
+        } else {
+            types::relabel(&out, field.data_type()).map_err(refuse)
+        }
+    }
+
+    /// Arranges `wanted` columns from the projected file columns plus partitions.
+    pub(super) fn pick(
+        &self,
+        file: usize,
+        wanted: &[usize],
+        projected: &[usize],
+        cols: &[ArrayRef],
+        rows: usize,
+    ) -> Result<Vec<ArrayRef>> {
+        let mut out = Vec::with_capacity(wanted.len());
+        for &c in wanted {
+            if c < self.file_columns {
+                let i = projected
+                    .binary_search(&c)
+                    .map_err(|_| ReconError::Internal("column not projected".into()))?;
+                out.push(cols[i].clone());
+            } else {
+                out.push(self.partition_column(file, c - self.file_columns, rows)?);
+            }
+        }
+        Ok(out)
+    }
+}
