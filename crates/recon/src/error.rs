@@ -28,6 +28,45 @@ pub enum ErrorKind {
     Internal,
 }
 
+/// Why a parser or the encoder refused a value: a reason that does not yet
+/// name a file (the caller adds that, usually as [`ReconError::Input`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid(pub String);
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+/// `Invalid(format!(...))`.
+macro_rules! invalid {
+    ($($arg:tt)*) => {
+        $crate::error::Invalid(format!($($arg)*))
+    };
+}
+pub(crate) use invalid;
+
+impl From<String> for Invalid {
+    fn from(s: String) -> Self {
+        Invalid(s)
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(s: &str) -> Self {
+        Invalid(s.to_string())
+    }
+}
+
+impl From<Invalid> for String {
+    fn from(e: Invalid) -> Self {
+        e.0
+    }
+}
+
 /// Everything that can stop a reconciliation.
 ///
 /// Messages may name an option the user should set ("pass `trim` with

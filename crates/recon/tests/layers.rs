@@ -161,6 +161,31 @@ const INPUT_LAYERS: &[(&str, u32)] = &[
     ("lakehouse", 6),
 ];
 
+/// Sub-modules of `modes`, lowest first.
+const MODES_LAYERS: &[(&str, u32)] = &[
+    // What a diff takes and gives.
+    ("options", 0),
+    // The stages every mode runs.
+    ("stages", 1),
+    // The keyless diff (whose matcher keyed mode reuses) and fingerprints.
+    ("multiset", 2),
+    ("fingerprint", 2),
+    // The keyed diff: its own records, plus the multiset matcher for the
+    // rows of duplicated and NULL keys.
+    ("keyed", 3),
+    // Keyed or keyless, by the options.
+    ("diff", 4),
+    // Many pairs of either mode.
+    ("batch", 5),
+];
+
+#[test]
+fn modes_sub_modules_only_use_lower_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let problems = check_sub_layers(&src, "modes", MODES_LAYERS);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn input_sub_modules_only_use_lower_layers() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");

@@ -6,9 +6,10 @@ pub mod encode;
 pub mod multiset;
 pub mod sketch;
 
+pub(crate) use encode::check_supported;
 pub use encode::{
-    check_supported, combine, encode_row, null_digest, reference_digest, value_digest, Combiner,
-    RowEncoder, ENCODING_VERSION,
+    combine, encode_row, null_digest, reference_digest, value_digest, Combiner, RowEncoder,
+    ENCODING_VERSION,
 };
 pub use multiset::{
     fp_bucket_of, mix, single_difference, DigestBuildHasher, DigestHasher, Fingerprint, FP_BITS,

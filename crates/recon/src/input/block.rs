@@ -700,10 +700,10 @@ fn check_int96_leaf(
         };
         let fix = match (leaf.unit, leaf.top_level) {
             (TimeUnit::Microsecond, true) if why.starts_with("has digits") => {
-                "; pass --int96-unit ns to read INT96 in nanoseconds"
+                "; pass `--int96-unit ns` to read INT96 in nanoseconds"
             }
             (TimeUnit::Nanosecond, true) => {
-                "; pass --int96-unit us to read INT96 in microseconds (nanoseconds hold 1677-09-21 to 2262-04-11 only)"
+                "; pass `--int96-unit us` to read INT96 in microseconds (nanoseconds hold 1677-09-21 to 2262-04-11 only)"
             }
             _ => "",
         };

@@ -57,4 +57,45 @@ pub use table::{refuse_unused_csv_options, FileColumn, Snapshot, Table, TableFil
 pub use text::reader::{sample, RENAMED_HEADER};
 pub use text::values::ParseErrors;
 // The text modules' paths before they moved into `text/`.
-pub use text::{lex as csv_lex, parse, sniff, values};
+pub use text::{lex as csv_lex, sniff, values};
+
+/// The exact text parsers, for the fuzz targets and other callers: each
+/// value is parsed exactly or refused with why ([`Invalid`]).
+///
+/// [`Invalid`]: crate::error::Invalid
+pub mod parse {
+    use super::text::parse as p;
+    pub use super::text::parse::Unit;
+    use crate::error::Invalid;
+
+    pub fn parse_bool(s: &str) -> Result<bool, Invalid> {
+        p::parse_bool(s).map_err(Invalid)
+    }
+
+    pub fn parse_i128(s: &str) -> Result<i128, Invalid> {
+        p::parse_i128(s).map_err(Invalid)
+    }
+
+    pub fn parse_f64(s: &str) -> Result<f64, Invalid> {
+        p::parse_f64(s).map_err(Invalid)
+    }
+
+    /// Exactly `precision` digits at most, `scale` after the point.
+    pub fn parse_decimal(s: &str, precision: u8, scale: i8) -> Result<i128, Invalid> {
+        p::parse_decimal(s, precision, scale).map_err(Invalid)
+    }
+
+    /// Days since 1970-01-01.
+    pub fn parse_date(s: &str) -> Result<i32, Invalid> {
+        p::parse_date(s).map_err(Invalid)
+    }
+
+    pub fn parse_time(s: &str, unit: Unit) -> Result<i64, Invalid> {
+        p::parse_time(s, unit).map_err(Invalid)
+    }
+
+    /// In `unit` since the epoch; `tz` is the column's zone, if any.
+    pub fn parse_timestamp(s: &str, unit: Unit, tz: Option<&str>) -> Result<i64, Invalid> {
+        p::parse_timestamp(s, unit, tz).map_err(Invalid)
+    }
+}

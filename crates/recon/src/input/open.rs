@@ -363,7 +363,7 @@ fn file_formats(
             (None, None) => {
                 return Err(ReconError::input(
                     &f.path,
-                    "unknown file extension (expected .parquet, .arrow/.feather/.ipc, .csv, .tsv, .jsonl/.ndjson, optionally .gz/.zst); pass --source-format/--target-format to choose",
+                    "unknown file extension (expected .parquet, .arrow/.feather/.ipc, .csv, .tsv, .jsonl/.ndjson, optionally .gz/.zst); pass `--source-format`/`--target-format` to choose",
                 ))
             }
         };
@@ -556,7 +556,7 @@ impl Dialects {
                 return Err(ReconError::input(
                     &tf.path,
                     format!(
-                        "{} a trailing delimiter on every line but other files of {} {}: one table holds one dialect (pass --trailing-delimiter if it is right)",
+                        "{} a trailing delimiter on every line but other files of {} {}: one table holds one dialect (pass `--trailing-delimiter` if it is right)",
                         if trailing { "has" } else { "does not have" },
                         path.display(),
                         if t { "do" } else { "do not" }

@@ -197,8 +197,8 @@ fn compression_name(c: Compression) -> &'static str {
 
 fn no_format(path: &Path, kind: Stream, side: Side) -> ReconError {
     let flag = match side {
-        Side::Source => "--source-format",
-        Side::Target => "--target-format",
+        Side::Source => "source_format",
+        Side::Target => "target_format",
     };
     let what = match kind {
         Stream::Stdin => "stdin has no file name to tell its format",
@@ -206,7 +206,10 @@ fn no_format(path: &Path, kind: Stream, side: Side) -> ReconError {
     };
     ReconError::input(
         path,
-        format!("{what}: pass {flag} csv (or tsv, ndjson, parquet, ipc); gzip and zstd streams are recognized by themselves"),
+        format!(
+            "{what}: pass {} (or tsv, ndjson, parquet, ipc); gzip and zstd streams are recognized by themselves",
+            crate::error::hint::option(flag, "csv")
+        ),
     )
 }
 
@@ -230,7 +233,7 @@ fn write_error(input: &Path, spool: &Path, e: std::io::Error, written: u64) -> R
         Some(why) => ReconError::input(
             input,
             format!(
-                "copying it to {at} (recon reads an input more than once, a pipe only once): {why} after {}; free space there or point --temp-dir at a larger disk",
+                "copying it to {at} (recon reads an input more than once, a pipe only once): {why} after {}; free space there or point `--temp-dir` at a larger disk",
                 crate::size::format_size(written)
             ),
         ),

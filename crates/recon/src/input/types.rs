@@ -355,7 +355,7 @@ fn converts(from: &DataType, to: &DataType, rules: Declared) -> bool {
 /// `array` (of a type [`widening`] accepted) as type `to`, exactly; or why
 /// a value cannot be (a sub-unit digit, an overflow), for the caller to
 /// name with the file and column.
-pub fn convert(array: &ArrayRef, to: &DataType) -> Result<ArrayRef, String> {
+pub(crate) fn convert(array: &ArrayRef, to: &DataType) -> Result<ArrayRef, String> {
     use DataType::*;
     let from = array.data_type();
     if from == to {
@@ -615,7 +615,7 @@ fn map(array: &ArrayRef, entries: &FieldRef, sorted: bool) -> Result<ArrayRef, S
 /// `array` under type `to`, which differs from its type in nested field
 /// names only (Delta column mapping: files name struct fields by their
 /// physical names, the table by their logical ones). The same buffers.
-pub fn relabel(array: &ArrayRef, to: &DataType) -> Result<ArrayRef, String> {
+pub(crate) fn relabel(array: &ArrayRef, to: &DataType) -> Result<ArrayRef, String> {
     fn data(d: arrow::array::ArrayData, to: &DataType) -> Result<arrow::array::ArrayData, String> {
         let kids: Vec<&DataType> = match to {
             DataType::Struct(fs) => fs.iter().map(|f| f.data_type()).collect(),

@@ -28,7 +28,7 @@ pub mod tag {
 }
 
 /// Returns `Err(reason)` when recon has no canonical encoding for `dt`.
-pub fn check_supported(dt: &DataType) -> Result<(), String> {
+pub(crate) fn check_supported(dt: &DataType) -> Result<(), String> {
     use DataType::*;
     match dt {
         Null | Boolean | Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64
@@ -172,7 +172,7 @@ pub(super) fn push_bytes(out: &mut Vec<u8>, t: u8, bytes: &[u8]) {
 /// This is the reference implementation of the specification: simple,
 /// value-at-a-time, and used for nested types. The column-wise fast paths in
 /// [`RowEncoder`] must produce the same bytes; a unit test checks that.
-pub fn encode_value(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), String> {
+pub(crate) fn encode_value(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), String> {
     use DataType::*;
     if array.is_null(row) {
         out.push(tag::NULL);

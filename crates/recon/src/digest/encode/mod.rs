@@ -80,6 +80,9 @@ mod tests;
 /// concatenated row encoding with XXH3-128; version 2 combines value digests.
 pub const ENCODING_VERSION: u32 = 2;
 
-pub use canonical::{check_supported, encode_value, tag};
+pub(crate) use canonical::check_supported;
+#[cfg(test)]
+pub(crate) use canonical::encode_value;
+pub use canonical::tag;
 pub use mix::{column_constants, combine, constants, null_digest, q, value_digest, Combiner};
 pub use row::{encode_row, reference_digest, RowEncoder};

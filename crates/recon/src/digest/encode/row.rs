@@ -2,6 +2,7 @@
 //! batches through the column writers, and the reference row digest and
 //! encoding straight from the specification.
 
+use crate::error::{invalid, Invalid};
 use arrow::array::ArrayRef;
 use arrow::datatypes::DataType;
 
@@ -40,7 +41,7 @@ impl RowEncoder {
     }
 
     /// Appends the 128-bit digest of every row of `columns` to `out`.
-    pub fn digests(&mut self, columns: &[ArrayRef], out: &mut Vec<u128>) -> Result<(), String> {
+    pub fn digests(&mut self, columns: &[ArrayRef], out: &mut Vec<u128>) -> Result<(), Invalid> {
         self.digests_with_columns(columns, out, None)
     }
 
@@ -57,7 +58,7 @@ impl RowEncoder {
         columns: &[ArrayRef],
         out: &mut Vec<u128>,
         mut per_column: Option<&mut Vec<Vec<u128>>>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Invalid> {
         let rows = columns.first().map_or(0, |c| c.len());
         if self.dictionaries.len() < columns.len() {
             self.dictionaries.resize_with(columns.len(), || None);
@@ -73,7 +74,7 @@ impl RowEncoder {
                 _ => column_writer(array.as_ref())?,
             };
             if array.len() != rows {
-                return Err(format!(
+                return Err(invalid!(
                     "column {c}: {} values for {rows} rows",
                     array.len()
                 ));
@@ -111,7 +112,7 @@ impl RowEncoder {
     }
 
     /// The fast path's encoding of one row; tests compare it with [`encode_row`].
-    pub fn encode_one(&mut self, columns: &[ArrayRef], row: usize) -> Result<Vec<u8>, String> {
+    pub fn encode_one(&mut self, columns: &[ArrayRef], row: usize) -> Result<Vec<u8>, Invalid> {
         let writers = columns
             .iter()
             .map(|c| column_writer(c.as_ref()))
@@ -127,7 +128,7 @@ impl RowEncoder {
 /// The reference row digest of row `row` of `columns`, straight from the
 /// specification: each value encoded by the reference encoder, its value
 /// digest, then [`combine`]. The fast path must agree (property-tested).
-pub fn reference_digest(columns: &[ArrayRef], row: usize) -> Result<u128, String> {
+pub fn reference_digest(columns: &[ArrayRef], row: usize) -> Result<u128, Invalid> {
     let mut values = Vec::with_capacity(columns.len());
     let mut e = Vec::new();
     for c in columns {
@@ -139,7 +140,7 @@ pub fn reference_digest(columns: &[ArrayRef], row: usize) -> Result<u128, String
 }
 
 /// Convenience for tests and tools: the encoding of one row of `columns`.
-pub fn encode_row(columns: &[ArrayRef], row: usize) -> Result<Vec<u8>, String> {
+pub fn encode_row(columns: &[ArrayRef], row: usize) -> Result<Vec<u8>, Invalid> {
     let mut out = Vec::new();
     for c in columns {
         encode_value(c.as_ref(), row, &mut out)?;

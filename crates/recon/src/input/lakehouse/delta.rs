@@ -82,7 +82,7 @@ pub enum AsOf {
 /// Splits `delta:PATH[@VERSION | @TIMESTAMP]` into the path and the version
 /// asked for. A timestamp must carry its zone (`Z` or an offset): a time
 /// read in the wrong zone would pin another version without a word.
-pub fn parse_source(text: &str) -> Option<std::result::Result<(PathBuf, AsOf), String>> {
+pub(crate) fn parse_source(text: &str) -> Option<std::result::Result<(PathBuf, AsOf), String>> {
     let rest = text.strip_prefix("delta:")?;
     Some(match rest.rsplit_once('@') {
         Some((path, at)) if !path.is_empty() => parse_as_of(at)

@@ -43,7 +43,7 @@ impl Table {
             return Err(ReconError::input(
                 path,
                 format!(
-                    "is {} table, whose files are Parquet: leave out --source-format/--target-format",
+                    "is {} table, whose files are Parquet: leave out `--source-format`/`--target-format`",
                     if delta { "a Delta" } else { "an Iceberg" }
                 ),
             ));

@@ -9,7 +9,7 @@
 use chrono::{Datelike, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone};
 
 /// Parses `true/false, t/f, 1/0, yes/no, y/n`, case-insensitively.
-pub fn parse_bool(s: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
     const TRUE: [&str; 5] = ["true", "t", "1", "yes", "y"];
     const FALSE: [&str; 5] = ["false", "f", "0", "no", "n"];
     if TRUE.iter().any(|t| s.eq_ignore_ascii_case(t)) {
@@ -32,7 +32,7 @@ fn split_sign(b: &[u8]) -> (bool, &[u8]) {
 
 /// Parses an integer: optional sign, ASCII digits only. Callers range-check
 /// to the target width.
-pub fn parse_i128(s: &str) -> Result<i128, String> {
+pub(crate) fn parse_i128(s: &str) -> Result<i128, String> {
     let (neg, digits) = split_sign(s.as_bytes());
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return Err("not a valid integer".to_string());
@@ -60,7 +60,7 @@ pub fn parse_i128(s: &str) -> Result<i128, String> {
 ///
 /// Finite text too large for `f64` is an error rather than infinity; other
 /// text is rounded to the nearest `f64` as any float parse must.
-pub fn parse_f64(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_f64(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| "not a valid float64".to_string())?;
     if v.is_infinite() {
         let body = s.trim_start_matches(['+', '-']);
@@ -100,7 +100,7 @@ const EXP_CLAMP: i64 = 1 << 40;
 /// digits. Digits beyond `scale` must be zero; the result must fit
 /// `precision` (1..=38) digits. Negative scales require a multiple of
 /// `10^-scale`.
-pub fn parse_decimal(s: &str, precision: u8, scale: i8) -> Result<i128, String> {
+pub(crate) fn parse_decimal(s: &str, precision: u8, scale: i8) -> Result<i128, String> {
     let ty = || format!("decimal({precision},{scale})");
     let invalid = || format!("not a valid {}", ty());
     if precision == 0 || precision > 38 {
@@ -215,7 +215,7 @@ fn days_since_epoch(d: NaiveDate) -> i32 {
 const NOT_A_DATE: &str = "not a valid date (expected YYYY-MM-DD)";
 
 /// Parses `YYYY-MM-DD` (years 0000-9999) into days since 1970-01-01.
-pub fn parse_date(s: &str) -> Result<i32, String> {
+pub(crate) fn parse_date(s: &str) -> Result<i32, String> {
     let b = s.as_bytes();
     if b.len() != 10 {
         return Err(NOT_A_DATE.to_string());
@@ -304,7 +304,7 @@ fn clock_prefix(b: &[u8], need_secs: bool) -> Option<(Clock, usize)> {
 /// into time since midnight in `unit`. Fraction digits beyond the unit must
 /// be zero. `HH:MM` is 0 seconds: it names one time of day exactly, as
 /// DuckDB and PostgreSQL read it.
-pub fn parse_time(s: &str, unit: Unit) -> Result<i64, String> {
+pub(crate) fn parse_time(s: &str, unit: Unit) -> Result<i64, String> {
     let b = s.as_bytes();
     let (c, _) = clock_prefix(b, false)
         .filter(|&(_, used)| used == b.len())
@@ -410,7 +410,7 @@ fn ts_parts(s: &str, zones: &[(String, i32)]) -> Option<TsParts> {
 /// wall clock is encoded as if UTC (Arrow's convention). `tz = Some(zone)`:
 /// a value with an offset denotes that instant; one without is a wall-clock
 /// time in `zone`, and ambiguous or nonexistent local times are errors.
-pub fn parse_timestamp(s: &str, unit: Unit, tz: Option<&str>) -> Result<i64, String> {
+pub(crate) fn parse_timestamp(s: &str, unit: Unit, tz: Option<&str>) -> Result<i64, String> {
     parse_timestamp_as(s, unit, tz, &TextFormat::default())
 }
 
@@ -450,7 +450,7 @@ fn mapped_zone<'s>(s: &'s str, zones: &[(String, i32)]) -> (&'s str, Option<i32>
 }
 
 /// Parses a date written as `pattern` into days since 1970-01-01.
-pub fn parse_date_as(s: &str, pattern: Option<&str>) -> Result<i32, String> {
+pub(crate) fn parse_date_as(s: &str, pattern: Option<&str>) -> Result<i32, String> {
     let Some(pattern) = pattern else {
         return parse_date(s);
     };
@@ -505,7 +505,7 @@ fn ts_parts_as(s: &str, pattern: &str, zones: &[(String, i32)]) -> Result<TsPart
 }
 
 /// [`parse_timestamp`] for text written as `format` says.
-pub fn parse_timestamp_as(
+pub(crate) fn parse_timestamp_as(
     s: &str,
     unit: Unit,
     tz: Option<&str>,

@@ -123,7 +123,7 @@ impl<R: Read> Read for Transcode<R> {
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::InvalidData,
                         format!(
-                            "bytes that are not valid {} near byte {} (pass the --encoding the file is written in)",
+                            "bytes that are not valid {} near byte {} (pass the `--encoding` the file is written in)",
                             self.name,
                             self.consumed
                         ),
@@ -159,7 +159,7 @@ pub fn file_decoding(
         (Encoding::Stream(e), Some(b)) if e != b => Err(ReconError::input(
             path,
             format!(
-                "starts with a {} byte-order mark, but --encoding says {}",
+                "starts with a {} byte-order mark, but `--encoding` says {}",
                 b.name(),
                 e.name()
             ),
@@ -169,7 +169,7 @@ pub fn file_decoding(
         (other, Some(b)) => Err(ReconError::input(
             path,
             format!(
-                "starts with a {} byte-order mark, but --encoding says {}: pass --encoding {}",
+                "starts with a {} byte-order mark, but `--encoding` says {}: pass `--encoding {}`",
                 b.name(),
                 other.name(),
                 b.name().to_ascii_lowercase()
@@ -228,7 +228,7 @@ const MAX_RECORD: usize = 256 << 20;
 fn lex_message(e: &LexError, d: Dialect) -> String {
     match d.quote {
         Some(q) if e.message.contains("quote") => format!(
-            "{} (if {:?} is plain data in this file, pass --quote none)",
+            "{} (if {:?} is plain data in this file, pass `--quote none`)",
             e.message, q as char
         ),
         _ => e.message.clone(),
@@ -238,7 +238,7 @@ fn lex_message(e: &LexError, d: Dialect) -> String {
 /// The message for a value that is not UTF-8, with the way out.
 fn utf8_error(e: std::str::Utf8Error) -> String {
     format!(
-        "invalid UTF-8 at byte {} of the value (pass the --encoding it is written in, e.g. windows-1252 or latin-1)",
+        "invalid UTF-8 at byte {} of the value (pass the `--encoding` it is written in, e.g. windows-1252 or latin-1)",
         e.valid_up_to()
     )
 }
@@ -387,7 +387,7 @@ pub fn header_schema(
             return Err(ReconError::input(
                 path,
                 if opts.skip_rows > 0 {
-                    "the lines skipped at the top (--skip-rows) and the first record are longer than 64 MiB"
+                    "the lines skipped at the top (`--skip-rows`) and the first record are longer than 64 MiB"
                 } else {
                     "first record is longer than 64 MiB"
                 },
@@ -445,7 +445,7 @@ pub fn header_schema(
             path,
             if opts.skip_rows > 0 {
                 format!(
-                    "nothing follows the {} lines skipped at the top (--skip-rows {}): {what}",
+                    "nothing follows the {} lines skipped at the top (`--skip-rows {}`): {what}",
                     opts.skip_rows, opts.skip_rows
                 )
             } else {
@@ -467,7 +467,7 @@ pub fn header_schema(
             return Err(ReconError::input(
                 path,
                 format!(
-                    "line {line}: --trailing-delimiter, but the line does not end with a delimiter"
+                    "line {line}: `--trailing-delimiter`, but the line does not end with a delimiter"
                 ),
             ));
         }
@@ -886,21 +886,21 @@ fn needless_quotes(rec: &RecordBuf, i: usize, d: Dialect) -> bool {
 /// `--quoted-empty-as-null`; otherwise `--cast` or counting it as drift.
 fn parse_hint(value: &str, field: &Field, format: Format) -> String {
     let column = field.name();
-    let rest = "or --max-parse-errors N to count such values as drift";
+    let rest = "or `--max-parse-errors N` to count such values as drift";
     if value.is_empty() {
         let flag = if format == Format::Ndjson {
-            format!("--empty-as-null {column}")
+            format!("`--empty-as-null {column}`")
         } else {
-            "--quoted-empty-as-null".to_string()
+            "`--quoted-empty-as-null`".to_string()
         };
         format!(" (if \"\" means NULL here, pass {flag}; {rest})")
     } else if value.trim() != value {
-        format!(" (pass --trim {column} to strip the spaces before parsing, {rest})")
+        format!(" (pass `--trim {column}` to strip the spaces before parsing, {rest})")
     } else {
         let flag = match field.data_type() {
-            DataType::Date32 | DataType::Date64 => format!("--date-format {column}=FMT"),
-            DataType::Timestamp(..) => format!("--timestamp-format {column}=FMT"),
-            _ => "--cast".to_string(),
+            DataType::Date32 | DataType::Date64 => format!("`--date-format {column}=FMT`"),
+            DataType::Timestamp(..) => format!("`--timestamp-format {column}=FMT`"),
+            _ => "`--cast`".to_string(),
         };
         format!(" (use {flag}, {rest})")
     }
@@ -915,7 +915,7 @@ fn uneven_hint(text: &TextOptions, line: u64, record: &[u8]) -> String {
         // disagrees is at most one line past it.
         Some((lines, hint)) if line <= *lines as u64 + 1 => format!("; {hint}"),
         _ if text.comment.is_none() && record.first() == Some(&b'#') => {
-            "; if lines starting with '#' are comments, pass --comment '#'".to_string()
+            "; if lines starting with '#' are comments, pass `--comment '#'`".to_string()
         }
         _ => String::new(),
     }
@@ -1016,7 +1016,7 @@ fn parse_records(
             return Err(ReconError::input(
                 path,
                 format!(
-                    "line {}: a quoted field, but the first lines quote none, so whether {q:?} quotes or is data here cannot be sniffed: pass --quote '{q}' or --quote none",
+                    "line {}: a quoted field, but the first lines quote none, so whether {q:?} quotes or is data here cannot be sniffed: pass `--quote '{q}'` or `--quote none`",
                     b.line_of(start)
                 ),
             ));
@@ -1181,7 +1181,7 @@ fn parse_json(
                 if locs.len() != group.len() {
                     return Err(ReconError::input(
                         path,
-                        "--max-parse-errors cannot skip rows of NDJSON with nested columns",
+                        "`--max-parse-errors` cannot skip rows of NDJSON with nested columns",
                     ));
                 }
                 for (k, arr) in &nested {

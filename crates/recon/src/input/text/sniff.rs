@@ -75,19 +75,19 @@ impl Hint {
             format!("{n} lines look")
         };
         let (before, no_header) = if self.no_header {
-            ("rows without a header", " --no-header")
+            ("rows without a header", " `--no-header`")
         } else {
             ("the header", "")
         };
         match (self.skip, self.comment) {
             (true, false) => format!(
-                "the first {lines} like a preamble (a title, notes or comments) before {before}: if so, pass --skip-rows {n}{no_header}"
+                "the first {lines} like a preamble (a title, notes or comments) before {before}: if so, pass `--skip-rows {n}`{no_header}"
             ),
             (true, true) => format!(
-                "the first {lines} like a preamble before {before} and lines starting with '#' like comments: if so, pass --skip-rows {n} --comment '#'{no_header}"
+                "the first {lines} like a preamble before {before} and lines starting with '#' like comments: if so, pass `--skip-rows {n}` `--comment '#'`{no_header}"
             ),
             _ => format!(
-                "lines starting with '#' look like comments (line {n} is the first): if so, pass --comment '#'"
+                "lines starting with '#' look like comments (line {n} is the first): if so, pass `--comment '#'`"
             ),
         }
     }
@@ -261,7 +261,7 @@ fn header_of(records: &[Vec<(String, bool)>]) -> (bool, bool) {
 /// A preamble (title, notes, export banner, `#` comments) is skipped when
 /// the evidence is clear, and only then (see [`find_preamble`]); where it is
 /// not, the result (or the error) carries a [`Hint`] naming the option.
-pub fn sniff(
+pub(crate) fn sniff(
     sample: &[u8],
     eof: bool,
     given: Dialect,
@@ -510,7 +510,7 @@ fn sniff_at(
     }
     if fits.is_empty() {
         return Err(format!(
-            "the first lines do not read alike with delimiter {} (uneven field counts, or a quote error with every quote recon knows): pass --delimiter and --quote (or --quote none) as the file is written",
+            "the first lines do not read alike with delimiter {} (uneven field counts, or a quote error with every quote recon knows): pass `--delimiter` and `--quote` (or `--quote none`) as the file is written",
             show(delimiter)
         ));
     }
@@ -663,7 +663,7 @@ fn choose_delimiter(
             [] if ragged.is_some() => ragged.unwrap_or(given.delimiter),
             [] if fits.is_empty() => {
                 return Err(
-                    "no delimiter among ',' ';' '|' tab reads the first lines with the same number of fields on every line: pass --delimiter (and --quote) as the file is written".to_string(),
+                    "no delimiter among ',' ';' '|' tab reads the first lines with the same number of fields on every line: pass `--delimiter` (and `--quote`) as the file is written".to_string(),
                 )
             }
             // No delimiter splits the sample: one column, which any delimiter
@@ -679,7 +679,7 @@ fn choose_delimiter(
                     .map(|(d, c)| format!("{} ({c} columns)", show(*d)))
                     .collect();
                 return Err(format!(
-                    "the delimiter is ambiguous in the first lines: {} each read every line alike; pass --delimiter",
+                    "the delimiter is ambiguous in the first lines: {} each read every line alike; pass `--delimiter`",
                     names.join(", ")
                 ));
             }
@@ -716,7 +716,7 @@ fn choose_quote(
             many => {
                 let names: Vec<String> = many.iter().flatten().map(|&q| show(q)).collect();
                 return Err(format!(
-                    "the quote is ambiguous in the first lines: fields are quoted with {}; pass --quote",
+                    "the quote is ambiguous in the first lines: fields are quoted with {}; pass `--quote`",
                     names.join(" and ")
                 ));
             }
@@ -773,6 +773,7 @@ pub fn describe(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::hint::as_flags;
 
     const ALL: Sniff = Sniff {
         delimiter: true,
@@ -782,8 +783,9 @@ mod tests {
         preamble: true,
     };
 
+    /// Errors as the CLI shows them (option hints as flags).
     fn sniffed(text: &str) -> Result<Sniffed, String> {
-        sniff(text.as_bytes(), true, Dialect::default(), true, ALL, 0)
+        sniff(text.as_bytes(), true, Dialect::default(), true, ALL, 0).map_err(|e| as_flags(&e))
     }
 
     fn dialect(delimiter: u8, quote: Option<u8>) -> Dialect {
@@ -1014,7 +1016,7 @@ mod tests {
         let h = hint.unwrap();
         assert_eq!((h.lines, h.skip, h.comment), (1, true, false));
         assert_eq!(
-            h.words(),
+            as_flags(&h.words()),
             "the first line looks like a preamble (a title, notes or comments) before the header: if so, pass --skip-rows 1"
         );
         // Rows right after the preamble (DuckDB's 17738.csv): a hint only,
@@ -1024,10 +1026,10 @@ mod tests {
         let h = hint.unwrap();
         assert_eq!((h.lines, h.no_header), (3, true));
         assert!(
-            h.words()
+            as_flags(&h.words())
                 .ends_with("before rows without a header: if so, pass --skip-rows 3 --no-header"),
             "{}",
-            h.words()
+            as_flags(&h.words())
         );
         // A header the user gives is no evidence of where it starts.
         let s = sniff(
@@ -1060,7 +1062,11 @@ mod tests {
         assert_eq!(lines, 0);
         let h = hint.unwrap();
         assert_eq!((h.lines, h.skip, h.comment), (1, false, true));
-        assert!(h.words().contains("pass --comment '#'"), "{}", h.words());
+        assert!(
+            as_flags(&h.words()).contains("pass --comment '#'"),
+            "{}",
+            as_flags(&h.words())
+        );
         // With the comment byte given, the same file reads as a table.
         let hash = Dialect {
             comment: Some(b'#'),

@@ -20,7 +20,7 @@ use crate::error::{ReconError, Result};
 
 /// The type a text column takes when paired with a column of type `dt`, or
 /// why text cannot become it.
-pub fn text_type_for(dt: &DataType) -> std::result::Result<DataType, String> {
+pub(crate) fn text_type_for(dt: &DataType) -> std::result::Result<DataType, String> {
     use DataType::*;
     Ok(match dt {
         Null | Boolean | Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64
@@ -379,7 +379,7 @@ impl ParseErrors {
             let hint = if allowed == 0 {
                 first_hint
             } else {
-                " (more than --max-parse-errors)"
+                " (more than `--max-parse-errors`)"
             };
             return Err(ReconError::input(path, format!("{message}{hint}")));
         }

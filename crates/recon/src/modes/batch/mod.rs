@@ -16,7 +16,7 @@ use crate::engine::Progress;
 use crate::error::{ReconError, Result};
 use crate::modes::fingerprint::compare::compare;
 use crate::modes::fingerprint::{fingerprint_pair, refuse_keyed, FingerprintOptions};
-use crate::modes::DiffOptions;
+use crate::modes::options::DiffOptions;
 use crate::report::batch::PairOutcome;
 
 /// Where one pair of a batch is.
@@ -141,7 +141,7 @@ fn run_pair(
                 progress,
                 ..DiffOptions::default()
             };
-            let outcome = crate::modes::diff(&p.source, &p.target, &opts)?;
+            let outcome = crate::modes::diff::diff(&p.source, &p.target, &opts)?;
             let r = &outcome.report;
             let verdict = if r.exact_match {
                 "pass"
