@@ -189,3 +189,39 @@ pub fn batch_html(outcomes: &[PairOutcome]) -> Result<String> {
         "version": env!("CARGO_PKG_VERSION"),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_map_to_their_styles_and_bars_scale_to_the_longest() {
+        assert_eq!(class_of("pass"), "pass");
+        assert_eq!(class_of("pass_with_drift"), "drift");
+        assert_eq!(class_of("fail"), "fail");
+        assert_eq!(class_of("error"), "fail");
+        assert_eq!(width(0, 10), 0);
+        assert_eq!(width(10, 10), BAR as u64);
+        // A count far below the longest still shows.
+        assert_eq!(width(1, 1_000_000), 1);
+    }
+
+    #[test]
+    fn a_quick_page_escapes_what_the_tables_hold() {
+        let page = quick_html(
+            &serde_json::json!({
+                "source": "<s>.csv",
+                "target": "t.csv",
+                "fingerprints_match": false,
+                "total": {"source_rows": 3, "target_rows": 4, "columns_differing": ["<b>"]},
+                "groups_differing": [],
+            }),
+            "fingerprints differ",
+        )
+        .unwrap();
+        assert!(page.contains("fingerprints differ"));
+        assert!(page.contains("3 vs 4 rows"));
+        assert!(!page.contains("<s>.csv"), "unescaped table name");
+        assert!(!page.contains("<b>"), "unescaped column name");
+    }
+}

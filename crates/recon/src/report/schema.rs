@@ -59,3 +59,29 @@ pub fn schema_text(plan: &ComparePlan, tables: [&Table; 2]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::AlignOptions;
+    use crate::plan::align::plan;
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    #[test]
+    fn the_schema_json_shows_problems_with_flags_and_the_verdict() {
+        let s = Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("note", DataType::Utf8, true),
+        ]);
+        let t = Schema::new(vec![Field::new("id", DataType::Int64, false)]);
+        let p = plan(&s, &t, &AlignOptions::default());
+        let v: serde_json::Value = serde_json::from_str(&schema_json(&p)).unwrap();
+        assert_eq!(v["recon_schema_version"], SCHEMA_VERSION);
+        assert_eq!(v["compatible"], false);
+        assert_eq!(v["columns"].as_array().unwrap().len(), 1);
+        let problem = v["problems"][0].as_str().unwrap();
+        // Option hints are spelled as flags here, never left in backquotes.
+        assert!(problem.contains("--exclude note"), "{problem}");
+        assert!(!problem.contains('`'), "{problem}");
+    }
+}

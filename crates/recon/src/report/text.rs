@@ -227,3 +227,26 @@ impl Report {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_quoted_so_empty_and_blank_values_show() {
+        assert_eq!(display_value(&None, true), "NULL");
+        assert_eq!(display_value(&Some(String::new()), true), "\"\"");
+        assert_eq!(display_value(&Some(" ".into()), true), "\" \"");
+        assert_eq!(display_value(&Some("NULL".into()), true), "\"NULL\"");
+        assert_eq!(display_value(&Some("12.50".into()), false), "12.50");
+    }
+
+    #[test]
+    fn dictionaries_of_strings_are_text() {
+        let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        assert!(is_text(&dict) && is_text(&DataType::Utf8View));
+        assert!(!is_text(&DataType::Binary) && !is_text(&DataType::Int64));
+        assert_eq!(plural(1, "row", "rows"), "1 row");
+        assert_eq!(plural(0, "row", "rows"), "0 rows");
+    }
+}

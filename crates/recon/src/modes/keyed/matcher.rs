@@ -560,3 +560,64 @@ impl Matcher for KeyedMatcher {
         self.dups.finish(&mut self.writer)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_pair_round_trips_through_its_record() {
+        // 70 value columns take two mask words; columns 0, 63 and 69 differ.
+        let mut mask = vec![0u64; mask_words(70)];
+        for v in [0usize, 63, 69] {
+            mask[v / 64] |= 1 << (v % 64);
+        }
+        let p = ChangedPair {
+            source: 7,
+            target: u64::MAX - 1,
+            key: u128::MAX / 3,
+            mask,
+        };
+        let mut rec = Vec::new();
+        p.encode(&mut rec);
+        assert_eq!(rec.len(), pair_bytes(70));
+        let back = ChangedPair::decode(&rec);
+        assert_eq!(back, p);
+        let changed: Vec<usize> = (0..70).filter(|&v| back.changed(v)).collect();
+        assert_eq!(changed, [0, 63, 69]);
+    }
+
+    #[test]
+    fn a_second_pass_adds_its_judgement_to_a_slim_first_pass() {
+        // The slim first pass counted keys only: no value or tolerance columns.
+        let mut first = KeyCounts {
+            matched: 90,
+            missing: [3, 1],
+            duplicate_keys: 2,
+            ..KeyCounts::default()
+        };
+        let mut judged = KeyCounts::new(3, 1);
+        judged.matched = 4;
+        judged.value_mismatch = 6;
+        judged.tolerance_keys = 4;
+        judged.tolerance_values = vec![5];
+        judged.column_mismatches = vec![6, 0, 2];
+        first.merge_judged(&judged);
+        assert_eq!((first.matched, first.value_mismatch), (94, 6));
+        assert_eq!((first.missing, first.duplicate_keys), ([3, 1], 2));
+        assert_eq!(first.column_mismatches, [6, 0, 2]);
+        assert_eq!(
+            (first.tolerance_keys, first.tolerance_values.clone()),
+            (4, vec![5])
+        );
+    }
+
+    #[test]
+    fn bounded_samples_keep_the_smallest() {
+        let mut heap = BinaryHeap::new();
+        for v in [9u32, 3, 7, 1, 8, 2] {
+            push_bounded(&mut heap, v, 3);
+        }
+        assert_eq!(heap.into_sorted_vec(), [1, 2, 3]);
+    }
+}
