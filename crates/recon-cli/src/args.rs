@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
-use recon::config::{default_limit, default_threads};
 use recon::config::{
-    parse_choice, AlignOptions, DiffColumns, Format, InputConfig, InputOptions, Int96Unit,
-    RulesFile, RunConfig, Thresholds,
+    default_limit, default_threads, parse_choice, AlignOptions, DiffColumns, Format, InputConfig,
+    InputOptions, Int96Unit, RulesFile, RunConfig, Thresholds,
 };
 use recon::modes::fingerprint::FingerprintOptions;
 use recon::{DiffOptions, Passes, ReconError};
