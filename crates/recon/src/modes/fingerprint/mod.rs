@@ -525,22 +525,7 @@ fn sides_of<'a>(
     plan: &ComparePlan,
     only_source: bool,
 ) -> [ScanSide<'a>; 2] {
-    [
-        ScanSide {
-            table: src,
-            columns: plan.indices(Side::Source),
-            prep: plan.preps(Side::Source),
-            only_units: None,
-            only_rows: None,
-            skip: false,
-        },
-        ScanSide {
-            table: tgt,
-            columns: plan.indices(Side::Target),
-            prep: plan.preps(Side::Target),
-            only_units: None,
-            only_rows: None,
-            skip: only_source,
-        },
-    ]
+    let mut sides = stages::scan_sides(src, tgt, plan);
+    sides[1].skip = only_source;
+    sides
 }
