@@ -117,7 +117,8 @@ impl RunConfig {
     /// Fills in defaults (`default_threads`, `default_limit`) and checks every value.
     pub fn build(&self, default_threads: usize, default_limit: u64) -> Result<RunSettings> {
         let memory_limit = match &self.memory_limit {
-            Some(m) => parse_size(m).map_err(ReconError::Usage)?,
+            Some(m) => parse_size(m)
+                .map_err(|e| ReconError::Usage(format!("{}: {e}", switch("memory_limit"))))?,
             None => default_limit,
         };
         let passes = self.passes.unwrap_or_default();

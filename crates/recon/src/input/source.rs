@@ -52,7 +52,8 @@ pub struct StreamSource {
     reader: Mutex<Option<Box<dyn RecordBatchReader + Send>>>,
 }
 
-/// Record batches of one schema, held by the caller.
+/// Record batches of one schema, held by the caller (cloning shares them).
+#[derive(Clone)]
 pub struct BatchesSource {
     pub(crate) name: PathBuf,
     pub(crate) schema: SchemaRef,
@@ -112,18 +113,29 @@ impl Source {
 }
 
 impl StreamSource {
+    /// The stream's schema, while it has not been read.
+    pub(crate) fn schema(&self) -> Result<SchemaRef> {
+        self.reader
+            .lock()
+            .ok()
+            .and_then(|r| r.as_ref().map(|r| r.schema()))
+            .ok_or_else(|| self.read_already())
+    }
+
+    fn read_already(&self) -> ReconError {
+        ReconError::Usage(format!(
+            "{}: this stream was read by an earlier run; a stream can be read once (give batches or a file to compare it again)",
+            self.name.display()
+        ))
+    }
+
     /// The reader, once.
     pub(crate) fn take(&self) -> Result<Box<dyn RecordBatchReader + Send>> {
         self.reader
             .lock()
             .ok()
             .and_then(|mut r| r.take())
-            .ok_or_else(|| {
-                ReconError::Usage(format!(
-                    "{}: this stream was read by an earlier run; a stream can be read once (give batches or a file to compare it again)",
-                    self.name.display()
-                ))
-            })
+            .ok_or_else(|| self.read_already())
     }
 }
 

@@ -1,11 +1,15 @@
 //! What a diff takes and what it gives back.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::{AlignOptions, DiffColumns, InputOptions, RunSettings, Thresholds};
+use crate::config::batch::PairSettings;
+use crate::config::{
+    default_limit, default_threads, AlignOptions, DiffColumns, InputOptions, RulesFile,
+    RunSettings, Thresholds,
+};
 use crate::engine::{CancelToken, Progress};
-use crate::error::Result;
+use crate::error::{ReconError, Result};
 use crate::report::Report;
 
 /// Options of one diff. Build with [`DiffOptions::default`] and adjust.
@@ -70,5 +74,31 @@ impl DiffOptions {
     /// Checks the run settings a library caller may have set directly.
     pub fn validate(&self) -> Result<()> {
         self.run.validate()
+    }
+
+    /// The options that `settings` give, spelled as a batch pair's tables
+    /// spell them (`run`, `thresholds`, `align` with a rules file's keys,
+    /// `input`), then a rules file's: how front ends other than the command
+    /// line (the Python package) build a diff, with every value checked in
+    /// the one place the command line's are.
+    pub fn from_settings(settings: &PairSettings, rules: Option<&Path>) -> Result<DiffOptions> {
+        let mut align = AlignOptions::default();
+        let mut input = settings.input.clone();
+        settings.align.fill_input(&mut input);
+        settings.align.clone().apply_to(&mut align)?;
+        if let Some(path) = rules {
+            let file = RulesFile::load(path)?;
+            file.fill_input(&mut input);
+            file.apply_to(&mut align)
+                .map_err(|e| ReconError::Usage(format!("{}: {e}", path.display())))?;
+        }
+        settings.thresholds.validate()?;
+        Ok(DiffOptions {
+            run: settings.run.build(default_threads(), default_limit())?,
+            align,
+            inputs: input.build()?,
+            thresholds: settings.thresholds,
+            ..DiffOptions::default()
+        })
     }
 }

@@ -29,6 +29,31 @@ pub struct PairOutcome {
     pub report: Option<serde_json::Value>,
 }
 
+impl PairOutcome {
+    /// A diff's outcome under `name`: `text` is its text summary.
+    pub fn of_diff(name: &str, report: &super::Report, text: String, seconds: f64) -> PairOutcome {
+        let verdict = if report.exact_match {
+            "pass"
+        } else if report.passes() {
+            "pass_with_drift"
+        } else {
+            "fail"
+        };
+        PairOutcome {
+            name: name.to_string(),
+            mode: "diff",
+            verdict,
+            seconds,
+            source_rows: Some(report.source_rows),
+            target_rows: Some(report.target_rows),
+            unmatched: Some(report.unmatched()),
+            summary: report.verdict_line(),
+            text,
+            report: serde_json::to_value(report).ok(),
+        }
+    }
+}
+
 /// The batch JSON.
 #[derive(Debug, Clone, Serialize)]
 pub struct BatchReport<'a> {

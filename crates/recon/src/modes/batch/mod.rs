@@ -142,26 +142,13 @@ fn run_pair(
                 ..DiffOptions::default()
             };
             let outcome = crate::modes::diff::diff(&p.source, &p.target, &opts)?;
-            let r = &outcome.report;
-            let verdict = if r.exact_match {
-                "pass"
-            } else if r.passes() {
-                "pass_with_drift"
-            } else {
-                "fail"
-            };
-            Ok(PairOutcome {
-                name: p.name.clone(),
-                mode: "diff",
-                verdict,
-                seconds: started.elapsed().as_secs_f64(),
-                source_rows: Some(r.source_rows),
-                target_rows: Some(r.target_rows),
-                unmatched: Some(r.unmatched()),
-                summary: r.verdict_line(),
-                text: r.render_text(&outcome.quoted),
-                report: serde_json::to_value(r).ok(),
-            })
+            let text = outcome.report.render_text(&outcome.quoted);
+            Ok(PairOutcome::of_diff(
+                &p.name,
+                &outcome.report,
+                text,
+                started.elapsed().as_secs_f64(),
+            ))
         }
         BatchMode::Quick => {
             let opts = FingerprintOptions {

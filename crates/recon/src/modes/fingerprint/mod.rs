@@ -155,7 +155,13 @@ impl FingerprintFile {
     /// Reads a fingerprint file, refusing other versions and algorithms.
     pub fn load(path: &Path) -> Result<FingerprintFile> {
         let text = std::fs::read_to_string(path).map_err(|e| ReconError::io(path, e))?;
-        let head: serde_json::Value = serde_json::from_str(&text)
+        FingerprintFile::parse(path, &text)
+    }
+
+    /// Reads a fingerprint file's text (`path` names it in messages),
+    /// refusing other versions and algorithms.
+    pub fn parse(path: &Path, text: &str) -> Result<FingerprintFile> {
+        let head: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| ReconError::input(path, format!("not a fingerprint file: {e}")))?;
         let version = head["recon_fingerprint_version"].as_u64();
         if version != Some(FINGERPRINT_VERSION as u64) {
@@ -424,21 +430,26 @@ pub(crate) fn refuse_keyed(align: &AlignOptions) -> Result<()> {
 /// assert!(!cmp.fingerprints_match);
 /// # Ok::<(), recon::ReconError>(())
 /// ```
-pub fn fingerprint(table: &Path, opts: &FingerprintOptions) -> Result<FingerprintFile> {
+pub fn fingerprint(table: impl Into<Source>, opts: &FingerprintOptions) -> Result<FingerprintFile> {
     refuse_keyed(&opts.align)?;
-    let like = opts.schema_like.as_deref().unwrap_or(table);
+    let table = table.into();
+    // The plan pairs the table with a table lending its types: the one
+    // `schema_like` names, else the table itself (a stream, read once,
+    // lends its schema through an empty twin).
+    let like = match (&opts.schema_like, &table) {
+        (Some(like), _) => Source::from(like),
+        (None, Source::Spec(p)) => Source::from(p),
+        (None, Source::Batches(b)) => Source::Batches(b.clone()),
+        (None, Source::Stream(s)) => {
+            Source::batches(s.name.display().to_string(), s.schema()?, Vec::new())?
+        }
+    };
     let mut align = opts.align.clone();
     // Another table only lends its types: its extra or missing columns do
     // not matter.
     align.ignore_extra_columns |= opts.schema_like.is_some();
     let inputs = [opts.inputs.clone(), InputOptions::default()];
-    let (src, tgt, plan) = stages::plan(
-        &Source::from(table),
-        &Source::from(like),
-        &align,
-        &inputs,
-        opts.temp_dir.as_deref(),
-    )?;
+    let (src, tgt, plan) = stages::plan(&table, &like, &align, &inputs, opts.temp_dir.as_deref())?;
     let plan = name_order(plan);
     let sides = sides_of(&src, &tgt, &plan, true);
     opts.progress

@@ -1,0 +1,198 @@
+//! recon's errors as Python exceptions: one class per [`ErrorKind`], all
+//! subclasses of `recon.ReconError`, with the one-line message and option
+//! hints spelled as this package's keyword arguments (`trim=["year"]`),
+//! not as the command line's flags.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+use recon::{ErrorKind, OptionHint};
+
+create_exception!(recon, ReconError, PyException, "Every error recon raises.");
+create_exception!(
+    recon,
+    UsageError,
+    ReconError,
+    "An argument is invalid or contradicts another; nothing was read."
+);
+create_exception!(
+    recon,
+    SchemaError,
+    ReconError,
+    "The two tables cannot be compared as they stand."
+);
+create_exception!(
+    recon,
+    InputError,
+    ReconError,
+    "An input is missing, unreadable, or holds a value recon refuses."
+);
+create_exception!(
+    recon,
+    ResourceError,
+    ReconError,
+    "The machine ran short: a full disk, or an I/O failure on recon's own files."
+);
+create_exception!(recon, CancelledError, ReconError, "The run was cancelled.");
+create_exception!(
+    recon,
+    InternalError,
+    ReconError,
+    "An internal invariant failed: a bug in recon."
+);
+
+/// Options whose Python value is a dict of column to value.
+const DICTS: &[&str] = &[
+    "map",
+    "cast",
+    "tolerance",
+    "round",
+    "timestamp_precision",
+    "date_format",
+    "timestamp_format",
+];
+/// Options whose Python value is a list.
+const LISTS: &[&str] = &[
+    "key",
+    "columns",
+    "exclude",
+    "trim",
+    "case_insensitive",
+    "empty_as_null",
+    "null_values",
+    "assume_tz",
+];
+
+/// Options that are True or False: a hint names them without a value.
+const SWITCHES: &[&str] = &[
+    "by_position",
+    "ignore_case_names",
+    "ignore_extra_columns",
+    "infer_types",
+    "trailing_delimiter",
+    "quoted_empty_as_null",
+    "header",
+    "force",
+];
+
+/// A Python string literal.
+fn literal(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("{text:?}"))
+}
+
+/// A scalar as Python writes it: a number bare, anything else quoted.
+fn scalar(text: &str) -> String {
+    if text.parse::<i64>().is_ok() || text.parse::<f64>().is_ok_and(f64::is_finite) {
+        text.to_string()
+    } else {
+        literal(text)
+    }
+}
+
+/// The keyword-argument spelling of a hint: `skip_rows=3`,
+/// `trim=["year"]`, `map={"a": "b"}`, `header=False`.
+pub(crate) fn keyword(hint: &OptionHint) -> String {
+    let name = hint.name.as_str();
+    let Some(value) = &hint.value else {
+        return match name {
+            "no_header" => "header=False".into(),
+            _ if DICTS.contains(&name) => format!("{name}={{...}}"),
+            _ if LISTS.contains(&name) => format!("{name}=[...]"),
+            _ if SWITCHES.contains(&name) => format!("{name}=True"),
+            // An option that takes a value, named for what it is.
+            _ => format!("{name}=..."),
+        };
+    };
+    if DICTS.contains(&name) {
+        if let Some((k, v)) = value.split_once('=') {
+            return format!("{name}={{{}: {}}}", literal(k), scalar(v));
+        }
+    }
+    if LISTS.contains(&name) {
+        let items: Vec<String> = value.split(',').map(literal).collect();
+        return format!("{name}=[{}]", items.join(", "));
+    }
+    match name {
+        "passes" if value != "auto" => format!("{name}={value}"),
+        "skip_rows"
+        | "source_skip_rows"
+        | "target_skip_rows"
+        | "threads"
+        | "sample"
+        | "max_parse_errors"
+        | "max_unmatched_rows"
+        | "max_unmatched_ratio"
+        | "max_changed"
+        | "max_missing" => format!("{name}={}", scalar(value)),
+        _ => format!("{name}={}", literal(value)),
+    }
+}
+
+/// The Python exception for a recon error. It carries `kind`, `path`
+/// (the file it names, or None) and `hints` (the keyword arguments its
+/// message suggests).
+pub(crate) fn to_py(py: Python<'_>, e: recon::ReconError) -> PyErr {
+    let message = recon::error::one_line(&e.render(&keyword));
+    let err = match e.kind() {
+        ErrorKind::Usage => UsageError::new_err(message),
+        ErrorKind::Schema => SchemaError::new_err(message),
+        ErrorKind::Input => InputError::new_err(message),
+        ErrorKind::Resource => ResourceError::new_err(message),
+        ErrorKind::Cancelled => CancelledError::new_err(message),
+        _ => InternalError::new_err(message),
+    };
+    let value = err.value(py);
+    let kind = format!("{:?}", e.kind()).to_lowercase();
+    let path = e.path().map(|p| p.display().to_string());
+    let hints: Vec<String> = e.hints().iter().map(keyword).collect();
+    // Setting attributes on a fresh exception cannot fail in practice; if
+    // it did, the message alone still tells.
+    let _ = value.setattr("kind", kind);
+    let _ = value.setattr("path", path);
+    let _ = value.setattr("hints", hints);
+    err
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("ReconError", py.get_type::<ReconError>())?;
+    m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("SchemaError", py.get_type::<SchemaError>())?;
+    m.add("InputError", py.get_type::<InputError>())?;
+    m.add("ResourceError", py.get_type::<ResourceError>())?;
+    m.add("CancelledError", py.get_type::<CancelledError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keyword;
+    use recon::OptionHint;
+
+    fn hint(name: &str, value: Option<&str>) -> OptionHint {
+        OptionHint {
+            name: name.into(),
+            value: value.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn hints_are_spelled_as_keyword_arguments() {
+        assert_eq!(keyword(&hint("trim", Some("year"))), r#"trim=["year"]"#);
+        assert_eq!(keyword(&hint("skip_rows", Some("3"))), "skip_rows=3");
+        assert_eq!(keyword(&hint("map", Some("a=b"))), r#"map={"a": "b"}"#);
+        assert_eq!(
+            keyword(&hint("round", Some("amount=2"))),
+            r#"round={"amount": 2}"#
+        );
+        assert_eq!(keyword(&hint("no_header", None)), "header=False");
+        assert_eq!(keyword(&hint("infer_types", None)), "infer_types=True");
+        assert_eq!(keyword(&hint("map", None)), "map={...}");
+        assert_eq!(keyword(&hint("memory_limit", None)), "memory_limit=...");
+        assert_eq!(keyword(&hint("delimiter", Some(";"))), r#"delimiter=";""#);
+        assert_eq!(keyword(&hint("passes", Some("1"))), "passes=1");
+        assert_eq!(keyword(&hint("passes", Some("auto"))), r#"passes="auto""#);
+    }
+}

@@ -1,0 +1,254 @@
+//! `recon._recon`: the native module of the Python package. It converts
+//! arguments, runs the library off the GIL and converts results; what an
+//! option means, and every check of its value, is the library's. The
+//! Python layer (python/recon) shapes the API around it.
+
+mod errors;
+mod inputs;
+mod run;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use pyo3::prelude::*;
+
+use recon::config::batch::PairSettings;
+use recon::config::{parse_choice, DiffColumns};
+use recon::modes::fingerprint::compare::{compare, Comparison};
+use recon::modes::fingerprint::{
+    fingerprint as fingerprint_table, FingerprintFile, FingerprintOptions,
+};
+use recon::report::batch::{junit, PairOutcome};
+use recon::report::html::{diff_html, quick_html};
+use recon::report::schema::{schema_json, schema_text};
+use recon::{DiffOptions, ReconError, Report};
+
+type Table<'py> = (String, Bound<'py, PyAny>, String);
+
+fn py_err(py: Python<'_>) -> impl Fn(ReconError) -> PyErr + '_ {
+    move |e| errors::to_py(py, e)
+}
+
+/// Settings as JSON in a batch pair's shape (`run`, `thresholds`, `align`,
+/// `input`), then a rules file.
+fn options(py: Python<'_>, settings: &str, rules: Option<PathBuf>) -> PyResult<DiffOptions> {
+    let settings: PairSettings = serde_json::from_str(settings)
+        .map_err(|e| errors::to_py(py, ReconError::Usage(format!("settings: {e}"))))?;
+    DiffOptions::from_settings(&settings, rules.as_deref()).map_err(py_err(py))
+}
+
+/// A finished diff: the report, and what renders it.
+#[pyclass(frozen, module = "recon._recon")]
+struct DiffResult {
+    report: Report,
+    quoted: [Vec<bool>; 2],
+    seconds: f64,
+}
+
+#[pymethods]
+impl DiffResult {
+    /// The JSON report (what `--report` writes).
+    fn json(&self) -> String {
+        self.report.to_json()
+    }
+
+    /// The text summary (what the command line prints).
+    fn text(&self) -> String {
+        self.report.render_text(&self.quoted)
+    }
+
+    /// The self-contained HTML report (what `--html` writes).
+    fn html(&self, py: Python<'_>) -> PyResult<String> {
+        diff_html(&self.report).map_err(py_err(py))
+    }
+
+    /// JUnit XML with this diff as one test case called `name`.
+    fn junit(&self, py: Python<'_>, name: &str) -> PyResult<String> {
+        let outcome = PairOutcome::of_diff(name, &self.report, self.text(), self.seconds);
+        junit(&[outcome]).map_err(py_err(py))
+    }
+
+    #[getter]
+    fn exact_match(&self) -> bool {
+        self.report.exact_match
+    }
+
+    /// Whether the diff passes its thresholds (an exact match always does).
+    #[getter]
+    fn passes(&self) -> bool {
+        self.report.passes()
+    }
+
+    #[getter]
+    fn verdict(&self) -> String {
+        self.report.verdict_line()
+    }
+}
+
+/// Diffs two tables; see `recon.diff` for the arguments.
+#[pyfunction]
+#[pyo3(signature = (source, target, settings, *, rules=None, output=None, force=false, report=None, by=None, diff_columns=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn diff(
+    py: Python<'_>,
+    source: Table<'_>,
+    target: Table<'_>,
+    settings: &str,
+    rules: Option<PathBuf>,
+    output: Option<PathBuf>,
+    force: bool,
+    report: Option<PathBuf>,
+    by: Option<String>,
+    diff_columns: Option<String>,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<DiffResult> {
+    let mut opts = options(py, settings, rules)?;
+    opts.output_dir = output;
+    opts.force = force;
+    opts.report_path = report;
+    opts.by = by;
+    if let Some(d) = diff_columns {
+        opts.diff_columns = parse_choice::<DiffColumns>(&d).map_err(py_err(py))?;
+    }
+    let source = inputs::source(py, source, &opts.cancel)?;
+    let target = inputs::source(py, target, &opts.cancel)?;
+    let started = Instant::now();
+    let (cancel, counters) = (opts.cancel.clone(), opts.progress.clone());
+    let outcome = run::run(py, cancel, counters, progress, move || {
+        recon::diff(source, target, &opts)
+    })?;
+    Ok(DiffResult {
+        report: outcome.report,
+        quoted: outcome.quoted,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Plans a pair from metadata: `(plan JSON, text screen)`.
+#[pyfunction]
+#[pyo3(signature = (source, target, settings, *, rules=None))]
+fn schema(
+    py: Python<'_>,
+    source: Table<'_>,
+    target: Table<'_>,
+    settings: &str,
+    rules: Option<PathBuf>,
+) -> PyResult<(String, String)> {
+    let opts = options(py, settings, rules)?;
+    let source = inputs::source(py, source, &opts.cancel)?;
+    let target = inputs::source(py, target, &opts.cancel)?;
+    let (cancel, counters) = (opts.cancel.clone(), opts.progress.clone());
+    run::run(py, cancel, counters, None, move || {
+        let (src, tgt, plan) = recon::plan::preflight(source, target, &opts.align, &opts.inputs)?;
+        Ok((schema_json(&plan), schema_text(&plan, [&src, &tgt])))
+    })
+}
+
+/// Fingerprints one table: the fingerprint file's JSON.
+#[pyfunction]
+#[pyo3(signature = (table, settings, *, rules=None, by=None, schema_like=None, progress=None))]
+fn fingerprint(
+    py: Python<'_>,
+    table: Table<'_>,
+    settings: &str,
+    rules: Option<PathBuf>,
+    by: Option<String>,
+    schema_like: Option<PathBuf>,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let d = options(py, settings, rules)?;
+    let [input, _] = d.inputs;
+    let opts = FingerprintOptions {
+        threads: d.run.threads,
+        temp_dir: d.run.temp_dir,
+        align: d.align,
+        inputs: input,
+        by,
+        schema_like,
+        ..FingerprintOptions::default()
+    };
+    let table = inputs::source(py, table, &opts.cancel)?;
+    let (cancel, counters) = (opts.cancel.clone(), opts.progress.clone());
+    run::run(py, cancel, counters, progress, move || {
+        fingerprint_table(table, &opts).map(|f| f.to_json())
+    })
+}
+
+/// Reads and checks a fingerprint file: its JSON.
+#[pyfunction]
+fn load_fingerprint(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    FingerprintFile::load(&path)
+        .map(|f| f.to_json())
+        .map_err(py_err(py))
+}
+
+/// Two fingerprints compared.
+#[pyclass(frozen, module = "recon._recon")]
+struct ComparisonResult {
+    comparison: Comparison,
+}
+
+#[pymethods]
+impl ComparisonResult {
+    fn json(&self) -> String {
+        self.comparison.to_json()
+    }
+
+    fn text(&self) -> String {
+        self.comparison.render_text()
+    }
+
+    fn html(&self, py: Python<'_>) -> PyResult<String> {
+        let value = serde_json::to_value(&self.comparison).map_err(|e| {
+            errors::to_py(py, ReconError::Internal(format!("comparison JSON: {e}")))
+        })?;
+        quick_html(&value, &self.comparison.verdict_line()).map_err(py_err(py))
+    }
+
+    #[getter]
+    fn fingerprints_match(&self) -> bool {
+        self.comparison.fingerprints_match
+    }
+
+    #[getter]
+    fn verdict(&self) -> String {
+        self.comparison.verdict_line()
+    }
+}
+
+/// Compares two fingerprints given as `(name, JSON)`.
+#[pyfunction]
+fn compare_fingerprints(
+    py: Python<'_>,
+    a: (PathBuf, String),
+    b: (PathBuf, String),
+) -> PyResult<ComparisonResult> {
+    let a = FingerprintFile::parse(&a.0, &a.1).map_err(py_err(py))?;
+    let b = FingerprintFile::parse(&b.0, &b.1).map_err(py_err(py))?;
+    let comparison = compare(&a, &b).map_err(py_err(py))?;
+    Ok(ComparisonResult { comparison })
+}
+
+/// The defaults the command line uses: `(threads, memory limit in bytes)`.
+#[pyfunction]
+fn defaults() -> (usize, u64) {
+    (
+        recon::config::default_threads(),
+        recon::config::default_limit(),
+    )
+}
+
+#[pymodule]
+fn _recon(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("ENCODING_VERSION", recon::digest::ENCODING_VERSION)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(load_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_fingerprints, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_class::<DiffResult>()?;
+    m.add_class::<ComparisonResult>()?;
+    errors::register(m)
+}
