@@ -35,6 +35,15 @@ def _write_atomic(path: PathLike, text: str) -> None:
         raise
 
 
+def _framed(page: str, height: int = 640) -> str:
+    """A whole HTML page for a notebook cell: in an iframe, so the report's
+    page styles (body, table, th) do not restyle the notebook around it."""
+    import html
+
+    return (f'<iframe srcdoc="{html.escape(page, quote=True)}" '
+            f'style="width: 100%; height: {height}px; border: 1px solid #d0d7de;"></iframe>')
+
+
 def _run(call, progress: Any, *args, **kwargs):
     report = reporter(progress)
     try:
@@ -191,7 +200,7 @@ class Diff:
         return self._result.text().rstrip("\n")
 
     def _repr_html_(self) -> str:
-        return self._result.html()
+        return _framed(self._result.html())
 
 
 def _side(side: str) -> str:
@@ -466,7 +475,7 @@ class FingerprintComparison:
         return self._result.text().rstrip("\n")
 
     def _repr_html_(self) -> str:
-        return self._result.html()
+        return _framed(self._result.html(), height=420)
 
 
 def _as_fingerprint(fp: Union[Fingerprint, PathLike]) -> Fingerprint:

@@ -23,7 +23,8 @@ def test_keyless_report_is_the_clis(pair, tmp_path):
                   "target_only_rows", "multiplicity", "column_drift", "encoding_version"):
         assert d.report[field] == expected[field], field
     assert d.verdict.splitlines()[0] in repr(d)
-    assert "<html" in d._repr_html_()
+    frame = d._repr_html_()
+    assert frame.startswith("<iframe srcdoc=") and "&lt;html" in frame
 
 
 def test_keyed_categories_and_evidence_match_the_cli(pair, tmp_path):
@@ -136,7 +137,7 @@ def test_fingerprints_cross_between_cli_and_python(pair, tmp_path):
     cmp = recon.compare_fingerprints(cli_file, recon.Fingerprint.load(py_file))
     assert not cmp.fingerprints_match
     assert recon.compare_fingerprints(ours, cli_file).fingerprints_match
-    assert "<html" in cmp._repr_html_()
+    assert "&lt;html" in cmp._repr_html_()
 
 
 def test_fingerprint_by_group_and_from_a_stream():
