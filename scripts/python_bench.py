@@ -34,8 +34,9 @@ if what == "recon-arrow":
     r = recon.diff(s, t, threads=threads)
     out = dict(seconds=time.perf_counter() - t0, unmatched=r.unmatched_rows)
 elif what in ("recon-polars", "datacompy-polars"):
-    import polars as pl
-    s, t = pl.read_parquet(f"{d}/source.parquet"), pl.read_parquet(f"{d}/target.parquet")
+    import polars as pl, pyarrow.parquet as pq
+    # Through pyarrow: some polars versions refuse arrow-rs's Parquet footers.
+    s, t = (pl.from_arrow(pq.read_table(f"{d}/{n}.parquet")) for n in ("source", "target"))
     loaded = rss(); t0 = time.perf_counter()
     if what == "recon-polars":
         import recon
@@ -55,7 +56,10 @@ elif what in ("recon-pandas", "datacompy-pandas"):
         r = recon.diff(s, t, key=keys, threads=threads)
         out = dict(changed=r.keyed["value_mismatch"])
     else:
-        from datacompy import Compare
+        try:
+            from datacompy import PandasCompare as Compare
+        except ImportError:  # datacompy before 1.0
+            from datacompy import Compare
         c = Compare(s, t, join_columns=keys)
         out = dict(changed=len(c.all_mismatch()))
     out["seconds"] = time.perf_counter() - t0
@@ -89,7 +93,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--recon", default="target/release/recon")
-    ap.add_argument("--key", default="order_id,line_no")
+    ap.add_argument("--key", default="order_id")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-datacompy", action="store_true")
