@@ -423,8 +423,8 @@ pub(crate) fn refuse_keyed(align: &AlignOptions) -> Result<()> {
 ///
 /// let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/demo");
 /// let opts = FingerprintOptions::default();
-/// let a = fingerprint(format!("{root}/source.parquet").as_ref(), &opts)?;
-/// let b = fingerprint(format!("{root}/target.parquet").as_ref(), &opts)?;
+/// let a = fingerprint(format!("{root}/source.parquet"), &opts)?;
+/// let b = fingerprint(format!("{root}/target.parquet"), &opts)?;
 /// let cmp = compare(&a, &b)?;
 /// // The demo pair differs in one amount: the fingerprints say which column.
 /// assert!(!cmp.fingerprints_match);
