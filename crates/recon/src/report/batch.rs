@@ -32,17 +32,10 @@ pub struct PairOutcome {
 impl PairOutcome {
     /// A diff's outcome under `name`: `text` is its text summary.
     pub fn of_diff(name: &str, report: &super::Report, text: String, seconds: f64) -> PairOutcome {
-        let verdict = if report.exact_match {
-            "pass"
-        } else if report.passes() {
-            "pass_with_drift"
-        } else {
-            "fail"
-        };
         PairOutcome {
             name: name.to_string(),
             mode: "diff",
-            verdict,
+            verdict: report.verdict_kind(),
             seconds,
             source_rows: Some(report.source_rows),
             target_rows: Some(report.target_rows),

@@ -126,13 +126,7 @@ fn render(ctx: Value) -> Result<String> {
 pub fn diff_html(report: &Report) -> Result<String> {
     let value = serde_json::to_value(report)
         .map_err(|e| ReconError::Internal(format!("HTML report: {e}")))?;
-    let verdict = if report.exact_match {
-        "pass"
-    } else if report.passes() {
-        "pass_with_drift"
-    } else {
-        "fail"
-    };
+    let verdict = report.verdict_kind();
     let title = format!(
         "recon: {} vs {}",
         report.inputs.source.path, report.inputs.target.path

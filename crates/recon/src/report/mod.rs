@@ -361,6 +361,18 @@ impl Report {
                 .is_some_and(|t| t.verdict != "fail")
     }
 
+    /// The verdict as batch reports and the HTML page name it: `pass`,
+    /// `pass_with_drift` or `fail`.
+    pub fn verdict_kind(&self) -> &'static str {
+        if self.exact_match {
+            "pass"
+        } else if self.passes() {
+            "pass_with_drift"
+        } else {
+            "fail"
+        }
+    }
+
     /// The verdict in words, for the first line of a summary.
     pub fn verdict_line(&self) -> String {
         let copies = self.multiplicity.source_only.extra_copy_rows
