@@ -6,6 +6,7 @@
 mod errors;
 mod inputs;
 mod run;
+mod spark;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -250,5 +251,10 @@ fn _recon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_class::<DiffResult>()?;
     m.add_class::<ComparisonResult>()?;
+    m.add_function(wrap_pyfunction!(spark::spark_plan_pair, m)?)?;
+    m.add_function(wrap_pyfunction!(spark::spark_plan_table, m)?)?;
+    m.add_class::<spark::SparkPlan>()?;
+    m.add_class::<spark::SparkComparison>()?;
+    m.add_class::<spark::SparkDigester>()?;
     errors::register(m)
 }

@@ -82,12 +82,25 @@ impl DiffOptions {
     /// line (the Python package) build a diff, with every value checked in
     /// the one place the command line's are.
     pub fn from_settings(settings: &PairSettings, rules: Option<&Path>) -> Result<DiffOptions> {
+        let rules = match rules {
+            Some(path) => Some((path, RulesFile::load(path)?)),
+            None => None,
+        };
+        DiffOptions::from_settings_and_rules(settings, rules)
+    }
+
+    /// [`DiffOptions::from_settings`] with the rules file already read
+    /// (`path` names it in messages): an engine that plans on many
+    /// machines ships the file's text, not its path.
+    pub fn from_settings_and_rules(
+        settings: &PairSettings,
+        rules: Option<(&Path, RulesFile)>,
+    ) -> Result<DiffOptions> {
         let mut align = AlignOptions::default();
         let mut input = settings.input.clone();
         settings.align.fill_input(&mut input);
         settings.align.clone().apply_to(&mut align)?;
-        if let Some(path) = rules {
-            let file = RulesFile::load(path)?;
+        if let Some((path, file)) = rules {
             file.fill_input(&mut input);
             file.apply_to(&mut align)
                 .map_err(|e| ReconError::Usage(format!("{}: {e}", path.display())))?;

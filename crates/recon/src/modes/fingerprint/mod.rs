@@ -324,18 +324,7 @@ fn run_scan(
     cancel: &CancelToken,
     progress: &Progress,
 ) -> Result<[Option<SideFingerprint>; 2]> {
-    // `plan` lists the columns in name order (see `name_order`).
-    let by_pos = match by {
-        None => None,
-        Some(name) => Some(
-            plan.columns
-                .iter()
-                .position(|c| c.source_name == name)
-                .ok_or_else(|| {
-                    ReconError::Usage(format!("`--by {name}`: not a compared column"))
-                })?,
-        ),
-    };
+    let by_pos = by_position(plan, by)?;
     let layout = Arc::new(Layout {
         columns: plan.columns.len(),
         by: by_pos,
@@ -352,8 +341,36 @@ fn run_scan(
     progress.start_pass(1, 1, Phase::Fingerprint);
     let scanned = scan(sides, &cfg, || GroupSink::new(layout.clone()))?;
     progress.set_phase(Phase::Done);
-    let specs: Vec<ColumnSpec> = plan
-        .columns
+    let specs = column_specs(plan);
+    let mut out: [Option<_>; 2] = [None, None];
+    for side in Side::BOTH {
+        if sides[side.index()].skip {
+            continue;
+        }
+        let parts = scanned
+            .sinks
+            .iter()
+            .map(|s| s.groups[side.index()].values());
+        let (total, groups) = merge_groups(parts, layout.columns, by_pos.is_some());
+        out[side.index()] = Some((specs.clone(), total, groups));
+    }
+    Ok(out)
+}
+
+/// The position of the `--by` column among the compared columns (`plan`
+/// lists them in name order, see [`name_order`]).
+pub(crate) fn by_position(plan: &ComparePlan, by: Option<&str>) -> Result<Option<usize>> {
+    let Some(name) = by else { return Ok(None) };
+    plan.columns
+        .iter()
+        .position(|c| c.source_name == name)
+        .map(Some)
+        .ok_or_else(|| ReconError::Usage(format!("`--by {name}`: not a compared column")))
+}
+
+/// The file's column list: names, value classes and rules, in plan order.
+fn column_specs(plan: &ComparePlan) -> Vec<ColumnSpec> {
+    plan.columns
         .iter()
         .map(|col| {
             // Normalization rules change what is compared, so they must
@@ -366,36 +383,116 @@ fn run_scan(
                 rules,
             }
         })
-        .collect();
-    let mut out: [Option<_>; 2] = [None, None];
-    for side in Side::BOTH {
-        if sides[side.index()].skip {
-            continue;
-        }
-        let mut merged: HashMap<u128, GroupDigest> = HashMap::new();
-        for sink in &scanned.sinks {
-            for (k, g) in &sink.groups[side.index()] {
-                match merged.get_mut(k) {
-                    Some(m) => add(m, g),
-                    None => {
-                        merged.insert(*k, g.clone());
-                    }
+        .collect()
+}
+
+/// Adds up the groups of every part (worker, partition) of one table: the
+/// whole table's digest, and with `grouped` the groups in value order.
+fn merge_groups<'g, P, I>(
+    parts: P,
+    columns: usize,
+    grouped: bool,
+) -> (GroupDigest, Vec<GroupDigest>)
+where
+    P: IntoIterator<Item = I>,
+    I: IntoIterator<Item = &'g GroupDigest>,
+{
+    let mut merged: HashMap<u128, GroupDigest> = HashMap::new();
+    for part in parts {
+        for g in part {
+            match merged.get_mut(&g.key) {
+                Some(m) => add(m, g),
+                None => {
+                    merged.insert(g.key, g.clone());
                 }
             }
         }
-        let mut total = empty_group(0, None, layout.columns);
-        for g in merged.values() {
-            add(&mut total, g);
-        }
-        let mut groups: Vec<GroupDigest> = if by_pos.is_some() {
-            merged.into_values().collect()
-        } else {
-            Vec::new()
-        };
-        groups.sort_by(|a, b| (&a.value, a.key).cmp(&(&b.value, b.key)));
-        out[side.index()] = Some((specs.clone(), total, groups));
     }
-    Ok(out)
+    let mut total = empty_group(0, None, columns);
+    for g in merged.values() {
+        add(&mut total, g);
+    }
+    let mut groups: Vec<GroupDigest> = if grouped {
+        merged.into_values().collect()
+    } else {
+        Vec::new()
+    };
+    groups.sort_by(|a, b| (&a.value, a.key).cmp(&(&b.value, b.key)));
+    (total, groups)
+}
+
+/// One part's share of a table's fingerprint, for an engine that reads a
+/// table in parts on many machines (`recon.spark.fingerprint`): each part
+/// adds its batches' digests, sends [`PartialFingerprint::to_bytes`] to
+/// one place, and [`assemble`] adds the parts up into the file the CLI
+/// would write for the whole table.
+pub struct PartialFingerprint {
+    sink: GroupSink,
+}
+
+impl PartialFingerprint {
+    /// `columns` compared columns (name order); `by`: the position of the
+    /// grouping column among them.
+    pub fn new(columns: usize, by: Option<usize>) -> PartialFingerprint {
+        PartialFingerprint {
+            sink: GroupSink::new(Arc::new(Layout {
+                columns,
+                by,
+                null: null_digest(),
+            })),
+        }
+    }
+
+    /// Adds a batch: its row digests, every column's value digests and
+    /// the prepared columns (the `--by` group's value is rendered from them).
+    pub fn add(
+        &mut self,
+        digests: &[u128],
+        values: &[Vec<u128>],
+        arrays: &[arrow::array::ArrayRef],
+    ) -> Result<()> {
+        let batch = Batch {
+            digests,
+            columns: values,
+            arrays,
+            locators: crate::input::Locators::Run(0),
+        };
+        self.sink.rows(Side::Source, &batch)
+    }
+
+    /// The part's groups, to send to where the parts are added up.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let groups: Vec<&GroupDigest> = self.sink.groups[0].values().collect();
+        serde_json::to_vec(&groups).unwrap_or_default()
+    }
+
+    /// A part's groups from [`PartialFingerprint::to_bytes`].
+    pub fn parse(bytes: &[u8]) -> Result<Vec<GroupDigest>> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| ReconError::Internal(format!("a partial fingerprint does not parse: {e}")))
+    }
+}
+
+/// The fingerprint file of a table read in parts: `plan` lists its columns
+/// in name order (as [`name_order`] leaves them), `parts` are each part's
+/// groups ([`PartialFingerprint::parse`]).
+pub fn assemble(
+    table: &str,
+    plan: &ComparePlan,
+    by: Option<String>,
+    parts: &[Vec<GroupDigest>],
+) -> FingerprintFile {
+    let (total, groups) = merge_groups(parts, plan.columns.len(), by.is_some());
+    FingerprintFile {
+        recon_fingerprint_version: FINGERPRINT_VERSION,
+        encoding_version: ENCODING_VERSION,
+        algorithm: ALGORITHM.into(),
+        table: table.to_string(),
+        columns: column_specs(plan),
+        by,
+        total,
+        groups,
+    }
 }
 
 /// A fingerprint sums whole rows: a key or a tolerance (from flags or a
@@ -524,7 +621,7 @@ fn file_of(
 
 /// The plan with its columns in name order: the scan then digests rows in
 /// the fingerprint's column order, so its row digests are used as they are.
-fn name_order(mut plan: ComparePlan) -> ComparePlan {
+pub(crate) fn name_order(mut plan: ComparePlan) -> ComparePlan {
     plan.columns
         .sort_by(|a, b| a.source_name.cmp(&b.source_name));
     plan

@@ -1,0 +1,341 @@
+//! What `recon.spark` calls: on the driver, the plan, the comparison of the
+//! partitions' bucket sums and the report; inside `mapInArrow` on the
+//! workers, the digests of each partition's Arrow batches. Every decision
+//! is the library's (`recon::modes::distributed`); this converts.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow_pyarrow::{FromPyArrow, PyArrowType, ToPyArrow};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use recon::config::batch::PairSettings;
+use recon::config::RulesFile;
+use recon::modes::distributed::{
+    compare_buckets, report, samples, BucketComparison, BucketSums, Described, DistributedPlan,
+    Findings, Selector, SideDigester,
+};
+use recon::modes::fingerprint::{assemble, PartialFingerprint};
+use recon::report::DirectionStats;
+use recon::{DiffOptions, ReconError, Side};
+
+use crate::{errors, py_err, DiffResult};
+
+/// The column names a second pass appends: the row digest's two halves.
+const DIGEST_HI: &str = "__recon_digest_hi";
+const DIGEST_LO: &str = "__recon_digest_lo";
+
+fn options(
+    py: Python<'_>,
+    settings: &str,
+    rules: Option<(String, String)>,
+) -> PyResult<DiffOptions> {
+    let settings: PairSettings = serde_json::from_str(settings)
+        .map_err(|e| errors::to_py(py, ReconError::Usage(format!("settings: {e}"))))?;
+    let rules = match &rules {
+        None => None,
+        Some((path, text)) => {
+            let path = Path::new(path);
+            Some((path, RulesFile::parse(path, text).map_err(py_err(py))?))
+        }
+    };
+    DiffOptions::from_settings_and_rules(&settings, rules).map_err(py_err(py))
+}
+
+fn side_of(py: Python<'_>, side: &str) -> PyResult<Side> {
+    match side {
+        "source" => Ok(Side::Source),
+        "target" => Ok(Side::Target),
+        other => Err(errors::to_py(
+            py,
+            ReconError::Internal(format!("no side {other:?}")),
+        )),
+    }
+}
+
+/// A comparison planned from Spark schemas (as Arrow schemas).
+#[pyclass(module = "recon._recon", unsendable)]
+pub struct SparkPlan {
+    plan: DistributedPlan,
+    opts: DiffOptions,
+}
+
+/// Plans a keyless diff: `(name, schema)` per side, settings as JSON and
+/// the rules file as `(path, text)`.
+#[pyfunction]
+#[pyo3(signature = (source, target, settings, rules=None))]
+pub fn spark_plan_pair(
+    py: Python<'_>,
+    source: (String, PyArrowType<Schema>),
+    target: (String, PyArrowType<Schema>),
+    settings: &str,
+    rules: Option<(String, String)>,
+) -> PyResult<SparkPlan> {
+    let opts = options(py, settings, rules)?;
+    let described = |(name, schema): (String, PyArrowType<Schema>)| Described {
+        name,
+        schema: Arc::new(schema.0),
+    };
+    let plan = DistributedPlan::pair(&described(source), &described(target), &opts.align)
+        .map_err(py_err(py))?;
+    Ok(SparkPlan { plan, opts })
+}
+
+/// Plans the fingerprint of one table.
+#[pyfunction]
+#[pyo3(signature = (table, settings, rules=None, by=None))]
+pub fn spark_plan_table(
+    py: Python<'_>,
+    table: (String, PyArrowType<Schema>),
+    settings: &str,
+    rules: Option<(String, String)>,
+    by: Option<String>,
+) -> PyResult<SparkPlan> {
+    let opts = options(py, settings, rules)?;
+    let table = Described {
+        name: table.0,
+        schema: Arc::new(table.1 .0),
+    };
+    let plan = DistributedPlan::table(&table, &opts.align, by.as_deref()).map_err(py_err(py))?;
+    Ok(SparkPlan { plan, opts })
+}
+
+/// Pass 1's comparison of the bucket sums.
+#[pyclass(module = "recon._recon", frozen)]
+pub struct SparkComparison {
+    cmp: BucketComparison,
+}
+
+#[pymethods]
+impl SparkComparison {
+    /// Every bucket agrees: an exact match, no second pass.
+    #[getter]
+    fn all_agree(&self) -> bool {
+        self.cmp.all_agree()
+    }
+
+    #[getter]
+    fn rows(&self) -> (u64, u64) {
+        (self.cmp.rows[0], self.cmp.rows[1])
+    }
+
+    #[getter]
+    fn differing_buckets(&self) -> usize {
+        self.cmp.differing_buckets
+    }
+
+    #[getter]
+    fn decoded(&self) -> usize {
+        self.cmp.decoded.len()
+    }
+
+    #[getter]
+    fn undecoded(&self) -> usize {
+        self.cmp.undecoded.len()
+    }
+
+    /// Which rows the second pass keeps, as bytes for the workers.
+    fn selector<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.cmp.selector().to_bytes())
+    }
+}
+
+fn batches_of(py: Python<'_>, batches: &Bound<'_, PyAny>) -> PyResult<Vec<RecordBatch>> {
+    let _ = py;
+    batches
+        .try_iter()?
+        .map(|b| RecordBatch::from_pyarrow_bound(&b?))
+        .collect()
+}
+
+#[pymethods]
+impl SparkPlan {
+    /// Pass 1 of one partition of `side`: its bucket sums over `1 << bits`
+    /// buckets, as bytes.
+    fn bucket_sums<'py>(
+        &self,
+        py: Python<'py>,
+        side: &str,
+        batches: &Bound<'py, PyAny>,
+        bits: u32,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let side = side_of(py, side)?;
+        let mut d = self.plan.digester(side);
+        let mut sums = BucketSums::new(bits, self.plan.plan.columns.len()).map_err(py_err(py))?;
+        for batch in batches.try_iter()? {
+            let batch = RecordBatch::from_pyarrow_bound(&batch?)?;
+            d.digest(&batch, true).map_err(py_err(py))?;
+            sums.add(&d);
+        }
+        Ok(PyBytes::new(py, &sums.to_bytes()))
+    }
+
+    /// Adds up every partition's bucket sums per side and compares them.
+    fn compare(
+        &self,
+        py: Python<'_>,
+        source: Vec<Vec<u8>>,
+        target: Vec<Vec<u8>>,
+        bits: u32,
+    ) -> PyResult<SparkComparison> {
+        let columns = self.plan.plan.columns.len();
+        let total = |parts: &[Vec<u8>]| -> recon::Result<BucketSums> {
+            let mut sums = BucketSums::new(bits, columns)?;
+            for p in parts {
+                sums.merge(&BucketSums::from_bytes(p)?)?;
+            }
+            Ok(sums)
+        };
+        let (s, t) = (
+            total(&source).map_err(py_err(py))?,
+            total(&target).map_err(py_err(py))?,
+        );
+        let cmp = compare_buckets(&self.plan, &s, &t).map_err(py_err(py))?;
+        Ok(SparkComparison { cmp })
+    }
+
+    /// A digester of `side`'s batches for the second pass.
+    fn digester(&self, py: Python<'_>, side: &str, selector: &[u8]) -> PyResult<SparkDigester> {
+        let side = side_of(py, side)?;
+        Ok(SparkDigester {
+            digester: self.plan.digester(side),
+            selector: Selector::from_bytes(selector).map_err(py_err(py))?,
+        })
+    }
+
+    /// One partition's share of a fingerprint, as bytes.
+    fn fingerprint_part<'py>(
+        &self,
+        py: Python<'py>,
+        batches: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let mut d = self.plan.digester(Side::Source);
+        let mut part = PartialFingerprint::new(self.plan.plan.columns.len(), self.plan.by());
+        for batch in batches_of(py, batches)? {
+            d.digest(&batch, true).map_err(py_err(py))?;
+            part.add(&d.digests, &d.values, &d.arrays)
+                .map_err(py_err(py))?;
+        }
+        Ok(PyBytes::new(py, &part.to_bytes()))
+    }
+
+    /// The fingerprint file (JSON) of the table from its parts.
+    #[pyo3(signature = (table, parts, by=None))]
+    fn assemble_fingerprint(
+        &self,
+        py: Python<'_>,
+        table: &str,
+        parts: Vec<Vec<u8>>,
+        by: Option<String>,
+    ) -> PyResult<String> {
+        let parts = parts
+            .iter()
+            .map(|p| PartialFingerprint::parse(p))
+            .collect::<recon::Result<Vec<_>>>()
+            .map_err(py_err(py))?;
+        Ok(assemble(table, &self.plan.plan, by, &parts).to_json())
+    }
+
+    /// The diff's report. `stats` per direction: `(rows, distinct,
+    /// absent rows, absent distinct)`; `samples` per direction: a batch of
+    /// the table's columns plus `source_count` and `target_count`.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (comparison, stats, samples_source, samples_target, threads, rows_shuffled, pass1, rest))]
+    fn report(
+        &self,
+        py: Python<'_>,
+        comparison: &SparkComparison,
+        stats: [(u64, u64, u64, u64); 2],
+        samples_source: PyArrowType<RecordBatch>,
+        samples_target: PyArrowType<RecordBatch>,
+        threads: usize,
+        rows_shuffled: Option<u64>,
+        pass1: f64,
+        rest: f64,
+    ) -> PyResult<DiffResult> {
+        let stats = stats.map(|(rows, distinct, absent, absent_distinct)| DirectionStats {
+            rows,
+            distinct_rows: distinct,
+            absent_rows: absent,
+            absent_distinct,
+            extra_copy_rows: rows - absent.min(rows),
+            extra_copy_distinct: distinct - absent_distinct.min(distinct),
+        });
+        let samples = [
+            samples(&samples_source.0).map_err(py_err(py))?,
+            samples(&samples_target.0).map_err(py_err(py))?,
+        ];
+        let mut report = report(
+            &self.plan,
+            &comparison.cmp,
+            Findings {
+                stats,
+                samples,
+                sample_limit: self.opts.run.sample,
+                threads,
+                rows_shuffled,
+                pass1: Duration::from_secs_f64(pass1.max(0.0)),
+                rest: Duration::from_secs_f64(rest.max(0.0)),
+                engine: "spark",
+            },
+        );
+        report.judge(&self.opts.thresholds);
+        Ok(DiffResult {
+            report,
+            quoted: self.plan.quoted(),
+            seconds: pass1 + rest,
+        })
+    }
+
+    /// The sample size the settings ask for.
+    #[getter]
+    fn sample(&self) -> usize {
+        self.opts.run.sample
+    }
+}
+
+/// Second pass: keeps the rows a selector picks, with their digests.
+#[pyclass(module = "recon._recon", unsendable)]
+pub struct SparkDigester {
+    digester: SideDigester,
+    selector: Selector,
+}
+
+#[pymethods]
+impl SparkDigester {
+    /// The rows of `batch` the selector keeps, with the digest's halves
+    /// appended as `__recon_digest_hi` and `__recon_digest_lo` (int64), or
+    /// None when it keeps none.
+    fn select(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+        let batch = RecordBatch::from_pyarrow_bound(batch)?;
+        self.digester.digest(&batch, false).map_err(py_err(py))?;
+        let keep = self.selector.select(&self.digester.digests);
+        if keep.is_empty() {
+            return Ok(None);
+        }
+        let digests = &self.digester.digests;
+        let hi =
+            Int64Array::from_iter_values(keep.iter().map(|&i| (digests[i as usize] >> 64) as i64));
+        let lo = Int64Array::from_iter_values(keep.iter().map(|&i| digests[i as usize] as i64));
+        let indices = UInt32Array::from(keep);
+        let mut columns: Vec<ArrayRef> = batch
+            .columns()
+            .iter()
+            .map(|c| arrow::compute::take(c.as_ref(), &indices, None))
+            .collect::<Result<_, _>>()
+            .map_err(|e| errors::to_py(py, ReconError::Internal(format!("take: {e}"))))?;
+        columns.push(Arc::new(hi));
+        columns.push(Arc::new(lo));
+        let mut fields: Vec<Arc<Field>> = batch.schema().fields().iter().cloned().collect();
+        fields.push(Arc::new(Field::new(DIGEST_HI, DataType::Int64, false)));
+        fields.push(Arc::new(Field::new(DIGEST_LO, DataType::Int64, false)));
+        let out = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+            .map_err(|e| errors::to_py(py, ReconError::Internal(format!("batch: {e}"))))?;
+        debug_assert_eq!(out.column(0).len(), indices.len());
+        Ok(Some(out.to_pyarrow(py)?.unbind()))
+    }
+}

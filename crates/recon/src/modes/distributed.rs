@@ -1,0 +1,636 @@
+//! The pieces of a diff and a fingerprint that a distributed engine runs
+//! (Spark, through the Python package's `recon.spark`), so that a cluster
+//! computes recon's digests and reaches recon's answer:
+//!
+//! - [`DistributedPlan`]: the comparison planned from the two tables'
+//!   Arrow schemas on the driver, exactly as for local batches, and
+//!   re-planned from the same schemas and settings on each worker;
+//! - [`SideDigester`]: one side's row and column digests of a batch, after
+//!   the plan's conversions and rules (the CLI's bits: docs/encoding.md);
+//! - [`BucketSums`]: one partition's per-bucket fingerprints (pass 1);
+//!   [`compare_buckets`] adds up every partition's on the driver, finds the
+//!   differing buckets and decodes their single differences;
+//! - [`Selector`]: which rows a second pass keeps (those of the decoded
+//!   digests and of the buckets that did not decode);
+//! - [`report`]: the diff's [`Report`], in the CLI's shape, from the counts
+//!   and sample rows the engine computed.
+//!
+//! The engine moves rows; recon decides which, and what the answer is.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use arrow::array::{ArrayRef, RecordBatch};
+use arrow::datatypes::SchemaRef;
+
+use super::fingerprint::{by_position, name_order, refuse_keyed};
+use super::stages;
+use crate::config::{AlignOptions, InputOptions};
+use crate::digest::{null_digest, single_difference, DigestBuildHasher, Fingerprint, RowEncoder};
+use crate::error::{ReconError, Result};
+use crate::evidence::render_column;
+use crate::input::{Source, Table};
+use crate::plan::classes::ValueClass;
+use crate::plan::{ComparePlan, Prep};
+use crate::report::{
+    ColumnDrift, ColumnReport, DirectionStats, InputReport, Inputs, Multiplicity,
+    ParseErrorsReport, PhaseSeconds, Report, SampleReport, Samples, SecondPass, Settings,
+    SkippedReport,
+};
+use crate::side::Side;
+
+/// Bucket bits of the fingerprint pass when the caller does not choose:
+/// 4096 buckets keep each partition's record small (under 160 KiB) while
+/// few drifting rows share a bucket.
+pub const DEFAULT_BUCKET_BITS: u32 = 12;
+
+/// A comparison planned from two tables' schemas.
+pub struct DistributedPlan {
+    pub plan: ComparePlan,
+    tables: [Table; 2],
+    /// Fingerprints: the position of the `--by` column.
+    by: Option<usize>,
+}
+
+/// One table for planning: its name (for reports and messages) and the
+/// Arrow schema its batches arrive in.
+pub struct Described {
+    pub name: String,
+    pub schema: SchemaRef,
+}
+
+fn empty_source(t: &Described) -> Result<Source> {
+    Source::batches(t.name.clone(), t.schema.clone(), Vec::new())
+}
+
+impl DistributedPlan {
+    /// Plans a keyless diff of two tables from their schemas, as the
+    /// library plans two in-memory tables (and refuses what it refuses).
+    pub fn pair(source: &Described, target: &Described, align: &AlignOptions) -> Result<Self> {
+        if align.key.is_some() || !align.tolerances.is_empty() {
+            return Err(ReconError::Usage(
+                "a key or a tolerance is not supported on Spark yet: recon.spark.diff compares whole rows (run recon.diff or the CLI on an extract for a keyed diff)".into(),
+            ));
+        }
+        let inputs = [InputOptions::default(), InputOptions::default()];
+        let (src, tgt, plan) = stages::plan(
+            &empty_source(source)?,
+            &empty_source(target)?,
+            align,
+            &inputs,
+            None,
+        )?;
+        Ok(DistributedPlan {
+            plan,
+            tables: [src, tgt],
+            by: None,
+        })
+    }
+
+    /// Plans the fingerprint of one table (columns in name order, as
+    /// `recon fingerprint` does), optionally grouped by the column `by`.
+    pub fn table(table: &Described, align: &AlignOptions, by: Option<&str>) -> Result<Self> {
+        refuse_keyed(align)?;
+        let inputs = [InputOptions::default(), InputOptions::default()];
+        let source = empty_source(table)?;
+        let (src, tgt, plan) = stages::plan(&source, &source, align, &inputs, None)?;
+        let plan = name_order(plan);
+        let by = by_position(&plan, by)?;
+        Ok(DistributedPlan {
+            plan,
+            tables: [src, tgt],
+            by,
+        })
+    }
+
+    /// Fingerprints: the position of the grouping column.
+    pub fn by(&self) -> Option<usize> {
+        self.by
+    }
+
+    /// The table's name on `side`.
+    pub fn name(&self, side: Side) -> String {
+        self.tables[side.index()].path.display().to_string()
+    }
+
+    /// Per side and table column, whether values are text (quoted in the
+    /// text summary).
+    pub fn quoted(&self) -> [Vec<bool>; 2] {
+        self.tables.each_ref().map(|t| {
+            t.schema
+                .fields()
+                .iter()
+                .map(|f| crate::report::is_text(f.data_type()))
+                .collect()
+        })
+    }
+
+    /// A digester for `side`'s batches.
+    pub fn digester(&self, side: Side) -> SideDigester {
+        let table = &self.tables[side.index()];
+        let columns = self.plan.indices(side);
+        let classes = columns
+            .iter()
+            .map(|&i| ValueClass::of(table.schema.field(i).data_type()))
+            .collect();
+        SideDigester {
+            name: table.path.display().to_string(),
+            width: table.schema.fields().len(),
+            columns,
+            classes,
+            prep: self.plan.preps(side),
+            encoder: RowEncoder::new(),
+            digests: Vec::new(),
+            values: Vec::new(),
+            arrays: Vec::new(),
+        }
+    }
+}
+
+/// Digests one side's batches as the CLI digests that side's rows.
+pub struct SideDigester {
+    name: String,
+    /// Columns the planned schema has; each batch must have as many.
+    width: usize,
+    columns: Vec<usize>,
+    /// The planned value class of each compared column: a batch whose
+    /// column arrives in another class is refused, never digested.
+    classes: Vec<ValueClass>,
+    prep: Vec<Prep>,
+    encoder: RowEncoder,
+    /// The last batch's row digests.
+    pub digests: Vec<u128>,
+    /// The last batch's value digests per compared column (plan order),
+    /// when asked for.
+    pub values: Vec<Vec<u128>>,
+    /// The last batch's compared columns after conversions and rules.
+    pub arrays: Vec<ArrayRef>,
+}
+
+impl SideDigester {
+    /// Digests `batch` (every column of the table, in its schema's order):
+    /// fills `digests`, and with `per_column` also `values`.
+    pub fn digest(&mut self, batch: &RecordBatch, per_column: bool) -> Result<()> {
+        let path = Path::new(&self.name);
+        if batch.num_columns() != self.width {
+            return Err(ReconError::input(
+                path,
+                format!(
+                    "a batch has {} columns, the planned schema {}",
+                    batch.num_columns(),
+                    self.width
+                ),
+            ));
+        }
+        self.arrays.clear();
+        for ((&i, class), prep) in self.columns.iter().zip(&self.classes).zip(&self.prep) {
+            let array = batch.column(i);
+            let arrived = ValueClass::of(array.data_type());
+            if &arrived != class {
+                return Err(ReconError::input(
+                    path,
+                    format!(
+                        "column {:?} arrived as {} ({arrived:?}), planned as {class:?}",
+                        batch.schema().field(i).name(),
+                        array.data_type()
+                    ),
+                ));
+            }
+            let prepared = if prep.is_noop() {
+                array.clone()
+            } else {
+                prep.apply(array).map_err(|refused| {
+                    let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
+                    ReconError::input(path, m)
+                })?
+            };
+            self.arrays.push(prepared);
+        }
+        self.digests.clear();
+        for v in &mut self.values {
+            v.clear();
+        }
+        self.encoder
+            .digests_with_columns(
+                &self.arrays,
+                &mut self.digests,
+                per_column.then_some(&mut self.values),
+            )
+            .map_err(|m| ReconError::input(path, m))
+    }
+}
+
+/// The bucket of a digest among `1 << bits`: its top bits, as the CLI's
+/// fingerprint pass chooses.
+#[inline]
+pub fn bucket_of(digest: u128, bits: u32) -> usize {
+    (digest >> (128 - bits)) as usize
+}
+
+/// One partition's (or a whole side's) per-bucket fingerprints, with each
+/// compared column's non-NULL count and value-digest sum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketSums {
+    bits: u32,
+    buckets: Vec<Fingerprint>,
+    columns: Vec<(u64, u128)>,
+}
+
+const SUMS_MAGIC: &[u8; 8] = b"reconBS1";
+
+impl BucketSums {
+    /// Empty sums over `1 << bits` buckets (1 ≤ bits ≤ 20) and `columns`
+    /// compared columns.
+    pub fn new(bits: u32, columns: usize) -> Result<BucketSums> {
+        if !(1..=20).contains(&bits) {
+            return Err(ReconError::Usage(format!(
+                "buckets: 2^{bits} is out of range (2 to 2^20)"
+            )));
+        }
+        Ok(BucketSums {
+            bits,
+            buckets: vec![Fingerprint::default(); 1 << bits],
+            columns: vec![(0, 0); columns],
+        })
+    }
+
+    /// Adds the digests of the batch `d` last digested (with `per_column`).
+    pub fn add(&mut self, d: &SideDigester) {
+        for &x in &d.digests {
+            self.buckets[bucket_of(x, self.bits)].add(x);
+        }
+        let null = null_digest();
+        for (col, values) in self.columns.iter_mut().zip(&d.values) {
+            for &v in values {
+                if v != null {
+                    col.0 += 1;
+                    col.1 = col.1.wrapping_add(v);
+                }
+            }
+        }
+    }
+
+    pub fn merge(&mut self, o: &BucketSums) -> Result<()> {
+        if o.bits != self.bits || o.columns.len() != self.columns.len() {
+            return Err(ReconError::Internal(
+                "bucket sums of different shapes".into(),
+            ));
+        }
+        for (a, b) in self.buckets.iter_mut().zip(&o.buckets) {
+            a.merge(b);
+        }
+        for (a, b) in self.columns.iter_mut().zip(&o.columns) {
+            a.0 += b.0;
+            a.1 = a.1.wrapping_add(b.1);
+        }
+        Ok(())
+    }
+
+    /// Rows added.
+    pub fn rows(&self) -> u64 {
+        self.buckets.iter().map(|f| f.count).sum()
+    }
+
+    /// Compact bytes to send to the driver: the non-empty buckets only.
+    /// (Not persisted: the same wheel writes and reads them in one run.)
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let used = self.buckets.iter().filter(|f| f.count > 0).count();
+        let mut out = Vec::with_capacity(24 + self.columns.len() * 24 + used * 36);
+        out.extend_from_slice(SUMS_MAGIC);
+        out.extend_from_slice(&self.bits.to_le_bytes());
+        out.extend_from_slice(&(self.columns.len() as u32).to_le_bytes());
+        for (n, s) in &self.columns {
+            out.extend_from_slice(&n.to_le_bytes());
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+        for (i, f) in self.buckets.iter().enumerate().filter(|(_, f)| f.count > 0) {
+            out.extend_from_slice(&(i as u32).to_le_bytes());
+            out.extend_from_slice(&f.count.to_le_bytes());
+            out.extend_from_slice(&f.sum.to_le_bytes());
+            out.extend_from_slice(&f.mix.to_le_bytes());
+        }
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<BucketSums> {
+        let bad = || ReconError::Internal("bucket sums do not parse".into());
+        let mut r = Reader(bytes);
+        if r.take(8).ok_or_else(bad)? != SUMS_MAGIC {
+            return Err(bad());
+        }
+        let bits = r.u32().ok_or_else(bad)?;
+        let columns = r.u32().ok_or_else(bad)? as usize;
+        let mut sums = BucketSums::new(bits, columns)?;
+        for c in sums.columns.iter_mut() {
+            *c = (r.u64().ok_or_else(bad)?, r.u128().ok_or_else(bad)?);
+        }
+        while !r.0.is_empty() {
+            let i = r.u32().ok_or_else(bad)? as usize;
+            let f = sums.buckets.get_mut(i).ok_or_else(bad)?;
+            f.count = r.u64().ok_or_else(bad)?;
+            f.sum = r.u128().ok_or_else(bad)?;
+            f.mix = r.u64().ok_or_else(bad)?;
+        }
+        Ok(sums)
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = rest;
+        Some(head)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn u128(&mut self) -> Option<u128> {
+        Some(u128::from_le_bytes(self.take(16)?.try_into().ok()?))
+    }
+}
+
+/// What pass 1 found: the two sides' bucket fingerprints compared.
+#[derive(Debug, Clone)]
+pub struct BucketComparison {
+    pub bits: u32,
+    pub rows: [u64; 2],
+    /// Buckets whose fingerprints differ.
+    pub differing_buckets: usize,
+    /// Differing digests decoded from a bucket's two fingerprints, with
+    /// their count difference (source − target).
+    pub decoded: Vec<(u128, i64)>,
+    /// Differing buckets that did not decode: every row of theirs goes to
+    /// the second pass.
+    pub undecoded: Vec<u32>,
+    /// Compared columns (source names) whose multiset of values differs.
+    pub differing_columns: Vec<String>,
+}
+
+impl BucketComparison {
+    /// Every bucket agrees: the tables hold the same multiset of rows.
+    pub fn all_agree(&self) -> bool {
+        self.differing_buckets == 0
+    }
+
+    /// Which rows the second pass keeps.
+    pub fn selector(&self) -> Selector {
+        let mut full = vec![false; 1 << self.bits];
+        for &b in &self.undecoded {
+            full[b as usize] = true;
+        }
+        Selector {
+            bits: self.bits,
+            full,
+            digests: self.decoded.iter().map(|&(d, _)| d).collect(),
+        }
+    }
+}
+
+/// Compares the two sides' added-up bucket sums.
+pub fn compare_buckets(
+    plan: &DistributedPlan,
+    source: &BucketSums,
+    target: &BucketSums,
+) -> Result<BucketComparison> {
+    if source.bits != target.bits {
+        return Err(ReconError::Internal(
+            "the sides were bucketed differently".into(),
+        ));
+    }
+    let mut cmp = BucketComparison {
+        bits: source.bits,
+        rows: [source.rows(), target.rows()],
+        differing_buckets: 0,
+        decoded: Vec::new(),
+        undecoded: Vec::new(),
+        differing_columns: Vec::new(),
+    };
+    for (i, (s, t)) in source.buckets.iter().zip(&target.buckets).enumerate() {
+        if s == t {
+            continue;
+        }
+        cmp.differing_buckets += 1;
+        match single_difference(s, t) {
+            Some(d) => cmp.decoded.push(d),
+            None => cmp.undecoded.push(i as u32),
+        }
+    }
+    // A column's multiset of values differs between the tables exactly
+    // when it differs between their unmatched rows (the matched rows are
+    // the same on both sides), so whole-table sums name the drifting columns.
+    for ((col, s), t) in plan
+        .plan
+        .columns
+        .iter()
+        .zip(&source.columns)
+        .zip(&target.columns)
+    {
+        if s != t {
+            cmp.differing_columns.push(col.source_name.clone());
+        }
+    }
+    Ok(cmp)
+}
+
+/// Which rows of a side the second pass keeps: those whose digest was
+/// decoded, and every row of a bucket that did not decode.
+#[derive(Debug, Clone)]
+pub struct Selector {
+    bits: u32,
+    full: Vec<bool>,
+    digests: HashSet<u128, DigestBuildHasher>,
+}
+
+impl Selector {
+    /// The positions of the rows of `digests` to keep.
+    pub fn select(&self, digests: &[u128]) -> Vec<u32> {
+        (0..digests.len() as u32)
+            .filter(|&i| {
+                let d = digests[i as usize];
+                self.full[bucket_of(d, self.bits)] || self.digests.contains(&d)
+            })
+            .collect()
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&self.bits.to_le_bytes());
+        let full: Vec<u32> = (0..self.full.len() as u32)
+            .filter(|&b| self.full[b as usize])
+            .collect();
+        out.extend_from_slice(&(full.len() as u32).to_le_bytes());
+        for b in full {
+            out.extend_from_slice(&b.to_le_bytes());
+        }
+        for d in &self.digests {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Selector> {
+        let bad = || ReconError::Internal("a row selector does not parse".into());
+        let mut r = Reader(bytes);
+        let bits = r.u32().ok_or_else(bad)?;
+        if !(1..=20).contains(&bits) {
+            return Err(bad());
+        }
+        let mut full = vec![false; 1 << bits];
+        for _ in 0..r.u32().ok_or_else(bad)? {
+            *full
+                .get_mut(r.u32().ok_or_else(bad)? as usize)
+                .ok_or_else(bad)? = true;
+        }
+        let mut digests = HashSet::default();
+        while !r.0.is_empty() {
+            digests.insert(r.u128().ok_or_else(bad)?);
+        }
+        Ok(Selector {
+            bits,
+            full,
+            digests,
+        })
+    }
+}
+
+/// Sample rows of one side's unmatched rows, from a batch holding the
+/// table's columns followed by the `source_count` and `target_count`
+/// columns (int64).
+pub fn samples(batch: &RecordBatch) -> Result<Vec<SampleReport>> {
+    let n = batch.num_columns();
+    if n < 2 {
+        return Err(ReconError::Internal("sample rows without counts".into()));
+    }
+    let counts = |c: usize| -> Result<Vec<u64>> {
+        let a = batch
+            .column(c)
+            .as_any()
+            .downcast_ref::<arrow::array::Int64Array>()
+            .ok_or_else(|| ReconError::Internal("sample counts are not int64".into()))?;
+        Ok(a.values().iter().map(|&v| v.max(0) as u64).collect())
+    };
+    let (sc, tc) = (counts(n - 2)?, counts(n - 1)?);
+    let names: Vec<String> = batch.schema().fields()[..n - 2]
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let columns = (0..n - 2)
+        .map(|c| render_column(batch.column(c)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((0..batch.num_rows())
+        .map(|r| {
+            let values = columns.iter().map(|c| c[r].clone()).collect();
+            SampleReport::new(&names, values, sc[r], tc[r])
+        })
+        .collect())
+}
+
+/// What the engine computed besides pass 1, for the report.
+pub struct Findings {
+    /// Per direction (source only, target only): the unmatched counts.
+    pub stats: [DirectionStats; 2],
+    /// Per direction, up to `sample_limit` unmatched rows.
+    pub samples: [Vec<SampleReport>; 2],
+    pub sample_limit: usize,
+    /// The engine's parallelism (reported as threads).
+    pub threads: usize,
+    /// Rows the second pass shuffled (None: no second pass).
+    pub rows_shuffled: Option<u64>,
+    /// Wall time of the fingerprint pass and of the rest.
+    pub pass1: Duration,
+    pub rest: Duration,
+    /// What read the tables ("spark").
+    pub engine: &'static str,
+}
+
+/// The diff's report in the CLI's shape.
+pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -> Report {
+    let [so, to] = found.stats;
+    let input = |side: Side| InputReport {
+        path: plan.name(side),
+        format: found.engine.to_string(),
+        files: 0,
+        rows: cmp.rows[side.index()],
+        dialect: None,
+        snapshot: None,
+    };
+    let second_pass = found.rows_shuffled.map(|rows| SecondPass {
+        strategy: if cmp.undecoded.is_empty() {
+            "targeted"
+        } else {
+            "shuffle"
+        },
+        units_read: 0,
+        units_total: 0,
+        rows_read: Some(rows),
+        decoded_digests: Some(cmp.decoded.len()),
+    });
+    let p = &plan.plan;
+    let (scan, rest) = (found.pass1.as_secs_f64(), found.rest.as_secs_f64());
+    Report {
+        recon_report_version: crate::report::REPORT_VERSION,
+        exact_match: so.rows == 0 && to.rows == 0,
+        source_rows: cmp.rows[0],
+        target_rows: cmp.rows[1],
+        source_only_rows: so.rows,
+        target_only_rows: to.rows,
+        multiplicity: Multiplicity {
+            source_only: so,
+            target_only: to,
+        },
+        columns: p.columns.iter().map(ColumnReport::from_pair).collect(),
+        not_compared: p
+            .skipped
+            .iter()
+            .map(|k| SkippedReport {
+                side: k.side.to_string(),
+                name: k.field.name().clone(),
+                why: k.why.clone(),
+            })
+            .collect(),
+        column_drift: ColumnDrift {
+            same: p.columns.len() - cmp.differing_columns.len(),
+            differing: cmp.differing_columns.clone(),
+        },
+        pairs: None,
+        by_group: None,
+        parse_errors: ParseErrorsReport::default(),
+        inputs: Inputs {
+            source: input(Side::Source),
+            target: input(Side::Target),
+        },
+        samples: Samples {
+            limit: found.sample_limit,
+            source_only: found.samples[0].clone(),
+            target_only: found.samples[1].clone(),
+        },
+        encoding_version: crate::digest::ENCODING_VERSION,
+        outputs: None,
+        settings: Settings {
+            threads: found.threads,
+            memory_limit_bytes: None,
+            temp_dir: String::new(),
+            buckets: 1 << cmp.bits,
+            passes: if found.rows_shuffled.is_some() { 2 } else { 1 },
+            fingerprint_buckets_differing: Some(cmp.differing_buckets),
+            second_pass,
+        },
+        elapsed_seconds: scan + rest,
+        phase_seconds: PhaseSeconds {
+            scan,
+            reconcile: rest,
+            evidence: 0.0,
+        },
+        spilled_bytes: 0,
+        bucket_splits: 0,
+        peak_rss_bytes: 0,
+        keyed: None,
+        thresholds: None,
+    }
+}
