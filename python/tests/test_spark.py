@@ -1,0 +1,328 @@
+"""recon.spark on a real local Spark (local[2], started once for the module):
+the CLI's digests and answers, Spark's own types, no shuffle for a match."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import os
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import cli_report, run_cli
+
+# Not an import-or-skip: pyspark is in requirements-test.txt, and these
+# tests must run wherever the suite runs.
+from pyspark.sql import SparkSession
+
+import recon
+import recon.spark
+
+
+@pytest.fixture(scope="module")
+def spark():
+    # Workers run this interpreter (the venv with the wheel and pyarrow).
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (SparkSession.builder.master("local[2]")
+               .appName("recon-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.driver.host", "127.0.0.1")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _rows(table: pa.Table) -> Counter:
+    """A table's rows as a multiset (NaN made comparable)."""
+    def norm(v):
+        if isinstance(v, float) and v != v:
+            return "NaN"
+        return v
+    return Counter(tuple(norm(v) for v in r.values()) for r in table.to_pylist())
+
+
+def _shuffle_records(spark) -> int:
+    """Shuffle records written by every stage this session has run
+    (Spark's own metrics, from its status store)."""
+    tracker = spark.sparkContext.statusTracker()
+    store = spark.sparkContext._jsc.sc().statusStore()
+    stages = set()
+    for job in tracker.getJobIdsForGroup(None):
+        info = tracker.getJobInfo(job)
+        if info is not None:
+            stages.update(info.stageIds)
+    total = 0
+    for stage in stages:
+        try:
+            total += store.lastStageAttempt(stage).shuffleWriteRecords()
+        except Exception:  # a stage that was skipped never ran an attempt
+            pass
+    return total
+
+
+# ---------------------------------------------------------------- fingerprints
+
+def _typed_table() -> pa.Table:
+    utc = dt.timezone.utc
+    return pa.table({
+        "i32": pa.array([1, -2, None, 2**31 - 1], pa.int32()),
+        "i64": pa.array([2**40, None, -1, 0], pa.int64()),
+        "d": pa.array([decimal.Decimal("1.50"), decimal.Decimal("-0.01"), None,
+                       decimal.Decimal("99999999.99")], pa.decimal128(10, 2)),
+        "wide": pa.array([decimal.Decimal("0.3333333333"), None, decimal.Decimal("1"),
+                          decimal.Decimal("-12345678901234567890.0000000001")],
+                         pa.decimal128(38, 10)),
+        "f": pa.array([1.5, float("nan"), -0.0, None], pa.float64()),
+        "s": pa.array(["ab", "", None, "a longer string value"], pa.string()),
+        "b": pa.array([b"\x00\x01", b"", None, b"xyz"], pa.binary()),
+        "flag": pa.array([True, False, None, True], pa.bool_()),
+        "day": pa.array([dt.date(2024, 1, 1), dt.date(1969, 12, 31), None, dt.date(2000, 2, 29)],
+                        pa.date32()),
+        "ts": pa.array([dt.datetime(2024, 3, 10, 7, 30, tzinfo=utc),
+                        dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=utc), None,
+                        dt.datetime(2024, 11, 3, 6, 0, 0, 1, tzinfo=utc)],
+                       pa.timestamp("us", tz="UTC")),
+        "naive": pa.array([dt.datetime(2024, 3, 10, 2, 30), None, dt.datetime(1900, 1, 1),
+                           dt.datetime(2024, 1, 1, 0, 0, 0, 5)], pa.timestamp("us")),
+        "nums": pa.array([[1, None, 3], [], None, [4]], pa.list_(pa.int64())),
+        "st": pa.array([{"x": 1, "y": "a"}, {"x": None, "y": None}, None, {"x": 2, "y": "b"}],
+                       pa.struct([("x", pa.int32()), ("y", pa.string())])),
+    })
+
+
+def _cli_fingerprint(path: Path) -> dict:
+    p = run_cli("fingerprint", str(path))
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def _digests(fp: dict) -> dict:
+    """What must be equal bit for bit: everything but the table's name."""
+    return {k: v for k, v in fp.items() if k != "table"}
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
+@pytest.mark.parametrize("ansi", ["true", "false"])
+def test_spark_fingerprint_equals_the_clis_bit_for_bit(spark, tmp_path, zone, ansi):
+    path = tmp_path / "typed.parquet"
+    pq.write_table(_typed_table(), path)
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    spark.conf.set("spark.sql.ansi.enabled", ansi)
+    try:
+        got = recon.spark.fingerprint(spark.read.parquet(str(path))).to_dict()
+    finally:
+        spark.conf.unset("spark.sql.session.timeZone")
+        spark.conf.unset("spark.sql.ansi.enabled")
+    want = _cli_fingerprint(path)
+    assert _digests(got) == _digests(want)
+    assert got["total"]["rows"] == 4
+
+
+def test_spark_values_built_in_spark_digest_like_the_parquet_rows(spark, tmp_path):
+    """Rows Spark builds itself (its own decimal and timestamp types, a
+    session zone that is not UTC) digest like the same rows from Parquet."""
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        df = spark.sql("""
+            SELECT * FROM VALUES
+              (CAST(1 AS INT), CAST('1.50' AS DECIMAL(12, 4)), 'x',
+               TIMESTAMP '2024-03-10 01:30:00', TIMESTAMP_NTZ '2024-03-10 02:30:00'),
+              (CAST(NULL AS INT), CAST('-7' AS DECIMAL(12, 4)), NULL,
+               TIMESTAMP '2024-11-03 01:30:00', NULL)
+            AS t(i, d, s, ts, naive)""")
+        got = recon.spark.fingerprint(df).to_dict()
+    finally:
+        spark.conf.unset("spark.sql.session.timeZone")
+    # The same values written independently: instants in UTC, decimals by value.
+    la = dt.timezone(dt.timedelta(hours=-8))
+    pdt = dt.timezone(dt.timedelta(hours=-7))
+    table = pa.table({
+        "i": pa.array([1, None], pa.int64()),
+        "d": pa.array([decimal.Decimal("1.5"), decimal.Decimal("-7")], pa.decimal128(20, 1)),
+        "s": pa.array(["x", None], pa.large_string()),
+        "ts": pa.array([dt.datetime(2024, 3, 10, 1, 30, tzinfo=la),
+                        dt.datetime(2024, 11, 3, 1, 30, tzinfo=pdt)], pa.timestamp("ms", "UTC")),
+        "naive": pa.array([dt.datetime(2024, 3, 10, 2, 30), None], pa.timestamp("ns")),
+    })
+    path = tmp_path / "same.parquet"
+    pq.write_table(table, path)
+    want = _cli_fingerprint(path)
+    assert got["total"] == want["total"]
+
+
+def test_grouped_fingerprint_equals_the_clis(spark, tmp_path):
+    rng = random.Random(7)
+    table = pa.table({
+        "day": pa.array([dt.date(2024, 1, 1 + rng.randrange(5)) if rng.random() > 0.1 else None
+                         for _ in range(500)], pa.date32()),
+        "v": pa.array([rng.randrange(50) for _ in range(500)], pa.int64()),
+    })
+    path = tmp_path / "g.parquet"
+    pq.write_table(table, path, row_group_size=64)
+    got = recon.spark.fingerprint(spark.read.parquet(str(path)).repartition(7), by="day")
+    p = run_cli("fingerprint", str(path), "--by", "day")
+    assert p.returncode == 0, p.stderr
+    assert _digests(got.to_dict()) == _digests(json.loads(p.stdout))
+    # And the files compare with the CLI, both ways.
+    saved = tmp_path / "spark.json"
+    got.save(saved)
+    (tmp_path / "cli.json").write_text(p.stdout)
+    c = run_cli("compare-fingerprints", str(saved), str(tmp_path / "cli.json"))
+    assert c.returncode == 0, c.stdout + c.stderr
+
+
+# ---------------------------------------------------------------- diffs
+
+def _random_pair(seed: int):
+    """A random pair as the CLI's oracle builds them: few distinct values (so
+    duplicates), NULLs, NaN and -0.0, then planted deletes, inserts,
+    changes and moved copies."""
+    rng = random.Random(seed)
+    n = rng.randrange(0, 300)
+
+    def row():
+        return (
+            rng.choice([None, 0, 1, 2, -5, 2**40]),
+            rng.choice([None, "", "a", "b", "ab", "a longer string value"]),
+            rng.choice([None, 0.0, -0.0, 1.5, float("nan")]),
+        )
+
+    src = [row() for _ in range(n)]
+    tgt = list(src)
+    for _ in range(rng.randrange(0, 6)):
+        what = rng.randrange(4)
+        if what == 0 and tgt:
+            tgt.pop(rng.randrange(len(tgt)))
+        elif what == 1:
+            tgt.append(row())
+        elif what == 2 and tgt:
+            i = rng.randrange(len(tgt))
+            tgt[i] = (tgt[i][0], rng.choice(["changed", None, "a"]), tgt[i][2])
+        elif what == 3 and src:
+            tgt.append(rng.choice(src))  # an extra copy of an existing row
+    rng.shuffle(tgt)
+    schema = pa.schema([("k", pa.int64()), ("s", pa.string()), ("x", pa.float64())])
+
+    def table(rows):
+        return pa.table({name: [r[i] for r in rows] for i, name in enumerate(schema.names)},
+                        schema=schema)
+    return table(src), table(tgt)
+
+
+def _check_against_cli(spark, tmp_path, a: pa.Table, b: pa.Table, partitions=None, **kw):
+    sp, tp = tmp_path / "s.parquet", tmp_path / "t.parquet"
+    pq.write_table(a, sp, row_group_size=50)
+    pq.write_table(b, tp, row_group_size=50)
+    want, out = cli_report(sp, tp, out_dir=tmp_path)
+    sdf, tdf = spark.read.parquet(str(sp)), spark.read.parquet(str(tp))
+    if partitions:
+        sdf, tdf = sdf.repartition(partitions), tdf.repartition(partitions)
+    d = recon.spark.diff(sdf, tdf, **kw)
+    got = d.report
+    for field in ("exact_match", "source_rows", "target_rows", "source_only_rows",
+                  "target_only_rows", "multiplicity", "column_drift", "encoding_version"):
+        assert got[field] == want[field], field
+    assert d.exact_match == want["exact_match"]
+    for side, name in ((d.source_only, "source_only"), (d.target_only, "target_only")):
+        spark_rows = _rows(side().toArrow())
+        cli_rows = _rows(pq.read_table(out / f"{name}.parquet"))
+        assert spark_rows == cli_rows, name
+    # Counts per distinct row agree with the rows themselves.
+    counted = d.source_only(counts=True).toArrow().to_pylist()
+    assert sum(r["source_count"] - r["target_count"] for r in counted) == got["source_only_rows"]
+    return d
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_pairs_give_the_clis_answer(spark, tmp_path, seed):
+    a, b = _random_pair(seed)
+    # Few buckets: differences share buckets, so both the decoded and the
+    # shuffled second pass run.
+    _check_against_cli(spark, tmp_path, a, b, buckets=[2, 4096, 16][seed % 3])
+
+
+def test_many_partitions_give_the_same_answer(spark, tmp_path):
+    a, b = _random_pair(1234)
+    _check_against_cli(spark, tmp_path, a, b, partitions=37, buckets=8)
+
+
+def test_only_moved_duplicate_copies_is_drift(spark, tmp_path):
+    # {x, x, y} against {x, y, y}: the same distinct rows, different counts.
+    schema = pa.schema([("v", pa.string())])
+    a = pa.table({"v": ["x", "x", "y"]}, schema=schema)
+    b = pa.table({"v": ["x", "y", "y"]}, schema=schema)
+    d = _check_against_cli(spark, tmp_path, a, b)
+    assert not d.exact_match
+    assert d.source_only().toArrow().column("v").to_pylist() == ["x"]
+
+
+def test_a_matching_pair_shuffles_no_rows(spark, tmp_path):
+    a, _ = _random_pair(99)
+    a = pa.concat_tables([a] * 20)
+    path = tmp_path / "same.parquet"
+    pq.write_table(a, path, row_group_size=500)
+    df = spark.read.parquet(str(path))
+    before = _shuffle_records(spark)
+    d = recon.spark.diff(df, spark.read.parquet(str(path)).repartition(3, "k").select("x", "s", "k"))
+    assert d.exact_match
+    assert d.report["settings"]["passes"] == 1
+    # The repartition above shuffles the target once, in pass 1 (it is
+    # part of that DataFrame); a pair read as it is shuffles nothing.
+    before = _shuffle_records(spark)
+    d = recon.spark.diff(df, spark.read.parquet(str(path)))
+    assert d.exact_match
+    assert _shuffle_records(spark) == before, "a matching pair shuffled rows"
+    # The metric is live: a drifting pair's second pass does shuffle.
+    drifted = spark.read.parquet(str(path)).where("k IS NULL OR k != 2")
+    d = recon.spark.diff(df, drifted, buckets=2)
+    assert not d.exact_match
+    assert _shuffle_records(spark) > before
+
+
+def test_the_result_renders_like_a_local_diff(spark, tmp_path):
+    a, b = _random_pair(5)
+    d = _check_against_cli(spark, tmp_path, a, b)
+    local = recon.diff(a, b)
+    assert d.verdict == local.verdict
+    assert "<html" in d._result.html().lower()
+    assert repr(d).splitlines()[0] == repr(local).splitlines()[0]
+    d.to_json(tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text())["inputs"]["source"]["format"] == "spark"
+
+
+def test_options_apply_as_in_the_cli(spark, tmp_path):
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("noise", pa.int64())])
+    a = pa.table({"id": [1, 2], "name": ["ann ", "bob"], "noise": [1, 2]}, schema=schema)
+    b = pa.table({"id": [1, 2], "name": ["ann", "bob"], "noise": [7, 8]}, schema=schema)
+    _check_against_cli(spark, tmp_path, a, b)  # drift as it stands
+    sp, tp = tmp_path / "s.parquet", tmp_path / "t.parquet"
+    d = recon.spark.diff(spark.read.parquet(str(sp)), spark.read.parquet(str(tp)),
+                         exclude="noise", trim="name")
+    assert d.exact_match
+    assert d.report["not_compared"] == [{"side": "source", "name": "noise",
+                                         "why": d.report["not_compared"][0]["why"]},
+                                        {"side": "target", "name": "noise",
+                                         "why": d.report["not_compared"][1]["why"]}]
+
+
+def test_refusals_are_typed_errors(spark):
+    a = spark.sql("SELECT 1 AS id, 'x' AS s")
+    b = spark.sql("SELECT 1 AS id, DATE '2024-01-01' AS s")
+    with pytest.raises(recon.SchemaError):
+        recon.spark.diff(a, b)
+    with pytest.raises(recon.UsageError, match="key"):
+        recon.spark.diff(a, a, key="id")
+    with pytest.raises(recon.UsageError, match="power of two"):
+        recon.spark.diff(a, a, buckets=1000)
+    with pytest.raises(recon.UsageError, match="keyed"):
+        recon.spark.diff(a, a).changed()
