@@ -46,6 +46,8 @@ __all__ = ["diff", "fingerprint", "SparkDiff", "digest_schema"]
 # What the second pass appends to each kept row (int64 halves of the digest).
 _HI = "__recon_digest_hi"
 _LO = "__recon_digest_lo"
+# Each row's bucket, computed by Spark (see _bucketed).
+_BUCKET = "__recon_bucket"
 _DEFAULT_BUCKETS = 4096
 
 
@@ -83,20 +85,78 @@ def _rules(rules: Optional[PathLike]) -> Optional[Tuple[str, str]]:
         raise _recon.UsageError(f"{path}: {e.strerror or e}") from None
 
 
+_ERRORS = ("UsageError", "SchemaError", "InputError", "ResourceError", "CancelledError",
+           "InternalError")
+
+
+def _collect(df: Any) -> pa.Table:
+    """``df.toArrow()``, with a recon error raised inside a Spark task
+    raised again on the driver as the same recon exception (Spark wraps it
+    in a PythonException holding the worker's traceback)."""
+    from pyspark.errors import PythonException
+
+    try:
+        return df.toArrow()
+    except PythonException as e:
+        text = str(e)
+        for line in reversed(text.splitlines()):
+            for name in _ERRORS:
+                marker = f"{name}: "
+                at = line.find(marker)
+                if at >= 0 and (at == 0 or not line[at - 1].isalnum()):
+                    raise getattr(_recon, name)(line[at + len(marker):].strip()) from e
+        raise
+
+
+def _bucketed(df: Any, compared: Sequence[str], buckets: int) -> Any:
+    """``df`` with each row's bucket appended, computed by Spark itself
+    (xxhash64 of the compared columns), so the second pass filters rows in
+    the JVM and only the differing buckets' rows reach Python.
+
+    The bucket is only a place to add a row's recon digest: pass 1 sums
+    recon's digests per bucket, so any bucketing gives the exact answer
+    (equal multisets in every bucket are equal tables; a row the two sides
+    bucket differently makes two buckets differ, and pass 2 still matches
+    it by digest). The hash therefore only needs to send values recon
+    calls equal to one bucket as often as it cheaply can: integers of any
+    width as longs, floats and decimals as doubles with -0.0 as 0.0. Maps
+    cannot be hashed by Spark and are left out of the hash."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    parts = []
+    for name in compared:
+        col = F.col(f"`{name}`")
+        kind = df.schema[name].dataType
+        if isinstance(kind, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+            parts.append(col.cast("long"))
+        elif isinstance(kind, (T.FloatType, T.DoubleType, T.DecimalType)):
+            x = col.cast("double")
+            parts.append(F.when(x == 0, F.lit(0.0)).otherwise(x))
+        elif "map<" in kind.simpleString():
+            continue
+        else:
+            parts.append(col)
+    row = F.xxhash64(*parts) if parts else F.lit(0).cast("long")
+    bucket = F.pmod(row, F.lit(buckets)).cast("int").alias(_BUCKET)
+    return df.select(*[F.col(f"`{c}`") for c in df.columns], bucket)
+
+
 class SparkDiff(Diff):
     """The result of :func:`diff`: the same report, text summary and HTML
     as :func:`recon.diff`; the evidence as Spark DataFrames, computed when
     used and never collected to the driver unless you collect them."""
 
-    def __init__(self, result: Any, unmatched: Any, source: Any, target: Any) -> None:
+    def __init__(self, result: Any, unmatched: Any, cached: Any, source: Any,
+                 target: Any) -> None:
         self._result = result
         self._keyed = False
         self.output = None
         self._report = None
         self._unmatched = unmatched
         self._frames = (source, target)
-        if unmatched is not None:
-            self._cleanup = weakref.finalize(self, _unpersist, unmatched)
+        if cached is not None:
+            self._cleanup = weakref.finalize(self, _unpersist, cached)
 
     def _side(self, side: int, counts: bool) -> Any:
         from pyspark.sql import functions as F
@@ -216,7 +276,7 @@ def diff(
     src = (source_name, digest_schema(source))
     tgt = (target_name, digest_schema(target))
     for df, name in ((source, source_name), (target, target_name)):
-        clash = [c for c in df.columns if c in (_HI, _LO)]
+        clash = [c for c in df.columns if c in (_HI, _LO, _BUCKET)]
         if clash:
             raise _recon.UsageError(f"{name}: column {clash[0]} is a name recon.spark uses")
     plan = _recon.spark_plan_pair(src, tgt, js, rules_arg)
@@ -231,8 +291,11 @@ def diff(
         return run
 
     shape = "side string, sums binary"
-    parts = source.mapInArrow(pass1("source"), shape) \
-        .unionAll(target.mapInArrow(pass1("target"), shape)).toArrow()
+    nb = 1 << bits
+    sides = {"source": _bucketed(source, plan.compared("source"), nb),
+             "target": _bucketed(target, plan.compared("target"), nb)}
+    parts = _collect(sides["source"].mapInArrow(pass1("source"), shape)
+                     .unionAll(sides["target"].mapInArrow(pass1("target"), shape)))
     by_side = {"source": [], "target": []}
     for side, sums in zip(parts.column("side").to_pylist(), parts.column("sums").to_pylist()):
         by_side[side].append(sums)
@@ -243,7 +306,7 @@ def diff(
         empty = _empty_samples()
         result = plan.report(cmp, [(0, 0, 0, 0), (0, 0, 0, 0)], empty, empty, threads, None,
                              pass1_seconds, 0.0)
-        return SparkDiff(result, None, source, target)
+        return SparkDiff(result, None, None, source, target)
 
     # Pass 2: the rows of the decoded digests and the undecoded buckets,
     # counted per distinct row on each side.
@@ -263,10 +326,13 @@ def diff(
                     yield kept
         return run
 
+    differing = cmp.differing
+
     def kept(df: Any, side: str) -> Any:
         shape = StructType(df.schema.fields + [StructField(_HI, LongType(), False),
                                                StructField(_LO, LongType(), False)])
-        rows = df.mapInArrow(pass2(side), shape)
+        # Only the differing buckets' rows leave the JVM.
+        rows = sides[side].where(F.col(_BUCKET).isin(differing)).mapInArrow(pass2(side), shape)
         whole = F.struct(*[F.col(f"`{c}`") for c in df.columns])
         return rows.groupBy(_HI, _LO).agg(
             F.count(F.lit(1)).alias(f"{side}_count"), F.first(whole).alias(f"{side}_row"))
@@ -278,20 +344,24 @@ def diff(
         F.coalesce("target_count", F.lit(0)).alias("target_count"),
         "source_row", "target_row",
     )
-    unmatched = counted.where(F.col("source_count") != F.col("target_count")) \
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    # Cached: the totals below compute it once, the samples and the
+    # evidence read it back. It holds only the differing buckets' rows.
+    counted = counted.persist(StorageLevel.MEMORY_AND_DISK)
+    unmatched = counted.where(F.col("source_count") != F.col("target_count"))
     sc, tc = F.col("source_count"), F.col("target_count")
 
-    def excess(a, b, only_absent: bool):
+    def excess(a, b, only_absent: bool, name: str):
         cond = (a > b) & (b == 0) if only_absent else (a > b)
-        return (F.coalesce(F.sum(F.when(cond, a - b)), F.lit(0)),
-                F.count(F.when(cond, F.lit(1))))
+        return (F.coalesce(F.sum(F.when(cond, a - b)), F.lit(0)).alias(f"{name}_rows"),
+                F.count(F.when(cond, F.lit(1))).alias(f"{name}_distinct"))
 
-    totals = counted.agg(
-        F.coalesce(F.sum(sc), F.lit(0)), F.coalesce(F.sum(tc), F.lit(0)),
-        *excess(sc, tc, False), *excess(sc, tc, True),
-        *excess(tc, sc, False), *excess(tc, sc, True),
-    ).collect()[0]
+    totals = _collect(counted.agg(
+        F.coalesce(F.sum(sc), F.lit(0)).alias("source_kept"),
+        F.coalesce(F.sum(tc), F.lit(0)).alias("target_kept"),
+        *excess(sc, tc, False, "source_only"), *excess(sc, tc, True, "source_absent"),
+        *excess(tc, sc, False, "target_only"), *excess(tc, sc, True, "target_absent"),
+    )).to_pylist()[0]
+    totals = list(totals.values())
     kept_rows = (totals[0], totals[1])
     rows = cmp.rows
     # Agreeing buckets hold as many rows on each side, so the rows kept
@@ -299,7 +369,7 @@ def diff(
     # table changed between the passes (a table being written, a
     # nondeterministic query): an error, never a mixed answer.
     if kept_rows[0] - kept_rows[1] != rows[0] - rows[1]:
-        _unpersist(unmatched)
+        _unpersist(counted)
         raise _recon.InputError(
             "the tables changed while recon read them: the second pass found other rows "
             "in the differing buckets than the first (read a pinned snapshot, or cache the "
@@ -312,14 +382,15 @@ def diff(
         if limit == 0:
             return _empty_samples()
         rows = unmatched.where(mine > theirs) \
-            .select(f"{side}_row.*", "source_count", "target_count").limit(limit).toArrow()
+            .select(f"{side}_row.*", "source_count", "target_count").limit(limit)
+        rows = _collect(rows)
         return rows.combine_chunks().to_batches()[0] if rows.num_rows else \
             pa.RecordBatch.from_pylist([], schema=rows.schema)
 
     result = plan.report(cmp, stats, samples("source", sc, tc), samples("target", tc, sc),
                          threads, kept_rows[0] + kept_rows[1], pass1_seconds,
                          time.perf_counter() - started - pass1_seconds)
-    return SparkDiff(result, unmatched, source, target)
+    return SparkDiff(result, unmatched, counted, source, target)
 
 
 def _empty_samples() -> pa.RecordBatch:
@@ -361,5 +432,5 @@ def fingerprint(
         yield pa.RecordBatch.from_pydict({"part": pa.array([p.fingerprint_part(batches)],
                                                            pa.binary())})
 
-    parts = df.mapInArrow(part, "part binary").toArrow().column("part").to_pylist()
+    parts = _collect(df.mapInArrow(part, "part binary")).column("part").to_pylist()
     return Fingerprint(plan.assemble_fingerprint(name, parts, by), name)

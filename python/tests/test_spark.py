@@ -326,3 +326,10 @@ def test_refusals_are_typed_errors(spark):
         recon.spark.diff(a, a, buckets=1000)
     with pytest.raises(recon.UsageError, match="keyed"):
         recon.spark.diff(a, a).changed()
+
+
+def test_a_value_a_conversion_refuses_is_an_input_error_on_the_driver(spark):
+    a = spark.sql("SELECT * FROM VALUES ('1'), ('x') AS t(n)")
+    b = spark.sql("SELECT * FROM VALUES (1), (2) AS t(n)")
+    with pytest.raises(recon.InputError, match="x"):
+        recon.spark.diff(a, b, cast={"n": "int64"})

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array};
+use arrow::array::{Array, ArrayRef, Int32Array, Int64Array, RecordBatch, UInt32Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow_pyarrow::{FromPyArrow, PyArrowType, ToPyArrow};
 use pyo3::prelude::*;
@@ -123,9 +123,10 @@ impl SparkComparison {
         (self.cmp.rows[0], self.cmp.rows[1])
     }
 
+    /// The differing buckets, ascending.
     #[getter]
-    fn differing_buckets(&self) -> usize {
-        self.cmp.differing_buckets
+    fn differing(&self) -> Vec<u32> {
+        self.cmp.differing.clone()
     }
 
     #[getter]
@@ -144,18 +145,39 @@ impl SparkComparison {
     }
 }
 
-fn batches_of(py: Python<'_>, batches: &Bound<'_, PyAny>) -> PyResult<Vec<RecordBatch>> {
-    let _ = py;
-    batches
-        .try_iter()?
-        .map(|b| RecordBatch::from_pyarrow_bound(&b?))
-        .collect()
+/// A batch whose last column is each row's bucket (the engine's hash of
+/// the row): the table's columns, and the buckets.
+fn split_buckets(py: Python<'_>, batch: RecordBatch) -> PyResult<(RecordBatch, Vec<u32>)> {
+    let internal = |m: String| errors::to_py(py, ReconError::Internal(m));
+    let last = batch
+        .num_columns()
+        .checked_sub(1)
+        .ok_or_else(|| internal("a batch without its bucket column".into()))?;
+    let buckets = batch
+        .column(last)
+        .as_any()
+        .downcast_ref::<Int32Array>()
+        .ok_or_else(|| {
+            internal(format!(
+                "the bucket column is {}",
+                batch.column(last).data_type()
+            ))
+        })?;
+    if buckets.null_count() > 0 {
+        return Err(internal("a row without a bucket".into()));
+    }
+    let buckets = buckets.values().iter().map(|&b| b as u32).collect();
+    let columns: Vec<usize> = (0..last).collect();
+    let table = batch
+        .project(&columns)
+        .map_err(|e| internal(format!("project: {e}")))?;
+    Ok((table, buckets))
 }
 
 #[pymethods]
 impl SparkPlan {
     /// Pass 1 of one partition of `side`: its bucket sums over `1 << bits`
-    /// buckets, as bytes.
+    /// buckets, as bytes. Each batch's last column is its rows' buckets.
     fn bucket_sums<'py>(
         &self,
         py: Python<'py>,
@@ -167,9 +189,9 @@ impl SparkPlan {
         let mut d = self.plan.digester(side);
         let mut sums = BucketSums::new(bits, self.plan.plan.columns.len()).map_err(py_err(py))?;
         for batch in batches.try_iter()? {
-            let batch = RecordBatch::from_pyarrow_bound(&batch?)?;
+            let (batch, buckets) = split_buckets(py, RecordBatch::from_pyarrow_bound(&batch?)?)?;
             d.digest(&batch, true).map_err(py_err(py))?;
-            sums.add(&d);
+            sums.add(&d, Some(&buckets)).map_err(py_err(py))?;
         }
         Ok(PyBytes::new(py, &sums.to_bytes()))
     }
@@ -215,7 +237,8 @@ impl SparkPlan {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let mut d = self.plan.digester(Side::Source);
         let mut part = PartialFingerprint::new(self.plan.plan.columns.len(), self.plan.by());
-        for batch in batches_of(py, batches)? {
+        for batch in batches.try_iter()? {
+            let batch = RecordBatch::from_pyarrow_bound(&batch?)?;
             d.digest(&batch, true).map_err(py_err(py))?;
             part.add(&d.digests, &d.values, &d.arrays)
                 .map_err(py_err(py))?;
@@ -291,6 +314,21 @@ impl SparkPlan {
         })
     }
 
+    /// The compared columns of `side`, in plan order.
+    fn compared(&self, py: Python<'_>, side: &str) -> PyResult<Vec<String>> {
+        let side = side_of(py, side)?;
+        Ok(self
+            .plan
+            .plan
+            .columns
+            .iter()
+            .map(|c| match side {
+                Side::Source => c.source_name.clone(),
+                Side::Target => c.target_name.clone(),
+            })
+            .collect())
+    }
+
     /// The sample size the settings ask for.
     #[getter]
     fn sample(&self) -> usize {
@@ -307,13 +345,17 @@ pub struct SparkDigester {
 
 #[pymethods]
 impl SparkDigester {
-    /// The rows of `batch` the selector keeps, with the digest's halves
+    /// The rows of `batch` (the table's columns, then the rows' buckets)
+    /// the selector keeps, with the digest's halves
     /// appended as `__recon_digest_hi` and `__recon_digest_lo` (int64), or
     /// None when it keeps none.
     fn select(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
-        let batch = RecordBatch::from_pyarrow_bound(batch)?;
+        let (batch, buckets) = split_buckets(py, RecordBatch::from_pyarrow_bound(batch)?)?;
         self.digester.digest(&batch, false).map_err(py_err(py))?;
-        let keep = self.selector.select(&self.digester.digests);
+        let keep = self
+            .selector
+            .select(&self.digester.digests, Some(&buckets))
+            .map_err(py_err(py))?;
         if keep.is_empty() {
             return Ok(None);
         }

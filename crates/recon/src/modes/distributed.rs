@@ -255,10 +255,32 @@ impl BucketSums {
         })
     }
 
-    /// Adds the digests of the batch `d` last digested (with `per_column`).
-    pub fn add(&mut self, d: &SideDigester) {
-        for &x in &d.digests {
-            self.buckets[bucket_of(x, self.bits)].add(x);
+    /// Adds the digests of the batch `d` last digested (with `per_column`),
+    /// each row into its bucket: `buckets[row]` when the engine chose them
+    /// (its own hash of the row, which lets it filter a second pass before
+    /// digesting), else the digest's top bits ([`bucket_of`]).
+    ///
+    /// Any choice is exact: each bucket's fingerprint sums recon's digests,
+    /// so buckets that all agree mean equal multisets of rows, and a row
+    /// the two sides bucket differently only makes both buckets differ.
+    pub fn add(&mut self, d: &SideDigester, buckets: Option<&[u32]>) -> Result<()> {
+        match buckets {
+            None => {
+                for &x in &d.digests {
+                    self.buckets[bucket_of(x, self.bits)].add(x);
+                }
+            }
+            Some(buckets) => {
+                if buckets.len() != d.digests.len() {
+                    return Err(ReconError::Internal("a bucket per row is missing".into()));
+                }
+                for (&x, &b) in d.digests.iter().zip(buckets) {
+                    let f = self.buckets.get_mut(b as usize).ok_or_else(|| {
+                        ReconError::Internal(format!("bucket {b} is out of range"))
+                    })?;
+                    f.add(x);
+                }
+            }
         }
         let null = null_digest();
         for (col, values) in self.columns.iter_mut().zip(&d.values) {
@@ -269,6 +291,7 @@ impl BucketSums {
                 }
             }
         }
+        Ok(())
     }
 
     pub fn merge(&mut self, o: &BucketSums) -> Result<()> {
@@ -360,8 +383,8 @@ impl<'a> Reader<'a> {
 pub struct BucketComparison {
     pub bits: u32,
     pub rows: [u64; 2],
-    /// Buckets whose fingerprints differ.
-    pub differing_buckets: usize,
+    /// Buckets whose fingerprints differ, ascending.
+    pub differing: Vec<u32>,
     /// Differing digests decoded from a bucket's two fingerprints, with
     /// their count difference (source − target).
     pub decoded: Vec<(u128, i64)>,
@@ -375,7 +398,7 @@ pub struct BucketComparison {
 impl BucketComparison {
     /// Every bucket agrees: the tables hold the same multiset of rows.
     pub fn all_agree(&self) -> bool {
-        self.differing_buckets == 0
+        self.differing.is_empty()
     }
 
     /// Which rows the second pass keeps.
@@ -406,7 +429,7 @@ pub fn compare_buckets(
     let mut cmp = BucketComparison {
         bits: source.bits,
         rows: [source.rows(), target.rows()],
-        differing_buckets: 0,
+        differing: Vec::new(),
         decoded: Vec::new(),
         undecoded: Vec::new(),
         differing_columns: Vec::new(),
@@ -415,7 +438,7 @@ pub fn compare_buckets(
         if s == t {
             continue;
         }
-        cmp.differing_buckets += 1;
+        cmp.differing.push(i as u32);
         match single_difference(s, t) {
             Some(d) => cmp.decoded.push(d),
             None => cmp.undecoded.push(i as u32),
@@ -448,14 +471,26 @@ pub struct Selector {
 }
 
 impl Selector {
-    /// The positions of the rows of `digests` to keep.
-    pub fn select(&self, digests: &[u128]) -> Vec<u32> {
-        (0..digests.len() as u32)
-            .filter(|&i| {
-                let d = digests[i as usize];
-                self.full[bucket_of(d, self.bits)] || self.digests.contains(&d)
-            })
-            .collect()
+    /// The positions of the rows of `digests` to keep; `buckets` as given
+    /// to [`BucketSums::add`] in pass 1.
+    pub fn select(&self, digests: &[u128], buckets: Option<&[u32]>) -> Result<Vec<u32>> {
+        let bucket = |i: usize| -> Result<usize> {
+            match buckets {
+                None => Ok(bucket_of(digests[i], self.bits)),
+                Some(b) => b
+                    .get(i)
+                    .map(|&b| b as usize)
+                    .filter(|&b| b < self.full.len())
+                    .ok_or_else(|| ReconError::Internal("a row's bucket is out of range".into())),
+            }
+        };
+        let mut keep = Vec::new();
+        for (i, d) in digests.iter().enumerate() {
+            if self.full[bucket(i)?] || self.digests.contains(d) {
+                keep.push(i as u32);
+            }
+        }
+        Ok(keep)
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -618,7 +653,7 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
             temp_dir: String::new(),
             buckets: 1 << cmp.bits,
             passes: if found.rows_shuffled.is_some() { 2 } else { 1 },
-            fingerprint_buckets_differing: Some(cmp.differing_buckets),
+            fingerprint_buckets_differing: Some(cmp.differing.len()),
             second_pass,
         },
         elapsed_seconds: scan + rest,

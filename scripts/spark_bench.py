@@ -1,0 +1,112 @@
+"""Times recon.spark against Spark's own ways of diffing, on one local
+Spark session, with alternating runs: the figures in docs/spark.md.
+
+    python scripts/spark_bench.py bench-data/10000000 [--rounds 2] [--datacompy KEY]
+
+Needs a venv with pyspark and a release build of the package
+(pip install ./python). Each case runs on freshly read DataFrames (no
+caching between cases), on local[2] unless --master says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("pair", help="a directory with source.parquet and target.parquet")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--datacompy", metavar="KEY", help="also time datacompy's Spark compare")
+    args = ap.parse_args()
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import recon.spark
+
+    spark = (SparkSession.builder.master(args.master)
+             .config("spark.ui.enabled", "false")
+             .config("spark.driver.memory", "8g")
+             .config("spark.sql.shuffle.partitions", "8")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    src = os.path.join(args.pair, "source.parquet")
+    tgt = os.path.join(args.pair, "target.parquet")
+
+    def read(path):
+        return spark.read.parquet(path)
+
+    def scan_both():
+        # The floor of a matching pair: both tables through mapInArrow,
+        # doing nothing with the batches.
+        def nothing(batches):
+            import pyarrow as pa
+            n = 0
+            for b in batches:
+                n += b.num_rows
+            yield pa.RecordBatch.from_pydict({"n": [n]})
+        return sum(r.n for df in (read(src), read(tgt))
+                   for r in df.mapInArrow(nothing, "n long").collect())
+
+    def jvm_scan_hash():
+        # What Spark alone pays to read and hash both tables (no Python).
+        from pyspark.sql import functions as F
+        return sum(df.select(F.sum(F.xxhash64(*df.columns) % 1000)).collect()[0][0]
+                   for df in (read(src), read(tgt)))
+
+    def recon_drift():
+        d = recon.spark.diff(read(src), read(tgt))
+        return (d.source_only_rows, d.target_only_rows, d.report["settings"]["second_pass"])
+
+    def recon_match():
+        d = recon.spark.diff(read(src), read(src))
+        assert d.exact_match
+        return d.report["settings"]["passes"]
+
+    def except_all():
+        a, b = read(src), read(tgt)
+        return (a.exceptAll(b).count(), b.exceptAll(a).count())
+
+    def fingerprint():
+        return recon.spark.fingerprint(read(src)).rows
+
+    cases = {
+        "recon.spark.diff, drifting pair": recon_drift,
+        "exceptAll both ways, drifting pair": except_all,
+        "recon.spark.diff, matching pair": recon_match,
+        "scan both tables through mapInArrow": scan_both,
+        "recon.spark.fingerprint, one table": fingerprint,
+        "Spark alone: read and xxhash64 both tables": jvm_scan_hash,
+    }
+    if args.datacompy:
+        def datacompy_case():
+            from datacompy.spark import SparkSQLCompare
+            c = SparkSQLCompare(spark, read(src), read(tgt), join_columns=[args.datacompy])
+            return c.matches()
+        cases["datacompy SparkSQLCompare, drifting pair"] = datacompy_case
+
+    times = {name: [] for name in cases}
+    for r in range(args.rounds):
+        for name, case in cases.items():
+            if name.startswith("datacompy") and r > 0:
+                continue  # one run: it is the slowest by far
+            t = time.perf_counter()
+            out = case()
+            times[name].append(time.perf_counter() - t)
+            print(f"round {r + 1}: {name}: {times[name][-1]:.1f} s -> {out}", flush=True)
+    print()
+    print("| case | median s | runs |")
+    print("|---|---|---|")
+    for name, ts in times.items():
+        print(f"| {name} | {statistics.median(ts):.1f} | {len(ts)} |")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
