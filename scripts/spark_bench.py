@@ -62,7 +62,8 @@ def main() -> None:
 
     def recon_drift():
         d = recon.spark.diff(read(src), read(tgt))
-        return (d.source_only_rows, d.target_only_rows, d.report["settings"]["second_pass"])
+        return (d.source_only_rows, d.target_only_rows, d.report["settings"]["second_pass"],
+                d.report["phase_seconds"])
 
     def recon_match():
         d = recon.spark.diff(read(src), read(src))
@@ -87,8 +88,11 @@ def main() -> None:
     if args.datacompy:
         def datacompy_case():
             from datacompy.spark import SparkSQLCompare
-            c = SparkSQLCompare(spark, read(src), read(tgt), join_columns=[args.datacompy])
-            return c.matches()
+            try:
+                c = SparkSQLCompare(spark, read(src), read(tgt), join_columns=[args.datacompy])
+                return c.matches()
+            except Exception as e:  # its failures are a result too
+                return f"failed: {type(e).__name__}: {str(e).splitlines()[0][:160]}"
         cases["datacompy SparkSQLCompare, drifting pair"] = datacompy_case
 
     times = {name: [] for name in cases}

@@ -69,8 +69,18 @@ def digest_schema(df: Any) -> pa.Schema:
     return to_arrow_schema(df.schema, timezone=tz)
 
 
-def _name(df: Any, given: Optional[str], default: str) -> str:
-    return given if given is not None else default
+def _col(name: str) -> Any:
+    """A column by its exact name (dots and backticks included)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def _parallelism(df: Any) -> int:
+    try:
+        return int(df.sparkSession.sparkContext.defaultParallelism)
+    except Exception:  # Spark Connect has no SparkContext
+        return 0
 
 
 def _rules(rules: Optional[PathLike]) -> Optional[Tuple[str, str]]:
@@ -126,7 +136,7 @@ def _bucketed(df: Any, compared: Sequence[str], buckets: int) -> Any:
 
     parts = []
     for name in compared:
-        col = F.col(f"`{name}`")
+        col = _col(name)
         kind = df.schema[name].dataType
         if isinstance(kind, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
             parts.append(col.cast("long"))
@@ -139,7 +149,14 @@ def _bucketed(df: Any, compared: Sequence[str], buckets: int) -> Any:
             parts.append(col)
     row = F.xxhash64(*parts) if parts else F.lit(0).cast("long")
     bucket = F.pmod(row, F.lit(buckets)).cast("int").alias(_BUCKET)
-    return df.select(*[F.col(f"`{c}`") for c in df.columns], bucket)
+    return df.select(*_positional(df), bucket)
+
+
+def _positional(df: Any) -> list:
+    """``df``'s columns renamed c0, c1, ...: PySpark's mapInArrow cannot
+    refer to a column whose name holds a backtick, and the digests read
+    columns by position (the plan was made from the real names)."""
+    return [_col(c).alias(f"c{i}") for i, c in enumerate(df.columns)]
 
 
 class SparkDiff(Diff):
@@ -301,7 +318,7 @@ def diff(
         by_side[side].append(sums)
     cmp = plan.compare(by_side["source"], by_side["target"], bits)
     pass1_seconds = time.perf_counter() - started
-    threads = source.sparkSession.sparkContext.defaultParallelism
+    threads = _parallelism(source)
     if cmp.all_agree:
         empty = _empty_samples()
         result = plan.report(cmp, [(0, 0, 0, 0), (0, 0, 0, 0)], empty, empty, threads, None,
@@ -329,11 +346,13 @@ def diff(
     differing = cmp.differing
 
     def kept(df: Any, side: str) -> Any:
-        shape = StructType(df.schema.fields + [StructField(_HI, LongType(), False),
-                                               StructField(_LO, LongType(), False)])
+        fields = [StructField(f"c{i}", f.dataType, f.nullable)
+                  for i, f in enumerate(df.schema.fields)]
+        shape = StructType(fields + [StructField(_HI, LongType(), False),
+                                     StructField(_LO, LongType(), False)])
         # Only the differing buckets' rows leave the JVM.
         rows = sides[side].where(F.col(_BUCKET).isin(differing)).mapInArrow(pass2(side), shape)
-        whole = F.struct(*[F.col(f"`{c}`") for c in df.columns])
+        whole = F.struct(*[F.col(f"c{i}").alias(c) for i, c in enumerate(df.columns)])
         return rows.groupBy(_HI, _LO).agg(
             F.count(F.lit(1)).alias(f"{side}_count"), F.first(whole).alias(f"{side}_row"))
 
@@ -432,5 +451,6 @@ def fingerprint(
         yield pa.RecordBatch.from_pydict({"part": pa.array([p.fingerprint_part(batches)],
                                                            pa.binary())})
 
-    parts = _collect(df.mapInArrow(part, "part binary")).column("part").to_pylist()
+    parts = _collect(df.select(*_positional(df)).mapInArrow(part, "part binary"))
+    parts = parts.column("part").to_pylist()
     return Fingerprint(plan.assemble_fingerprint(name, parts, by), name)

@@ -333,3 +333,10 @@ def test_a_value_a_conversion_refuses_is_an_input_error_on_the_driver(spark):
     b = spark.sql("SELECT * FROM VALUES (1), (2) AS t(n)")
     with pytest.raises(recon.InputError, match="x"):
         recon.spark.diff(a, b, cast={"n": "int64"})
+
+
+def test_column_names_with_dots_backticks_and_spaces(spark, tmp_path):
+    a, b = _random_pair(21)
+    names = ["a.b", "we`ird", "with space"]
+    _check_against_cli(spark, tmp_path, a.rename_columns(names), b.rename_columns(names),
+                       buckets=4)
