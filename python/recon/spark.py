@@ -43,7 +43,8 @@ Columns = Union[str, Sequence[str]]
 
 __all__ = ["diff", "fingerprint", "SparkDiff", "digest_schema"]
 
-# What the second pass appends to each kept row (int64 halves of the digest).
+# What the passes append to each row (the table's own columns travel as
+# c0, c1, ..., see _positional, so these never clash with them).
 _HI = "__recon_digest_hi"
 _LO = "__recon_digest_lo"
 # Each row's bucket, computed by Spark (see _bucketed).
@@ -292,10 +293,6 @@ def diff(
     rules_arg = _rules(rules)
     src = (source_name, digest_schema(source))
     tgt = (target_name, digest_schema(target))
-    for df, name in ((source, source_name), (target, target_name)):
-        clash = [c for c in df.columns if c in (_HI, _LO, _BUCKET)]
-        if clash:
-            raise _recon.UsageError(f"{name}: column {clash[0]} is a name recon.spark uses")
     plan = _recon.spark_plan_pair(src, tgt, js, rules_arg)
 
     # Pass 1: per-partition bucket sums, collected to the driver.

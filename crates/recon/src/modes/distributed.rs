@@ -620,15 +620,7 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
             target_only: to,
         },
         columns: p.columns.iter().map(ColumnReport::from_pair).collect(),
-        not_compared: p
-            .skipped
-            .iter()
-            .map(|k| SkippedReport {
-                side: k.side.to_string(),
-                name: k.field.name().clone(),
-                why: k.why.clone(),
-            })
-            .collect(),
+        not_compared: SkippedReport::of_plan(p),
         column_drift: ColumnDrift {
             same: p.columns.len() - cmp.differing_columns.len(),
             differing: cmp.differing_columns.clone(),

@@ -409,6 +409,20 @@ pub struct ParseErrorsReport {
     pub examples: Vec<String>,
 }
 
+impl SkippedReport {
+    /// The columns a plan leaves out of the comparison, and why.
+    pub fn of_plan(plan: &ComparePlan) -> Vec<SkippedReport> {
+        plan.skipped
+            .iter()
+            .map(|k| SkippedReport {
+                side: k.side.to_string(),
+                name: k.field.name().clone(),
+                why: k.why.clone(),
+            })
+            .collect()
+    }
+}
+
 impl SampleReport {
     /// A sample row from its column names, values as text (None is NULL)
     /// and its counts on each side.
@@ -580,16 +594,7 @@ impl Report {
                 target_only: to,
             },
             columns: p.plan.columns.iter().map(ColumnReport::from_pair).collect(),
-            not_compared: p
-                .plan
-                .skipped
-                .iter()
-                .map(|k| SkippedReport {
-                    side: k.side.to_string(),
-                    name: k.field.name().clone(),
-                    why: k.why.clone(),
-                })
-                .collect(),
+            not_compared: SkippedReport::of_plan(p.plan),
             column_drift: ColumnDrift {
                 same: p.plan.columns.len() - p.differing.len(),
                 differing: p.differing,
