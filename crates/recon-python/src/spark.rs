@@ -377,7 +377,6 @@ impl SparkDigester {
         fields.push(Arc::new(Field::new(DIGEST_LO, DataType::Int64, false)));
         let out = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(|e| errors::to_py(py, ReconError::Internal(format!("batch: {e}"))))?;
-        debug_assert_eq!(out.column(0).len(), indices.len());
         Ok(Some(out.to_pyarrow(py)?.unbind()))
     }
 }
