@@ -64,10 +64,26 @@ def digest_schema(df: Any) -> pa.Schema:
     strings as utf8, decimals as decimal128(p, s), ``timestamp`` as
     ``timestamp[us, tz=<session zone>]``, ``timestamp_ntz`` as
     ``timestamp[us]``."""
-    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.pandas.types import to_arrow_type
 
     tz = df.sparkSession.conf.get("spark.sql.session.timeZone")
-    return to_arrow_schema(df.schema, timezone=tz)
+    fields = []
+    for f in df.schema.fields:
+        kind = f.dataType.simpleString()
+        if "variant" in kind:
+            # A variant's binary form is not canonical (one value has several
+            # encodings), so its bytes cannot be compared as a value.
+            raise _recon.SchemaError(
+                f"column {f.name!r} is a {kind}: recon cannot compare variant values by value; "
+                f"compare their JSON text (F.to_json) instead")
+        try:
+            arrow = to_arrow_type(f.dataType, timezone=tz)
+        except Exception as e:
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise _recon.SchemaError(
+                f"column {f.name!r}: Spark's {kind} cannot be read as Arrow ({first})") from None
+        fields.append(pa.field(f.name, arrow, nullable=f.nullable))
+    return pa.schema(fields)
 
 
 def _col(name: str) -> Any:

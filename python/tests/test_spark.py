@@ -340,3 +340,14 @@ def test_column_names_with_dots_backticks_and_spaces(spark, tmp_path):
     names = ["a.b", "we`ird", "with space"]
     _check_against_cli(spark, tmp_path, a.rename_columns(names), b.rename_columns(names),
                        buckets=4)
+
+
+def test_types_without_a_value_form_are_refused_naming_the_column(spark):
+    # A year-month interval has no Arrow form in Spark; a variant's bytes
+    # are not canonical. Both are schema errors before any data is read.
+    months = spark.sql("SELECT 1 AS id, INTERVAL '1' YEAR AS span")
+    with pytest.raises(recon.SchemaError, match="'span'"):
+        recon.spark.fingerprint(months)
+    variant = spark.sql("""SELECT 1 AS id, parse_json('{"a": 1}') AS doc""")
+    with pytest.raises(recon.SchemaError, match="'doc'.*to_json"):
+        recon.spark.diff(variant, variant)
