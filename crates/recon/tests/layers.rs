@@ -173,6 +173,9 @@ const MODES_LAYERS: &[(&str, u32)] = &[
     // The keyed diff: its own records, plus the multiset matcher for the
     // rows of duplicated and NULL keys.
     ("keyed", 3),
+    // The pieces a distributed engine (recon.spark) runs: fingerprints in
+    // parts, and a keyless diff's passes over bucket sums.
+    ("distributed", 3),
     // Keyed or keyless, by the options.
     ("diff", 4),
     // Many pairs of either mode.
