@@ -33,9 +33,13 @@ fn py_err(py: Python<'_>) -> impl Fn(ReconError) -> PyErr + '_ {
 /// Settings as JSON in a batch pair's shape (`run`, `thresholds`, `align`,
 /// `input`), then a rules file.
 fn options(py: Python<'_>, settings: &str, rules: Option<PathBuf>) -> PyResult<DiffOptions> {
-    let settings: PairSettings = serde_json::from_str(settings)
-        .map_err(|e| errors::to_py(py, ReconError::Usage(format!("settings: {e}"))))?;
-    DiffOptions::from_settings(&settings, rules.as_deref()).map_err(py_err(py))
+    DiffOptions::from_settings(&parse_settings(py, settings)?, rules.as_deref()).map_err(py_err(py))
+}
+
+/// The settings JSON the Python layer sends (`recon/_settings.py`).
+fn parse_settings(py: Python<'_>, settings: &str) -> PyResult<PairSettings> {
+    serde_json::from_str(settings)
+        .map_err(|e| errors::to_py(py, ReconError::Usage(format!("settings: {e}"))))
 }
 
 /// A finished diff: the report, and what renders it.

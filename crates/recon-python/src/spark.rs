@@ -13,7 +13,6 @@ use arrow_pyarrow::{FromPyArrow, PyArrowType, ToPyArrow};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use recon::config::batch::PairSettings;
 use recon::config::RulesFile;
 use recon::modes::distributed::{
     compare_buckets, report, samples, BucketComparison, BucketSums, Described, DistributedPlan,
@@ -23,7 +22,7 @@ use recon::modes::fingerprint::{assemble, PartialFingerprint};
 use recon::report::DirectionStats;
 use recon::{DiffOptions, ReconError, Side};
 
-use crate::{errors, py_err, DiffResult};
+use crate::{errors, parse_settings, py_err, DiffResult};
 
 /// The column names a second pass appends: the row digest's two halves.
 const DIGEST_HI: &str = "__recon_digest_hi";
@@ -34,8 +33,7 @@ fn options(
     settings: &str,
     rules: Option<(String, String)>,
 ) -> PyResult<DiffOptions> {
-    let settings: PairSettings = serde_json::from_str(settings)
-        .map_err(|e| errors::to_py(py, ReconError::Usage(format!("settings: {e}"))))?;
+    let settings = parse_settings(py, settings)?;
     let rules = match &rules {
         None => None,
         Some((path, text)) => {

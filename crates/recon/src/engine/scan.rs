@@ -49,8 +49,7 @@ impl<'a> ScanSide<'a> {
     /// A value refused in a row fetched back by locator, as an error naming
     /// the file (the first message; the scan read those rows already).
     pub fn refused(&self, refused: Refused) -> ReconError {
-        let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
-        ReconError::input(&self.table.path, m)
+        refusal_error(&self.table.path, refused)
     }
 
     /// The compared columns of a batch fetched back by locator (the
@@ -224,8 +223,18 @@ impl<S: RowSink> Worker<'_, S> {
     }
 }
 
+/// Values a conversion refused, as an error naming `path` (the first
+/// message).
+pub(crate) fn refusal_error(path: &Path, refused: Refused) -> ReconError {
+    let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
+    ReconError::input(path, m)
+}
+
 /// Applies each column's conversion and rules.
-fn prepare(preps: &[Prep], cols: &[ArrayRef]) -> std::result::Result<Vec<ArrayRef>, Refused> {
+pub(crate) fn prepare(
+    preps: &[Prep],
+    cols: &[ArrayRef],
+) -> std::result::Result<Vec<ArrayRef>, Refused> {
     cols.iter()
         .zip(preps)
         .map(|(c, p)| {

@@ -24,19 +24,19 @@ use std::time::Duration;
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::SchemaRef;
 
-use super::fingerprint::{by_position, name_order, refuse_keyed};
+use super::fingerprint::{by_position, name_order, refuse_keyed, ColumnDigest};
 use super::stages;
 use crate::config::{AlignOptions, InputOptions};
 use crate::digest::{null_digest, single_difference, DigestBuildHasher, Fingerprint, RowEncoder};
+use crate::engine::scan::{prepare, refusal_error};
 use crate::error::{ReconError, Result};
 use crate::evidence::render_column;
 use crate::input::{Source, Table};
 use crate::plan::classes::ValueClass;
 use crate::plan::{ComparePlan, Prep};
 use crate::report::{
-    ColumnDrift, ColumnReport, DirectionStats, InputReport, Inputs, Multiplicity,
-    ParseErrorsReport, PhaseSeconds, Report, SampleReport, Samples, SecondPass, Settings,
-    SkippedReport,
+    DirectionStats, InputReport, Inputs, ParseErrorsReport, PhaseSeconds, Report, SampleReport,
+    Samples, SecondPass, Settings,
 };
 use crate::side::Side;
 
@@ -117,13 +117,7 @@ impl DistributedPlan {
     /// Per side and table column, whether values are text (quoted in the
     /// text summary).
     pub fn quoted(&self) -> [Vec<bool>; 2] {
-        self.tables.each_ref().map(|t| {
-            t.schema
-                .fields()
-                .iter()
-                .map(|f| crate::report::is_text(f.data_type()))
-                .collect()
-        })
+        self.tables.each_ref().map(stages::quoted_columns)
     }
 
     /// A digester for `side`'s batches.
@@ -183,8 +177,8 @@ impl SideDigester {
                 ),
             ));
         }
-        self.arrays.clear();
-        for ((&i, class), prep) in self.columns.iter().zip(&self.classes).zip(&self.prep) {
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (&i, class) in self.columns.iter().zip(&self.classes) {
             let array = batch.column(i);
             let arrived = ValueClass::of(array.data_type());
             if &arrived != class {
@@ -197,16 +191,9 @@ impl SideDigester {
                     ),
                 ));
             }
-            let prepared = if prep.is_noop() {
-                array.clone()
-            } else {
-                prep.apply(array).map_err(|refused| {
-                    let m = refused.into_iter().next().map(|r| r.1).unwrap_or_default();
-                    ReconError::input(path, m)
-                })?
-            };
-            self.arrays.push(prepared);
+            columns.push(array.clone());
         }
+        self.arrays = prepare(&self.prep, &columns).map_err(|r| refusal_error(path, r))?;
         self.digests.clear();
         for v in &mut self.values {
             v.clear();
@@ -234,7 +221,7 @@ pub fn bucket_of(digest: u128, bits: u32) -> usize {
 pub struct BucketSums {
     bits: u32,
     buckets: Vec<Fingerprint>,
-    columns: Vec<(u64, u128)>,
+    columns: Vec<ColumnDigest>,
 }
 
 const SUMS_MAGIC: &[u8; 8] = b"reconBS1";
@@ -251,7 +238,7 @@ impl BucketSums {
         Ok(BucketSums {
             bits,
             buckets: vec![Fingerprint::default(); 1 << bits],
-            columns: vec![(0, 0); columns],
+            columns: vec![ColumnDigest::default(); columns],
         })
     }
 
@@ -284,12 +271,7 @@ impl BucketSums {
         }
         let null = null_digest();
         for (col, values) in self.columns.iter_mut().zip(&d.values) {
-            for &v in values {
-                if v != null {
-                    col.0 += 1;
-                    col.1 = col.1.wrapping_add(v);
-                }
-            }
+            col.add_values(values, null);
         }
         Ok(())
     }
@@ -304,8 +286,7 @@ impl BucketSums {
             a.merge(b);
         }
         for (a, b) in self.columns.iter_mut().zip(&o.columns) {
-            a.0 += b.0;
-            a.1 = a.1.wrapping_add(b.1);
+            a.merge(b);
         }
         Ok(())
     }
@@ -323,9 +304,9 @@ impl BucketSums {
         out.extend_from_slice(SUMS_MAGIC);
         out.extend_from_slice(&self.bits.to_le_bytes());
         out.extend_from_slice(&(self.columns.len() as u32).to_le_bytes());
-        for (n, s) in &self.columns {
-            out.extend_from_slice(&n.to_le_bytes());
-            out.extend_from_slice(&s.to_le_bytes());
+        for c in &self.columns {
+            out.extend_from_slice(&c.non_null.to_le_bytes());
+            out.extend_from_slice(&c.sum.to_le_bytes());
         }
         for (i, f) in self.buckets.iter().enumerate().filter(|(_, f)| f.count > 0) {
             out.extend_from_slice(&(i as u32).to_le_bytes());
@@ -346,7 +327,8 @@ impl BucketSums {
         let columns = r.u32().ok_or_else(bad)? as usize;
         let mut sums = BucketSums::new(bits, columns)?;
         for c in sums.columns.iter_mut() {
-            *c = (r.u64().ok_or_else(bad)?, r.u128().ok_or_else(bad)?);
+            c.non_null = r.u64().ok_or_else(bad)?;
+            c.sum = r.u128().ok_or_else(bad)?;
         }
         while !r.0.is_empty() {
             let i = r.u32().ok_or_else(bad)? as usize;
@@ -586,7 +568,6 @@ pub struct Findings {
 
 /// The diff's report in the CLI's shape.
 pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -> Report {
-    let [so, to] = found.stats;
     let input = |side: Side| InputReport {
         path: plan.name(side),
         format: found.engine.to_string(),
@@ -606,59 +587,42 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
         rows_read: Some(rows),
         decoded_digests: Some(cmp.decoded.len()),
     });
-    let p = &plan.plan;
+    let settings = Settings {
+        threads: found.threads,
+        memory_limit_bytes: None,
+        temp_dir: String::new(),
+        buckets: 1 << cmp.bits,
+        passes: if found.rows_shuffled.is_some() { 2 } else { 1 },
+        fingerprint_buckets_differing: Some(cmp.differing.len()),
+        second_pass,
+    };
+    let [source_only, target_only] = found.samples;
+    let samples = Samples {
+        limit: found.sample_limit,
+        source_only,
+        target_only,
+    };
+    let inputs = Inputs {
+        source: input(Side::Source),
+        target: input(Side::Target),
+    };
     let (scan, rest) = (found.pass1.as_secs_f64(), found.rest.as_secs_f64());
     Report {
-        recon_report_version: crate::report::REPORT_VERSION,
-        exact_match: so.rows == 0 && to.rows == 0,
-        source_rows: cmp.rows[0],
-        target_rows: cmp.rows[1],
-        source_only_rows: so.rows,
-        target_only_rows: to.rows,
-        multiplicity: Multiplicity {
-            source_only: so,
-            target_only: to,
-        },
-        columns: p.columns.iter().map(ColumnReport::from_pair).collect(),
-        not_compared: SkippedReport::of_plan(p),
-        column_drift: ColumnDrift {
-            same: p.columns.len() - cmp.differing_columns.len(),
-            differing: cmp.differing_columns.clone(),
-        },
-        pairs: None,
-        by_group: None,
-        parse_errors: ParseErrorsReport::default(),
-        inputs: Inputs {
-            source: input(Side::Source),
-            target: input(Side::Target),
-        },
-        samples: Samples {
-            limit: found.sample_limit,
-            source_only: found.samples[0].clone(),
-            target_only: found.samples[1].clone(),
-        },
-        encoding_version: crate::digest::ENCODING_VERSION,
-        outputs: None,
-        settings: Settings {
-            threads: found.threads,
-            memory_limit_bytes: None,
-            temp_dir: String::new(),
-            buckets: 1 << cmp.bits,
-            passes: if found.rows_shuffled.is_some() { 2 } else { 1 },
-            fingerprint_buckets_differing: Some(cmp.differing.len()),
-            second_pass,
-        },
         elapsed_seconds: scan + rest,
         phase_seconds: PhaseSeconds {
             scan,
             reconcile: rest,
             evidence: 0.0,
         },
-        spilled_bytes: 0,
-        bucket_splits: 0,
-        peak_rss_bytes: 0,
-        keyed: None,
-        thresholds: None,
+        ..Report::keyless(
+            &plan.plan,
+            found.stats,
+            cmp.differing_columns.clone(),
+            samples,
+            inputs,
+            ParseErrorsReport::default(),
+            settings,
+        )
     }
 }
 

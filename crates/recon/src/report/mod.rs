@@ -562,7 +562,6 @@ impl ParseErrorsReport {
 impl Report {
     /// The report of a multiset diff.
     pub fn multiset(p: ReportParts<'_>) -> Report {
-        let [so, to] = p.stats;
         let run = p.run;
         let [src, tgt] = run.tables;
         let (source, target) = (
@@ -582,36 +581,79 @@ impl Report {
         };
         let (elapsed_seconds, phase_seconds) = run.clock.seconds();
         Report {
+            pairs: p.pairs,
+            by_group: p.by_group,
+            outputs: p.outputs,
+            elapsed_seconds,
+            phase_seconds,
+            spilled_bytes: run.ctx.budget.spilled_bytes(),
+            bucket_splits: run.bucket_splits,
+            peak_rss_bytes: crate::engine::memory::peak_rss_bytes(),
+            ..Report::keyless(
+                p.plan,
+                p.stats,
+                p.differing,
+                p.samples,
+                Inputs { source, target },
+                pe,
+                settings,
+            )
+        }
+    }
+
+    /// What every keyless report says, whoever ran the diff (this
+    /// library's engine, or a distributed engine through
+    /// `modes::distributed`): the verdict and counts from each direction's
+    /// stats, the plan's columns, the drifting columns. The inputs' `rows`
+    /// are the rows compared. Timings and resources are zero, and the
+    /// breakdowns and outputs absent, until the caller sets them.
+    pub fn keyless(
+        plan: &ComparePlan,
+        stats: [DirectionStats; 2],
+        differing: Vec<String>,
+        samples: Samples,
+        inputs: Inputs,
+        parse_errors: ParseErrorsReport,
+        settings: Settings,
+    ) -> Report {
+        let [so, to] = stats;
+        Report {
             recon_report_version: REPORT_VERSION,
             // A value that could not be read is drift, never a silent match.
-            exact_match: so.rows == 0 && to.rows == 0 && pe.source + pe.target == 0,
-            source_rows: run.rows[0],
-            target_rows: run.rows[1],
+            exact_match: so.rows == 0
+                && to.rows == 0
+                && parse_errors.source + parse_errors.target == 0,
+            source_rows: inputs.source.rows,
+            target_rows: inputs.target.rows,
             source_only_rows: so.rows,
             target_only_rows: to.rows,
             multiplicity: Multiplicity {
                 source_only: so,
                 target_only: to,
             },
-            columns: p.plan.columns.iter().map(ColumnReport::from_pair).collect(),
-            not_compared: SkippedReport::of_plan(p.plan),
+            columns: plan.columns.iter().map(ColumnReport::from_pair).collect(),
+            not_compared: SkippedReport::of_plan(plan),
             column_drift: ColumnDrift {
-                same: p.plan.columns.len() - p.differing.len(),
-                differing: p.differing,
+                same: plan.columns.len() - differing.len(),
+                differing,
             },
-            pairs: p.pairs,
-            by_group: p.by_group,
-            parse_errors: pe,
-            inputs: Inputs { source, target },
-            samples: p.samples,
+            pairs: None,
+            by_group: None,
+            parse_errors,
+            inputs,
+            samples,
             encoding_version: crate::digest::ENCODING_VERSION,
-            outputs: p.outputs,
+            outputs: None,
             settings,
-            elapsed_seconds,
-            phase_seconds,
-            spilled_bytes: run.ctx.budget.spilled_bytes(),
-            bucket_splits: run.bucket_splits,
-            peak_rss_bytes: crate::engine::memory::peak_rss_bytes(),
+            elapsed_seconds: 0.0,
+            phase_seconds: PhaseSeconds {
+                scan: 0.0,
+                reconcile: 0.0,
+                evidence: 0.0,
+            },
+            spilled_bytes: 0,
+            bucket_splits: 0,
+            peak_rss_bytes: 0,
             keyed: None,
             thresholds: None,
         }

@@ -108,6 +108,25 @@ pub struct ColumnDigest {
     pub sum: u128,
 }
 
+impl ColumnDigest {
+    /// Adds a column's value digests; `null` (NULL's digest) is counted out.
+    pub fn add_values(&mut self, values: &[u128], null: u128) {
+        let (mut n, mut sum) = (0u64, 0u128);
+        for &v in values {
+            let keep = v != null;
+            n += keep as u64;
+            sum = sum.wrapping_add(if keep { v } else { 0 });
+        }
+        self.non_null += n;
+        self.sum = self.sum.wrapping_add(sum);
+    }
+
+    pub fn merge(&mut self, o: &ColumnDigest) {
+        self.non_null += o.non_null;
+        self.sum = self.sum.wrapping_add(o.sum);
+    }
+}
+
 /// The fingerprint of a set of rows (a table or one group of it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupDigest {
@@ -238,8 +257,7 @@ fn add(into: &mut GroupDigest, from: &GroupDigest) {
     into.row_sum = into.row_sum.wrapping_add(from.row_sum);
     into.row_mix = into.row_mix.wrapping_add(from.row_mix);
     for (a, b) in into.columns.iter_mut().zip(&from.columns) {
-        a.non_null += b.non_null;
-        a.sum = a.sum.wrapping_add(b.sum);
+        a.merge(b);
     }
 }
 
@@ -255,15 +273,7 @@ fn add_rows(g: &mut GroupDigest, batch: &Batch<'_>, rows: std::ops::Range<usize>
     }
     (g.rows, g.row_sum, g.row_mix) = (fp.count, fp.sum, fp.mix);
     for (col, values) in g.columns.iter_mut().zip(batch.columns) {
-        let (mut n, mut sum) = (0u64, 0u128);
-        for &v in &values[rows.clone()] {
-            // NULL's digest is counted out; every other value's added.
-            let keep = v != null;
-            n += keep as u64;
-            sum = sum.wrapping_add(if keep { v } else { 0 });
-        }
-        col.non_null += n;
-        col.sum = col.sum.wrapping_add(sum);
+        col.add_values(&values[rows.clone()], null);
     }
 }
 
