@@ -20,7 +20,7 @@ INPUT = (
     "null_values", "encoding", "infer_types", "max_parse_errors", "int96_unit",
     "trailing_delimiter", "quoted_empty_as_null", "date_format",
     "timestamp_format", "skip_rows", "source_skip_rows", "target_skip_rows",
-    "comment",
+    "comment", "source_query", "target_query", "connections",
 )
 # Settings that take a list: a single string is a list of one.
 LISTS = {"key", "columns", "exclude", "trim", "case_insensitive", "empty_as_null", "null_values"}

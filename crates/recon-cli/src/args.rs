@@ -325,6 +325,17 @@ pub(crate) struct InputArgs {
     /// Target format instead of the file extension.
     #[arg(long, value_name = "FORMAT", help_heading = "Input", value_parser = parse_choice::<Format>)]
     pub(crate) target_format: Option<Format>,
+    /// A SELECT to read when the source is a database (postgres://USER@HOST/DB) instead of
+    /// its ?table=.
+    #[arg(long, value_name = "SQL", help_heading = "Database")]
+    pub(crate) source_query: Option<String>,
+    /// A SELECT to read when the target is a database.
+    #[arg(long, value_name = "SQL", help_heading = "Database")]
+    pub(crate) target_query: Option<String>,
+    /// Connections per database table, each reading a slice of one exported snapshot
+    /// [default: one per core].
+    #[arg(long, value_name = "N", help_heading = "Database")]
+    pub(crate) connections: Option<usize>,
     /// CSV field delimiter (one byte; \t for tab) [default: sniffed among , ; | tab; tab
     /// for .tsv, | for .tbl].
     #[arg(long, value_name = "CHAR", help_heading = "Input")]
@@ -440,6 +451,9 @@ impl InputArgs {
             source_skip_rows: self.source_skip_rows,
             target_skip_rows: self.target_skip_rows,
             comment: self.comment.clone(),
+            source_query: self.source_query.clone(),
+            target_query: self.target_query.clone(),
+            connections: self.connections,
         };
         if let Some(path) = rules {
             RulesFile::load(path)?.fill_input(&mut cfg);

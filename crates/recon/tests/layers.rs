@@ -157,8 +157,9 @@ const INPUT_LAYERS: &[(&str, u32)] = &[
     // Opening a table; reading its units and fetching rows by locator.
     ("open", 5),
     ("read", 5),
-    // Delta and Iceberg tables as of a version.
+    // Delta and Iceberg tables as of a version; PostgreSQL tables.
     ("lakehouse", 6),
+    ("postgres", 6),
 ];
 
 /// Sub-modules of `modes`, lowest first.

@@ -53,6 +53,12 @@ pub struct InputOptions {
     /// (`skip_rows`, `comment`), by option name: a pair where no side they
     /// reach is CSV/TSV refuses them rather than drop them unseen.
     pub csv_only: Vec<&'static str>,
+    /// A database side's SELECT (`--source-query`), read instead of a
+    /// `?table=`; refused for a side that is not a database.
+    pub query: Option<String>,
+    /// Connections a database side reads with (`--connections`); None:
+    /// one per core.
+    pub connections: Option<usize>,
 }
 
 /// Character encoding of text files.
@@ -351,6 +357,13 @@ pub struct InputConfig {
     /// One character: CSV/TSV lines starting with it are comments, ignored
     /// wherever a record could start (not inside a quoted field).
     pub comment: Option<String>,
+    /// The source's SELECT, when the source is a database (`postgres://…`).
+    pub source_query: Option<String>,
+    /// The target's SELECT, when the target is a database.
+    pub target_query: Option<String>,
+    /// Connections per database side (ctid slices of one exported
+    /// snapshot); unset: one per core.
+    pub connections: Option<usize>,
 }
 
 fn one_byte(flag: &str, v: &str) -> Result<u8> {
@@ -454,7 +467,16 @@ impl InputConfig {
             }
         }
         let int96_unit = self.int96_unit.unwrap_or_default();
-        let side = |format: Option<Format>, own: Option<usize>, flag: &'static str| {
+        if self.connections == Some(0) {
+            return Err(ReconError::Usage(format!(
+                "{}: at least one connection",
+                option("connections", "0")
+            )));
+        }
+        let side = |format: Option<Format>,
+                    own: Option<usize>,
+                    flag: &'static str,
+                    query: &Option<String>| {
             let mut text = text.clone();
             let mut csv_only = Vec::new();
             match (own, self.skip_rows) {
@@ -478,6 +500,8 @@ impl InputConfig {
                 infer_types: self.infer_types,
                 int96_unit,
                 csv_only,
+                query: query.clone(),
+                connections: self.connections,
             }
         };
         Ok([
@@ -485,11 +509,13 @@ impl InputConfig {
                 self.source_format,
                 self.source_skip_rows,
                 "source_skip_rows",
+                &self.source_query,
             ),
             side(
                 self.target_format,
                 self.target_skip_rows,
                 "target_skip_rows",
+                &self.target_query,
             ),
         ])
     }

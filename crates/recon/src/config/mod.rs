@@ -421,11 +421,16 @@ pub struct RulesFile {
     pub target_skip_rows: Option<usize>,
     /// CSV/TSV comment character (`--comment`).
     pub comment: Option<String>,
+    /// A database side's SELECT (`--source-query`, `--target-query`).
+    pub source_query: Option<String>,
+    pub target_query: Option<String>,
+    /// Connections per database side (`--connections`).
+    pub connections: Option<usize>,
 }
 
 impl RulesFile {
     /// Gives `input` this file's input settings (`skip_rows`, its per-side
-    /// forms and `comment`) where it has none: flags, and a batch pair's
+    /// forms, `comment`, the database queries and connections) where it has none: flags, and a batch pair's
     /// own `[pair.input]`, win.
     pub fn fill_input(&self, input: &mut InputConfig) {
         input.skip_rows = input.skip_rows.or(self.skip_rows);
@@ -434,6 +439,13 @@ impl RulesFile {
         if input.comment.is_none() {
             input.comment.clone_from(&self.comment);
         }
+        if input.source_query.is_none() {
+            input.source_query.clone_from(&self.source_query);
+        }
+        if input.target_query.is_none() {
+            input.target_query.clone_from(&self.target_query);
+        }
+        input.connections = input.connections.or(self.connections);
     }
 
     /// Reads and validates a rules file. TOML errors are one line naming

@@ -28,13 +28,16 @@
 //! - `text::reader`: the text reader, for a [`Table`] of CSV/NDJSON files.
 //! - `open` and `read`: opening a table from its metadata; reading its
 //!   units and fetching rows by locator.
-//! - `lakehouse`: Delta and Iceberg tables as of a version.
+//! - `lakehouse`: Delta and Iceberg tables as of a version; `postgres`:
+//!   PostgreSQL tables and queries, read under one snapshot into a spool.
 
 mod block;
 mod discover;
 mod lakehouse;
 mod locator;
 mod open;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod read;
 mod source;
 mod spool;
@@ -53,7 +56,9 @@ pub use locator::{pack, unpack, Locators, Unit, MAX_FILES, POS_BITS};
 pub use read::Fetcher;
 pub use source::{BatchesSource, Source, StreamSource};
 pub use spool::Spool;
-pub use table::{refuse_unused_csv_options, FileColumn, Snapshot, Table, TableFile, TEXT_RULES};
+pub use table::{
+    refuse_unused_csv_options, DatabaseRead, FileColumn, Snapshot, Table, TableFile, TEXT_RULES,
+};
 pub use text::reader::{sample, RENAMED_HEADER};
 pub use text::values::ParseErrors;
 // The text modules' paths before they moved into `text/`.

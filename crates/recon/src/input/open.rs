@@ -210,6 +210,23 @@ impl Table {
     }
 
     fn open_spec(path: &Path, opts: &InputOptions, side: Side, temp_dir: &Path) -> Result<Table> {
+        #[cfg(feature = "postgres")]
+        if super::postgres::is_spec(path) {
+            return Table::open_postgres(path, opts, side, temp_dir);
+        }
+        if opts.query.is_some() {
+            return Err(ReconError::Usage(format!(
+                "{}: {} is not a database (postgres://USER@HOST/DB)",
+                crate::error::hint::option(
+                    match side {
+                        Side::Source => "source_query",
+                        Side::Target => "target_query",
+                    },
+                    "…"
+                ),
+                path.display()
+            )));
+        }
         if let Some(table) = Table::open_lakehouse(path, opts)? {
             return Ok(table);
         }
@@ -222,7 +239,7 @@ impl Table {
 
     /// The table of a spooled input, named `name` (what the caller gave),
     /// keeping the spool for as long as the table lives.
-    fn open_spool(spool: Spool, opts: &InputOptions, name: &Path) -> Result<Table> {
+    pub(super) fn open_spool(spool: Spool, opts: &InputOptions, name: &Path) -> Result<Table> {
         // What is wrong with the header or the footer is wrong with the input.
         let mut table =
             Table::open_files(spool.path(), opts).map_err(|e| renamed(e, spool.path(), name))?;
@@ -294,6 +311,7 @@ impl Table {
             spool: None,
             snapshot: None,
             origin: None,
+            database: None,
         };
         table.finish()
     }
@@ -338,6 +356,7 @@ impl Table {
             spool: None,
             snapshot: None,
             origin: Some("arrow (in memory)"),
+            database: None,
         };
         table.finish()
     }

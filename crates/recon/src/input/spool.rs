@@ -48,6 +48,14 @@ impl Spool {
     pub fn path(&self) -> &Path {
         &self.file
     }
+
+    /// A spool of several files: the run directory itself.
+    pub(crate) fn of_dir(dir: RunDir) -> Spool {
+        Spool {
+            file: dir.path().to_path_buf(),
+            _dir: dir,
+        }
+    }
 }
 
 /// Copies the stream at `path` into a spool under `temp_dir` and returns it

@@ -142,6 +142,25 @@ pub struct Table {
     /// Arrow data a library caller gave ("arrow (in memory)", "arrow
     /// stream"), for the report; None for tables named by a spec.
     pub origin: Option<&'static str>,
+    /// A table read from a database: the server, snapshot and query.
+    pub database: Option<DatabaseRead>,
+}
+
+/// How a database table was read, for the report: a run signs off against
+/// one snapshot of one server, and says which.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabaseRead {
+    /// `postgres`.
+    pub system: &'static str,
+    /// The server's version (`15.14 (Debian 15.14-0+deb12u1)`).
+    pub server_version: String,
+    /// The exported snapshot every connection read under (None: one
+    /// connection, in its own transaction).
+    pub snapshot: Option<String>,
+    /// The SELECT each connection's COPY ran (before its ctid range).
+    pub query: String,
+    /// Connections that read, each a range of the table's pages.
+    pub connections: usize,
 }
 
 /// A lakehouse table's version, for the report and the schema screen.
@@ -220,6 +239,9 @@ pub const TEXT_RULES: &str = "recon.text_rules";
 impl Table {
     /// What the report calls the table's format.
     pub fn format_name(&self) -> &'static str {
+        if let Some(db) = &self.database {
+            return db.system;
+        }
         match (&self.snapshot, self.origin) {
             (Some(s), _) => s.format,
             (None, Some(o)) => o,

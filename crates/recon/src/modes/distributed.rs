@@ -575,6 +575,7 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
         rows: cmp.rows[side.index()],
         dialect: None,
         snapshot: None,
+        database: None,
     };
     let second_pass = found.rows_shuffled.map(|rows| SecondPass {
         strategy: if cmp.undecoded.is_empty() {

@@ -124,6 +124,21 @@ pub struct InputReport {
     /// Lakehouse tables: the version read ("delta version 3: 2 live files").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
+    /// Database tables: the server, the snapshot and the query read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<DatabaseReport>,
+}
+
+/// How a database table was read.
+#[derive(Debug, Clone, Serialize)]
+pub struct DatabaseReport {
+    pub system: String,
+    pub server_version: String,
+    /// The exported snapshot all connections shared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+    pub query: String,
+    pub connections: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -539,6 +554,13 @@ impl InputReport {
             rows,
             dialect: t.dialect.clone(),
             snapshot: t.snapshot.as_ref().map(|s| s.describe()),
+            database: t.database.as_ref().map(|d| DatabaseReport {
+                system: d.system.into(),
+                server_version: d.server_version.clone(),
+                snapshot: d.snapshot.clone(),
+                query: d.query.clone(),
+                connections: d.connections,
+            }),
         }
     }
 }

@@ -313,6 +313,7 @@ impl Table {
             spool: None,
             snapshot: Some(snapshot),
             origin: None,
+            database: None,
         };
         table.finish()
     }
