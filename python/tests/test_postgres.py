@@ -66,9 +66,30 @@ class Server:
             shutil.chown(pwfile, user=self.run_as[2])
         self._run(self.bin / "initdb", "-D", self.data, "-U", USER, "--pwfile", pwfile,
                   "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync")
+        # A test CA and a server certificate for 127.0.0.1, so TLS is tested too.
+        self.cert = self.root / "ca.crt"
+        key = self.root / "server.key"
+        server_crt = self.root / "server.crt"
+        ext = self.root / "ext.cnf"
+        ext.write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
+        for cmd in (
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+             "/CN=recon test CA", "-keyout", self.root / "ca.key", "-out", self.cert],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", key,
+             "-out", self.root / "server.csr"],
+            ["x509", "-req", "-in", self.root / "server.csr", "-CA", self.cert, "-CAkey",
+             self.root / "ca.key", "-CAcreateserial", "-days", "2", "-extfile", ext, "-out",
+             server_crt],
+        ):
+            subprocess.run(["openssl", *map(str, cmd)], check=True, capture_output=True)
+        key.chmod(0o600)
+        if self.run_as:
+            shutil.chown(key, user=self.run_as[2])
+            shutil.chown(server_crt, user=self.run_as[2])
         self._run(self.bin / "pg_ctl", "-D", self.data, "-w", "-l", self.root / "log", "start", "-o",
                   f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
-                  "-c max_connections=40 -c TimeZone=America/New_York")
+                  "-c max_connections=40 -c TimeZone=America/New_York -c ssl=on "
+                  f"-c ssl_cert_file={server_crt} -c ssl_key_file={key}")
 
     def _run(self, *args) -> None:
         p = subprocess.run([*self.run_as, *map(str, args)], capture_output=True, text=True)
@@ -389,3 +410,37 @@ def test_passwords_come_from_the_environment_and_pgpass(server, orders, tmp_path
     p = subprocess.run([os.environ.get("RECON_BIN", "recon"), "diff", url, str(path)],
                        capture_output=True, text=True, env=env)
     assert p.returncode == 2
+
+
+def test_tls_follows_sslmode(server, orders, tmp_path):
+    path, _ = orders
+    cases = [
+        ({"sslmode": "disable"}, 0),
+        ({"sslmode": "require"}, 0),
+        ({"sslmode": "verify-full", "sslrootcert": str(server.cert)}, 0),
+        # the system's roots do not know a self-signed certificate
+        ({"sslmode": "verify-full"}, 2),
+    ]
+    for params, code in cases:
+        p = run_cli("diff", server.url("public.orders", **params), str(path))
+        assert p.returncode == code, (params, p.stderr)
+        if code == 2:
+            assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+            assert "certificate" in p.stderr.lower(), p.stderr
+    # The connections really were encrypted: the server says so while one reads.
+    q = ("SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) "
+         "WHERE a.application_name = 'recon' AND s.ssl")
+    with server.connect() as conn:
+        conn.autocommit = False
+        conn.execute("LOCK TABLE orders IN ACCESS EXCLUSIVE MODE")
+        proc = subprocess.Popen(
+            [os.environ.get("RECON_BIN", "recon"), "diff",
+             server.url("public.orders", sslmode="require"), str(path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with server.connect() as watcher:
+            _wait_for_lock_wait(watcher)
+            encrypted = watcher.execute(q).fetchone()[0]
+        conn.rollback()
+        proc.communicate(timeout=120)
+    assert encrypted >= 1
+    assert proc.returncode == 0
