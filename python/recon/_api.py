@@ -263,12 +263,16 @@ def diff(
     source_skip_rows: Optional[int] = None,
     target_skip_rows: Optional[int] = None,
     comment: Optional[str] = None,
+    source_query: Optional[str] = None,
+    target_query: Optional[str] = None,
+    connections: Optional[int] = None,
 ) -> Diff:
     """Compares two tables as multisets of rows (``EXCEPT ALL`` both ways),
     or by ``key``.
 
     ``source`` and ``target`` are each a path or table spec (a file, a
-    directory, a glob, ``delta:PATH@VERSION``, ``iceberg:PATH``), a pyarrow
+    directory, a glob, ``delta:PATH@VERSION``, ``iceberg:PATH``,
+    ``postgres://USER@HOST/DB?table=SCHEMA.NAME``), a pyarrow
     Table, RecordBatchReader or Dataset, a polars DataFrame or LazyFrame, a
     pandas DataFrame (its index only with ``include_index=True``), a DuckDB
     relation, or any object with ``__arrow_c_stream__``. Data in memory is
@@ -306,7 +310,8 @@ def diff(
         quoted_empty_as_null=quoted_empty_as_null or None, date_format=date_format,
         timestamp_format=timestamp_format, skip_rows=skip_rows,
         source_skip_rows=source_skip_rows, target_skip_rows=target_skip_rows,
-        comment=comment,
+        comment=comment, source_query=source_query, target_query=target_query,
+        connections=connections,
     )
     text = settings(options)
     own_dir = output is None
@@ -378,10 +383,11 @@ _SCHEMA_OPTIONS = {
     "quote", "escape", "header", "null_values", "encoding", "infer_types",
     "max_parse_errors", "int96_unit", "trailing_delimiter", "quoted_empty_as_null",
     "date_format", "timestamp_format", "skip_rows", "source_skip_rows",
-    "target_skip_rows", "comment",
+    "target_skip_rows", "comment", "source_query", "target_query", "connections",
 }
 _FINGERPRINT_OPTIONS = (_SCHEMA_OPTIONS - {"source_format", "target_format", "source_skip_rows",
-                                           "target_skip_rows"}) | {"threads", "temp_dir", "format"}
+                                           "target_skip_rows", "source_query", "target_query"}
+                        ) | {"threads", "temp_dir", "format", "query"}
 
 
 def _check_names(options: Mapping[str, Any], allowed: set, fn: str) -> None:
@@ -439,10 +445,12 @@ def fingerprint(
     ``recon.spark``. ``by`` fingerprints each group of a column too;
     ``schema_like`` types a text table like another table's columns. Takes
     :func:`diff`'s column, type and input options (``format=`` is the
-    table's format)."""
+    table's format, ``query=`` a database table's SELECT)."""
     _check_names(options, _FINGERPRINT_OPTIONS, "fingerprint")
     if "format" in options:
         options["source_format"] = options.pop("format")
+    if "query" in options:
+        options["source_query"] = options.pop("query")
     text = settings(_align_input(options))
     handed = as_table(table, "table", include_index)
     out = _run(_recon.fingerprint, progress, handed, text, rules=fspath(rules), by=by,

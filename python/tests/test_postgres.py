@@ -444,3 +444,20 @@ def test_tls_follows_sslmode(server, orders, tmp_path):
         proc.communicate(timeout=120)
     assert encrypted >= 1
     assert proc.returncode == 0
+
+
+def test_python_takes_the_same_sources(server, orders, tmp_path):
+    recon = pytest.importorskip("recon")
+    path, table = orders
+    d = recon.diff(server.url("public.orders"), str(path), connections=2)
+    assert d.exact_match
+    assert d.report["inputs"]["source"]["database"]["connections"] == 2
+    part = table.filter(pa.compute.less(table["id"], 10)).select(["id", "note"])
+    d = recon.diff(server.url(), part, source_query="SELECT id, note FROM orders WHERE id < 10")
+    assert d.exact_match, d
+    with pytest.raises(recon.InputError, match="does not exist"):
+        recon.diff(server.url("public.nope"), part)
+    # A fingerprint of the table equals the CLI's of its export.
+    fp = recon.fingerprint(server.url("public.orders"))
+    assert fp.rows == 60000
+    assert recon.compare_fingerprints(fp, recon.fingerprint(str(path))).fingerprints_match

@@ -140,11 +140,9 @@ fn parse_with(spec: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Target
         "allow" | "prefer" => (SslMode::Prefer, false),
         "require" => (SslMode::Require, false),
         "verify-ca" | "verify-full" => (SslMode::Require, true),
-        other => {
-            return Err(format!(
-                "sslmode={other}: expected disable, allow, prefer, require, verify-ca or verify-full"
-            ))
-        }
+        other => return Err(format!(
+            "sslmode={other}: expected disable, allow, prefer, require, verify-ca or verify-full"
+        )),
     };
     config.ssl_mode(mode);
     let tls = tls(verify, rootcert.as_deref())?;
@@ -394,10 +392,7 @@ mod tests {
             pgpass(&f, "/tmp/sock", 5499, "sales", "carol").as_deref(),
             Some("pa:ss")
         );
-        assert_eq!(
-            pgpass(&f, "db", 1, "x", "y").as_deref(),
-            Some("any")
-        );
+        assert_eq!(pgpass(&f, "db", 1, "x", "y").as_deref(), Some("any"));
         let t = parse_with(
             "postgres://carol@localhost:5499/sales",
             &env_of(&[("PGPASSFILE", f.to_str().unwrap())]),

@@ -20,12 +20,12 @@
 
 use std::sync::Arc;
 
+use arrow::array::NullBufferBuilder;
 use arrow::array::{
     ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Decimal256Builder,
     Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, ListArray,
     StringBuilder, Time64MicrosecondBuilder, TimestampMicrosecondBuilder,
 };
-use arrow::array::NullBufferBuilder;
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{i256, DataType, Field, TimeUnit};
 use postgres::types::{Kind, Type};
@@ -134,7 +134,9 @@ impl ColumnKind {
             ColumnKind::Date => DataType::Date32,
             ColumnKind::Time => DataType::Time64(TimeUnit::Microsecond),
             ColumnKind::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
-            ColumnKind::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            ColumnKind::TimestampTz => {
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+            }
             ColumnKind::Numeric { precision, scale } if *precision <= 38 => {
                 DataType::Decimal128(*precision, *scale)
             }
@@ -262,7 +264,10 @@ impl Builder {
                 if t == i64::MAX || t == i64::MIN {
                     return Err("an infinite timestamp ('infinity'), which Arrow's timestamps cannot hold; map it in a query".into());
                 }
-                b.append_value(t.checked_add(EPOCH_MICROS).ok_or("a timestamp out of range")?);
+                b.append_value(
+                    t.checked_add(EPOCH_MICROS)
+                        .ok_or("a timestamp out of range")?,
+                );
             }
             Builder::Decimal128(b, scale) => {
                 let v = numeric_unscaled(buf, *scale)?;
@@ -292,14 +297,18 @@ impl Builder {
                     }
                 }
                 if count > 1 {
-                    return Err(format!("a {count}-dimensional array; recon reads one-dimensional arrays as lists"));
+                    return Err(format!(
+                        "a {count}-dimensional array; recon reads one-dimensional arrays as lists"
+                    ));
                 }
                 let mut items = arr.values();
                 while let Some(item) = items.next().map_err(bad)? {
                     values.append(item)?;
                 }
                 let end = offsets.last().copied().unwrap_or(0) as usize + n;
-                offsets.push(i32::try_from(end).map_err(|_| "more array elements than a batch holds")?);
+                offsets.push(
+                    i32::try_from(end).map_err(|_| "more array elements than a batch holds")?,
+                );
                 nulls.append_non_null();
             }
         }
@@ -455,9 +464,17 @@ mod tests {
     fn numerics_are_read_exactly_or_refused() {
         // 12345.6789 = [1, 2345, 6789] weight 1
         let x = numeric(1, 0, 4, &[1, 2345, 6789]);
-        assert_eq!(numeric_unscaled(&x, 4).unwrap(), i256::from_i128(123_456_789));
-        assert_eq!(numeric_unscaled(&x, 6).unwrap(), i256::from_i128(12_345_678_900));
-        assert!(numeric_unscaled(&x, 3).unwrap_err().contains("more than 3 digits"));
+        assert_eq!(
+            numeric_unscaled(&x, 4).unwrap(),
+            i256::from_i128(123_456_789)
+        );
+        assert_eq!(
+            numeric_unscaled(&x, 6).unwrap(),
+            i256::from_i128(12_345_678_900)
+        );
+        assert!(numeric_unscaled(&x, 3)
+            .unwrap_err()
+            .contains("more than 3 digits"));
         // -0.0001: weight -1, one digit 1
         let y = numeric(-1, 0x4000, 4, &[1]);
         assert_eq!(numeric_unscaled(&y, 4).unwrap(), i256::from_i128(-1));
@@ -471,9 +488,16 @@ mod tests {
         let w = numeric(0, 0, 0, &[1200]);
         assert_eq!(numeric_unscaled(&w, -2).unwrap(), i256::from_i128(12));
         // zero has no digits
-        assert_eq!(numeric_unscaled(&numeric(0, 0, 2, &[]), 2).unwrap(), i256::ZERO);
-        assert!(numeric_unscaled(&numeric(0, 0xC000, 0, &[]), 2).unwrap_err().contains("NaN"));
-        assert!(numeric_unscaled(&numeric(0, 0xD000, 0, &[]), 2).unwrap_err().contains("infinite"));
+        assert_eq!(
+            numeric_unscaled(&numeric(0, 0, 2, &[]), 2).unwrap(),
+            i256::ZERO
+        );
+        assert!(numeric_unscaled(&numeric(0, 0xC000, 0, &[]), 2)
+            .unwrap_err()
+            .contains("NaN"));
+        assert!(numeric_unscaled(&numeric(0, 0xD000, 0, &[]), 2)
+            .unwrap_err()
+            .contains("infinite"));
         // 10^80 does not fit
         let big = numeric(20, 0, 0, &[1]);
         assert!(numeric_unscaled(&big, 0).unwrap_err().contains("digits"));
@@ -483,23 +507,36 @@ mod tests {
     fn typmods_give_decimal_shapes() {
         let tm = |p: i32, s: i32| ((p << 16) | (s & 0x7ff)) + 4;
         assert_eq!(
-            ColumnKind::of(&Type::NUMERIC, tm(12, 2)).unwrap().data_type(),
+            ColumnKind::of(&Type::NUMERIC, tm(12, 2))
+                .unwrap()
+                .data_type(),
             DataType::Decimal128(12, 2)
         );
         assert_eq!(
-            ColumnKind::of(&Type::NUMERIC, tm(50, 10)).unwrap().data_type(),
+            ColumnKind::of(&Type::NUMERIC, tm(50, 10))
+                .unwrap()
+                .data_type(),
             DataType::Decimal256(50, 10)
         );
         assert_eq!(
-            ColumnKind::of(&Type::NUMERIC, tm(3, -2)).unwrap().data_type(),
+            ColumnKind::of(&Type::NUMERIC, tm(3, -2))
+                .unwrap()
+                .data_type(),
             DataType::Decimal128(3, -2)
         );
         assert_eq!(
-            ColumnKind::of(&Type::NUMERIC, tm(2, 4)).unwrap().data_type(),
+            ColumnKind::of(&Type::NUMERIC, tm(2, 4))
+                .unwrap()
+                .data_type(),
             DataType::Decimal128(4, 4)
         );
-        assert_eq!(ColumnKind::of(&Type::NUMERIC, -1).unwrap(), ColumnKind::NumericUnsized);
-        assert!(ColumnKind::of(&Type::INTERVAL, -1).unwrap_err().contains("interval"));
+        assert_eq!(
+            ColumnKind::of(&Type::NUMERIC, -1).unwrap(),
+            ColumnKind::NumericUnsized
+        );
+        assert!(ColumnKind::of(&Type::INTERVAL, -1)
+            .unwrap_err()
+            .contains("interval"));
         assert!(ColumnKind::of(&Type::NUMERIC_ARRAY, -1).is_err());
     }
 

@@ -107,10 +107,22 @@ impl Table {
         let schema = Arc::new(Schema::new(fields));
         let read = if plan.slices.is_empty() {
             let sql = copy_sql(&plan.select, None);
-            copy_into(&mut leader, &sql, &plan.columns, &schema, &dir.path().join("part-0000.arrow"))
-                .map(|_| ())
+            copy_into(
+                &mut leader,
+                &sql,
+                &plan.columns,
+                &schema,
+                &dir.path().join("part-0000.arrow"),
+            )
+            .map(|_| ())
         } else {
-            read_slices(&target, &plan, snapshot.as_deref().unwrap_or(""), &schema, dir.path())
+            read_slices(
+                &target,
+                &plan,
+                snapshot.as_deref().unwrap_or(""),
+                &schema,
+                dir.path(),
+            )
         };
         read.map_err(|m| fail(spool_message(m, dir.path())))?;
         // The snapshot's transaction ends once every slice is read.
@@ -211,7 +223,10 @@ fn plan(
     } else {
         None
     };
-    let row = &q(leader, "SELECT current_setting('server_version'), current_setting('server_version_num')::int")?[0];
+    let row = &q(
+        leader,
+        "SELECT current_setting('server_version'), current_setting('server_version_num')::int",
+    )?[0];
     let server_version: String = row.get(0);
     let version_num: i32 = row.get(1);
     let (select, paged) = match what {
@@ -226,7 +241,9 @@ fn plan(
                 )
                 .map_err(|e| format!("table {t}: {}", pg_error(&e)))?;
             let Some(r) = rows.first() else {
-                return Err(format!("table {t} does not exist (or is not visible to this user)"));
+                return Err(format!(
+                    "table {t} does not exist (or is not visible to this user)"
+                ));
             };
             let rel: String = r.get(0);
             let kind: String = r.get(1);
@@ -393,22 +410,16 @@ fn read_slices(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("a reader thread panicked".into())))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a reader thread panicked".into()))
+            })
             .collect()
     });
-    // The first real error, not a slice that stopped because of it.
-    let mut first = None;
-    for r in results {
-        if let Err(m) = r {
-            if m != STOPPED || first.is_none() {
-                first = Some(m);
-                if first.as_deref() != Some(STOPPED) {
-                    break;
-                }
-            }
-        }
-    }
-    first.map_or(Ok(()), Err)
+    // The error that stopped the others, not theirs.
+    let mut errors: Vec<String> = results.into_iter().filter_map(|r| r.err()).collect();
+    errors.sort_by_key(|m| m == STOPPED);
+    errors.into_iter().next().map_or(Ok(()), Err)
 }
 
 const STOPPED: &str = "stopped: another connection failed";
@@ -434,14 +445,16 @@ fn copy_into_until(
     stop: &AtomicBool,
 ) -> std::result::Result<u64, String> {
     let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let mut writer =
-        arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(file), schema)
-            .map_err(|e| e.to_string())?;
+    let mut writer = arrow::ipc::writer::FileWriter::try_new(std::io::BufWriter::new(file), schema)
+        .map_err(|e| e.to_string())?;
     let reader = client.copy_out(sql).map_err(|e| pg_error(&e))?;
     let mut r = BufReader::with_capacity(1 << 20, reader);
     let io = |e: std::io::Error| -> String {
         // The connection's own error, when it broke.
-        match e.get_ref().and_then(|x| x.downcast_ref::<postgres::Error>()) {
+        match e
+            .get_ref()
+            .and_then(|x| x.downcast_ref::<postgres::Error>())
+        {
             Some(pe) => pg_error(pe),
             None => format!("reading the COPY stream: {e}"),
         }
