@@ -50,6 +50,7 @@ impl Spool {
     }
 
     /// A spool of several files: the run directory itself.
+    #[cfg(feature = "postgres")]
     pub(crate) fn of_dir(dir: RunDir) -> Spool {
         Spool {
             file: dir.path().to_path_buf(),

@@ -191,19 +191,17 @@ fn pgpass(file: &Path, host: &str, port: u16, db: &str, user: &str) -> Option<St
 
 /// A `.pgpass` line's five fields: `:` separates, `\` escapes `:` and `\`.
 fn split_pgpass(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
+    let mut out = Vec::new();
+    let mut field = String::new();
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => {
-                if let Some(n) = chars.next() {
-                    out.last_mut().unwrap().push(n);
-                }
-            }
-            ':' if out.len() < 5 => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
+            '\\' => field.extend(chars.next()),
+            ':' if out.len() < 4 => out.push(std::mem::take(&mut field)),
+            c => field.push(c),
         }
     }
+    out.push(field);
     out
 }
 

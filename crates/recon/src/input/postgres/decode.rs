@@ -425,7 +425,7 @@ pub(crate) fn numeric_unscaled(buf: &[u8], scale: i8) -> Result<i256, String> {
     } else {
         let p = pow10(-exp);
         match p {
-            Some(p) if (n % p) == i256::ZERO => n = n / p,
+            Some(p) if (n % p) == i256::ZERO => n /= p,
             // Nonzero digits past the column's scale (or a divisor past
             // i256, which only a nonzero n smaller than it could meet).
             _ if n == i256::ZERO => {}

@@ -514,7 +514,6 @@ fn copy_into_until(
     if in_batch > 0 {
         flush(&mut builders)?;
     }
-    drop(flush);
     writer.finish().map_err(|e| write_failed(out, e))?;
     Ok(rows)
 }
