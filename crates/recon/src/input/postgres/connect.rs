@@ -140,9 +140,11 @@ fn parse_with(spec: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Target
         "allow" | "prefer" => (SslMode::Prefer, false),
         "require" => (SslMode::Require, false),
         "verify-ca" | "verify-full" => (SslMode::Require, true),
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "sslmode={other}: expected disable, allow, prefer, require, verify-ca or verify-full"
-        )),
+        ))
+        }
     };
     config.ssl_mode(mode);
     let tls = tls(verify, rootcert.as_deref())?;

@@ -270,8 +270,14 @@ impl Builder {
                 );
             }
             Builder::Decimal128(b, scale) => {
-                let v = numeric_unscaled(buf, *scale)?;
-                let v = v.to_i128().ok_or("a numeric too large for its column")?;
+                // Most values fit i128 all the way; the exact i256 path
+                // decides (and words the refusal) for the rest.
+                let v = match numeric_i128(buf, *scale) {
+                    Some(v) => v,
+                    None => numeric_unscaled(buf, *scale)?
+                        .to_i128()
+                        .ok_or("a numeric too large for its column")?,
+                };
                 b.append_value(v);
             }
             Builder::Decimal256(b, scale) => b.append_value(numeric_unscaled(buf, *scale)?),
@@ -440,8 +446,45 @@ pub(crate) fn numeric_unscaled(buf: &[u8], scale: i8) -> Result<i256, String> {
 }
 
 fn pow10(e: i64) -> Option<i256> {
-    let e = u32::try_from(e).ok()?;
-    i256::from_i128(10).checked_pow(e)
+    static POWERS: std::sync::OnceLock<Vec<i256>> = std::sync::OnceLock::new();
+    let powers = POWERS.get_or_init(|| {
+        let mut v = vec![i256::ONE];
+        while let Some(next) = v[v.len() - 1].checked_mul(i256::from_i128(10)) {
+            v.push(next);
+        }
+        v
+    });
+    powers.get(usize::try_from(e).ok()?).copied()
+}
+
+/// [`numeric_unscaled`] in i128 arithmetic: None when the value is not a
+/// plain number that fits at every step (the i256 path then decides).
+fn numeric_i128(buf: &[u8], scale: i8) -> Option<i128> {
+    let word = |i: usize| {
+        buf.get(2 * i..2 * i + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+    };
+    let ndigits = word(0)? as usize;
+    let weight = word(1)? as i16 as i64;
+    let sign = word(2)?;
+    if sign != 0 && sign != 0x4000 {
+        return None;
+    }
+    let mut n: i128 = 0;
+    for i in 0..ndigits {
+        n = n.checked_mul(10_000)?.checked_add(word(4 + i)? as i128)?;
+    }
+    let exp = 4 * (weight - ndigits as i64 + 1) + scale as i64;
+    if exp >= 0 {
+        n = n.checked_mul(10i128.checked_pow(u32::try_from(exp).ok()?)?)?;
+    } else {
+        let p = 10i128.checked_pow(u32::try_from(-exp).ok()?)?;
+        if n % p != 0 {
+            return None;
+        }
+        n /= p;
+    }
+    Some(if sign == 0x4000 { -n } else { n })
 }
 
 #[cfg(test)]
@@ -501,6 +544,15 @@ mod tests {
         // 10^80 does not fit
         let big = numeric(20, 0, 0, &[1]);
         assert!(numeric_unscaled(&big, 0).unwrap_err().contains("digits"));
+        // the i128 path agrees wherever it answers
+        for (v, scale) in [(&x, 4), (&x, 6), (&y, 4), (&z, 20), (&w, -2)] {
+            assert_eq!(
+                numeric_i128(v, scale).map(i256::from_i128),
+                Some(numeric_unscaled(v, scale).unwrap())
+            );
+        }
+        assert_eq!(numeric_i128(&x, 3), None);
+        assert_eq!(numeric_i128(&big, 0), None);
     }
 
     #[test]
