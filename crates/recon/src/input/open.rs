@@ -211,7 +211,7 @@ impl Table {
 
     fn open_spec(path: &Path, opts: &InputOptions, side: Side, temp_dir: &Path) -> Result<Table> {
         #[cfg(feature = "postgres")]
-        if super::postgres::is_spec(path) {
+        if super::source::is_postgres_spec(path) {
             return Table::open_postgres(path, opts, side, temp_dir);
         }
         if opts.query.is_some() {

@@ -179,3 +179,10 @@ impl From<String> for Source {
         Source::Spec(PathBuf::from(p))
     }
 }
+
+/// Whether a spec names a PostgreSQL table or database
+/// (`postgres://…`, `postgresql://…`): read by `input::postgres`.
+pub(crate) fn is_postgres_spec(spec: &Path) -> bool {
+    let s = spec.to_string_lossy();
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}

@@ -11,6 +11,7 @@
 //! `verify-ca` is as strict as `verify-full` here).
 
 use std::path::{Path, PathBuf};
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,12 +27,6 @@ pub(crate) struct Target {
     pub table: Option<String>,
     /// The spec without a password: what reports and messages show.
     pub display: String,
-}
-
-/// Whether `spec` names a PostgreSQL table or database.
-pub(crate) fn is_spec(spec: &Path) -> bool {
-    let s = spec.to_string_lossy();
-    s.starts_with("postgres://") || s.starts_with("postgresql://")
 }
 
 /// Reads `spec` (and the environment, and the password file).

@@ -35,7 +35,6 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use postgres::Client;
 
-pub(crate) use connect::is_spec;
 use connect::Target;
 use decode::{decimal_shape, Builder, ColumnKind};
 
