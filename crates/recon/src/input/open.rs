@@ -217,13 +217,7 @@ impl Table {
         if opts.query.is_some() {
             return Err(ReconError::Usage(format!(
                 "{}: {} is not a database (postgres://USER@HOST/DB)",
-                crate::error::hint::option(
-                    match side {
-                        Side::Source => "source_query",
-                        Side::Target => "target_query",
-                    },
-                    "…"
-                ),
+                crate::error::hint::option(super::source::query_setting(side), "…"),
                 path.display()
             )));
         }

@@ -187,3 +187,11 @@ pub(crate) fn is_postgres_spec(spec: &Path) -> bool {
     let s = spec.to_string_lossy();
     s.starts_with("postgres://") || s.starts_with("postgresql://")
 }
+
+/// The setting that gives `side` a database query (`source_query`).
+pub(crate) fn query_setting(side: crate::side::Side) -> &'static str {
+    match side {
+        crate::side::Side::Source => "source_query",
+        crate::side::Side::Target => "target_query",
+    }
+}

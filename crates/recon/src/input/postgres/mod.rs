@@ -151,13 +151,7 @@ enum What {
 }
 
 fn flag(side: Side) -> String {
-    crate::error::hint::option(
-        match side {
-            Side::Source => "source_query",
-            Side::Target => "target_query",
-        },
-        "\"SELECT …\"",
-    )
+    crate::error::hint::option(super::source::query_setting(side), "\"SELECT …\"")
 }
 
 /// A spec that did not parse, shown without what could be a password.
