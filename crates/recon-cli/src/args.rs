@@ -336,6 +336,12 @@ pub(crate) struct InputArgs {
     /// [default: one per core].
     #[arg(long, value_name = "N", help_heading = "Database")]
     pub(crate) connections: Option<usize>,
+    /// A setting of the object store an s3://, gs://, az:// or https:// table is in, with
+    /// object_store's (and delta-rs's) keys, e.g. aws_endpoint=http://localhost:9000,
+    /// aws_region=eu-west-1, aws_skip_signature=true (repeatable). Credentials come from each
+    /// cloud's environment variables and instance metadata.
+    #[arg(long, value_name = "KEY=VALUE", help_heading = "Object store")]
+    pub(crate) storage_option: Vec<String>,
     /// CSV field delimiter (one byte; \t for tab) [default: sniffed among , ; | tab; tab
     /// for .tsv, | for .tbl].
     #[arg(long, value_name = "CHAR", help_heading = "Input")]
@@ -411,6 +417,22 @@ pub(crate) struct InputArgs {
     pub(crate) comment: Option<String>,
 }
 
+/// `--storage-option KEY=VALUE` flags; a value may itself hold `=`.
+fn storage_options(list: &[String]) -> Result<BTreeMap<String, String>, ReconError> {
+    list.iter()
+        .map(|p| {
+            p.split_once('=')
+                .filter(|(k, _)| !k.trim().is_empty())
+                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.to_string()))
+                .ok_or_else(|| {
+                    // The value may be a secret: the message names the key only.
+                    let key = p.split('=').next().unwrap_or("");
+                    ReconError::Usage(format!("--storage-option {key}: expected KEY=VALUE"))
+                })
+        })
+        .collect()
+}
+
 /// `COL=FMT` flags by column; the pattern may itself hold `=`.
 pub(crate) fn column_patterns(
     flag: &str,
@@ -454,6 +476,7 @@ impl InputArgs {
             source_query: self.source_query.clone(),
             target_query: self.target_query.clone(),
             connections: self.connections,
+            storage_options: storage_options(&self.storage_option)?,
         };
         if let Some(path) = rules {
             RulesFile::load(path)?.fill_input(&mut cfg);

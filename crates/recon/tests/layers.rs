@@ -140,6 +140,7 @@ const INPUT_LAYERS: &[(&str, u32)] = &[
     ("locator", 0),
     ("types", 0),
     ("source", 0),
+    ("store", 0),
     ("text::lex", 0),
     ("text::parse", 0),
     // A table's files and formats; Parquet/IPC/in-memory blocks; text

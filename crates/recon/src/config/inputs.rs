@@ -59,6 +59,10 @@ pub struct InputOptions {
     /// Connections a database side reads with (`--connections`); None:
     /// one per core.
     pub connections: Option<usize>,
+    /// Settings of the object store a side's URL names (`--storage-option
+    /// KEY=VALUE`): object_store's keys (`aws_endpoint`, `aws_region`,
+    /// `aws_skip_signature`, ...), as delta-rs takes them.
+    pub storage_options: Vec<(String, String)>,
 }
 
 /// Character encoding of text files.
@@ -364,6 +368,9 @@ pub struct InputConfig {
     /// Connections per database side (ctid slices of one exported
     /// snapshot); unset: one per core.
     pub connections: Option<usize>,
+    /// Object-store settings (`--storage-option KEY=VALUE`), for both sides.
+    #[serde(default)]
+    pub storage_options: std::collections::BTreeMap<String, String>,
 }
 
 fn one_byte(flag: &str, v: &str) -> Result<u8> {
@@ -502,6 +509,11 @@ impl InputConfig {
                 csv_only,
                 query: query.clone(),
                 connections: self.connections,
+                storage_options: self
+                    .storage_options
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
             }
         };
         Ok([

@@ -426,6 +426,9 @@ pub struct RulesFile {
     pub target_query: Option<String>,
     /// Connections per database side (`--connections`).
     pub connections: Option<usize>,
+    /// Object-store settings (`--storage-option`), under `[storage_options]`.
+    #[serde(default)]
+    pub storage_options: std::collections::BTreeMap<String, String>,
 }
 
 impl RulesFile {
@@ -446,6 +449,12 @@ impl RulesFile {
             input.target_query.clone_from(&self.target_query);
         }
         input.connections = input.connections.or(self.connections);
+        for (k, v) in &self.storage_options {
+            input
+                .storage_options
+                .entry(k.clone())
+                .or_insert_with(|| v.clone());
+        }
     }
 
     /// Reads and validates a rules file. TOML errors are one line naming

@@ -1,7 +1,6 @@
 //! Formats with stored types and row counts: Parquet (units are row groups)
 //! and Arrow IPC (units are record batches of a file; a stream is one unit).
 
-use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +15,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 
 use super::locator::{Unit, POS_BITS};
+use super::store::{Blob, Object};
 use crate::config::Int96Unit;
 use crate::error::{guard, ReconError, Result};
 
@@ -26,6 +26,8 @@ pub type BlockSink<'a> = dyn FnMut(&[ArrayRef], u64, usize) -> Result<()> + 'a;
 pub struct BlockMeta {
     pub schema: SchemaRef,
     kind: Kind,
+    /// The object, when the file is in an object store.
+    pub(super) remote: Option<Arc<Object>>,
 }
 
 enum Kind {
@@ -58,8 +60,8 @@ enum Kind {
     },
 }
 
-fn open(path: &Path) -> Result<File> {
-    File::open(path).map_err(|e| ReconError::input(path, e.to_string()))
+fn open(path: &Path, remote: Option<&Arc<Object>>) -> Result<Blob> {
+    Blob::open(path, remote)
 }
 
 fn starts_of(path: &Path, counts: impl Iterator<Item = i64>) -> Result<Vec<u64>> {
@@ -78,9 +80,9 @@ fn starts_of(path: &Path, counts: impl Iterator<Item = i64>) -> Result<Vec<u64>>
 
 /// Reads the row count of every record batch of an IPC file from the
 /// footer and the batches' message headers, without reading their bodies.
-fn ipc_batch_rows(path: &Path) -> Result<Vec<i64>> {
+fn ipc_batch_rows(path: &Path, remote: Option<&Arc<Object>>) -> Result<Vec<i64>> {
     let bad = |m: String| ReconError::input(path, format!("not a readable Arrow IPC file: {m}"));
-    let mut f = open(path)?;
+    let mut f = open(path, remote)?;
     let mut tail = [0u8; 10];
     f.seek(SeekFrom::End(-10)).map_err(|e| bad(e.to_string()))?;
     f.read_exact(&mut tail).map_err(|e| bad(e.to_string()))?;
@@ -115,9 +117,13 @@ fn ipc_batch_rows(path: &Path) -> Result<Vec<i64>> {
 
 /// `meta` (with its schema hints) plus the file's offset index, when it has
 /// one: without it a selection still works, reading whole column chunks.
-fn with_offset_index(path: &Path, meta: &ArrowReaderMetadata) -> Result<ArrowReaderMetadata> {
+fn with_offset_index(
+    path: &Path,
+    remote: Option<&Arc<Object>>,
+    meta: &ArrowReaderMetadata,
+) -> Result<ArrowReaderMetadata> {
     use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
-    let file = open(path)?;
+    let file = open(path, remote)?;
     let pq = guard(path, || {
         ParquetMetaDataReader::new()
             .with_offset_index_policy(PageIndexPolicy::Optional)
@@ -132,8 +138,12 @@ fn with_offset_index(path: &Path, meta: &ArrowReaderMetadata) -> Result<ArrowRea
 }
 
 impl BlockMeta {
-    pub fn parquet(path: &Path, int96_unit: Int96Unit) -> Result<BlockMeta> {
-        let file = open(path)?;
+    pub fn parquet(
+        path: &Path,
+        remote: Option<&Arc<Object>>,
+        int96_unit: Int96Unit,
+    ) -> Result<BlockMeta> {
+        let file = open(path, remote)?;
         let meta = guard(path, || {
             ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
                 .map_err(|e| ReconError::parquet(path, e))
@@ -164,28 +174,30 @@ impl BlockMeta {
                 starts,
                 fetch_meta: std::sync::OnceLock::new(),
             },
+            remote: remote.cloned(),
         })
     }
 
-    pub fn ipc(path: &Path) -> Result<BlockMeta> {
+    pub fn ipc(path: &Path, remote: Option<&Arc<Object>>) -> Result<BlockMeta> {
         let mut head = [0u8; 6];
-        let n = open(path)?
+        let n = open(path, remote)?
             .read(&mut head)
             .map_err(|e| ReconError::input(path, e.to_string()))?;
         guard(path, || {
             if n == 6 && &head == b"ARROW1" {
                 let reader =
-                    FileReader::try_new(BufReader::new(open(path)?), None).map_err(|e| {
+                    FileReader::try_new(BufReader::new(open(path, remote)?), None).map_err(|e| {
                         ReconError::input(path, format!("not a readable Arrow IPC file: {e}"))
                     })?;
-                let starts = starts_of(path, ipc_batch_rows(path)?.into_iter())?;
+                let starts = starts_of(path, ipc_batch_rows(path, remote)?.into_iter())?;
                 Ok(BlockMeta {
                     schema: reader.schema(),
                     kind: Kind::IpcFile { starts },
+                    remote: remote.cloned(),
                 })
             } else {
                 let reader =
-                    StreamReader::try_new(BufReader::new(open(path)?), None).map_err(|e| {
+                    StreamReader::try_new(BufReader::new(open(path, remote)?), None).map_err(|e| {
                         ReconError::input(
                             path,
                             format!("not a readable Arrow IPC file or stream: {e}"),
@@ -194,6 +206,7 @@ impl BlockMeta {
                 Ok(BlockMeta {
                     schema: reader.schema(),
                     kind: Kind::IpcStream,
+                    remote: remote.cloned(),
                 })
             }
         })
@@ -210,6 +223,7 @@ impl BlockMeta {
         Ok(BlockMeta {
             schema,
             kind: Kind::Memory { batches, starts },
+            remote: None,
         })
     }
 
@@ -286,13 +300,13 @@ impl BlockMeta {
                     .filter(|l| projected.contains(&l.root))
                     .collect();
                 if !leaves.is_empty() {
-                    check_int96(path, meta, *block, start, &leaves)?;
+                    check_int96(path, self.remote.as_ref(), meta, *block, start, &leaves)?;
                 }
                 let meta = if slice {
                     match fetch_meta.get() {
                         Some(m) => m,
                         None => {
-                            let loaded = with_offset_index(path, meta)?;
+                            let loaded = with_offset_index(path, self.remote.as_ref(), meta)?;
                             fetch_meta.get_or_init(|| loaded)
                         }
                     }
@@ -303,16 +317,22 @@ impl BlockMeta {
                     meta.metadata().file_metadata().schema_descr(),
                     projected.iter().copied(),
                 );
-                let mut builder =
-                    ParquetRecordBatchReaderBuilder::new_with_metadata(open(path)?, meta.clone())
+                let mut blob = open(path, self.remote.as_ref())?;
+                if blob.is_remote() {
+                    let selection = slice.then(|| skip_select(first - start, *rows));
+                    blob.prefetch(&needed_ranges(
+                        meta,
+                        *block,
+                        Some(projected),
+                        selection.as_ref(),
+                    ))?;
+                }
+                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(blob, meta.clone())
                         .with_row_groups(vec![*block])
                         .with_batch_size(batch_size)
                         .with_projection(mask);
                 if slice {
-                    builder = builder.with_row_selection(RowSelection::from(vec![
-                        RowSelector::skip((first - start) as usize),
-                        RowSelector::select(*rows as usize),
-                    ]));
+                    builder = builder.with_row_selection(skip_select(first - start, *rows));
                 }
                 let reader = builder.build().map_err(|e| ReconError::parquet(path, e))?;
                 for batch in reader {
@@ -323,7 +343,7 @@ impl BlockMeta {
             }
             (Kind::IpcFile { starts }, Unit::Block { block, rows, .. }) => {
                 let mut reader =
-                    FileReader::try_new(BufReader::new(open(path)?), Some(projected.to_vec()))
+                    FileReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), Some(projected.to_vec()))
                         .map_err(|e| ReconError::arrow(path, e))?;
                 reader
                     .set_index(*block)
@@ -355,7 +375,7 @@ impl BlockMeta {
             }
             (Kind::IpcStream, Unit::Stream { .. }) => {
                 let reader =
-                    StreamReader::try_new(BufReader::new(open(path)?), Some(projected.to_vec()))
+                    StreamReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), Some(projected.to_vec()))
                         .map_err(|e| ReconError::arrow(path, e))?;
                 for batch in reader {
                     let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
@@ -396,7 +416,7 @@ impl BlockMeta {
                 let meta = match fetch_meta.get() {
                     Some(m) => m,
                     None => {
-                        let loaded = with_offset_index(path, meta)?;
+                        let loaded = with_offset_index(path, self.remote.as_ref(), meta)?;
                         fetch_meta.get_or_init(|| loaded)
                     }
                 };
@@ -406,8 +426,12 @@ impl BlockMeta {
                         picks.iter().map(|&r| r..r + 1),
                         total,
                     );
+                    let mut blob = open(path, self.remote.as_ref())?;
+                    if blob.is_remote() {
+                        blob.prefetch(&needed_ranges(meta, block, None, Some(&sel)))?;
+                    }
                     let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
-                        open(path)?,
+                        blob,
                         meta.clone(),
                     )
                     .with_row_groups(vec![block])
@@ -422,7 +446,7 @@ impl BlockMeta {
                 }
             }
             Kind::IpcFile { starts } => {
-                let mut reader = FileReader::try_new(BufReader::new(open(path)?), None)
+                let mut reader = FileReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), None)
                     .map_err(|e| ReconError::arrow(path, e))?;
                 for (block, picks) in group(starts, positions) {
                     reader
@@ -454,7 +478,7 @@ impl BlockMeta {
                 }
             }
             Kind::IpcStream => {
-                let reader = StreamReader::try_new(BufReader::new(open(path)?), None)
+                let reader = StreamReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), None)
                     .map_err(|e| ReconError::arrow(path, e))?;
                 let mut pos = 0u64;
                 let mut next = 0usize;
@@ -482,6 +506,50 @@ impl BlockMeta {
         }
         Ok(())
     }
+}
+
+/// Skips `skip` rows of a row group, then selects `rows`.
+fn skip_select(skip: u64, rows: u64) -> RowSelection {
+    RowSelection::from(vec![
+        RowSelector::skip(skip as usize),
+        RowSelector::select(rows as usize),
+    ])
+}
+
+/// The byte ranges a read of row group `rg` needs, for a file read by
+/// ranges: each column chunk of the projected columns (`None`: all), or,
+/// under a row selection with the file's offset index, only the pages that
+/// hold the selected rows plus what precedes the first data page (the
+/// dictionary). Whatever a reader asks for beyond these is fetched then.
+fn needed_ranges(
+    meta: &ArrowReaderMetadata,
+    rg: usize,
+    projected: Option<&[usize]>,
+    selection: Option<&RowSelection>,
+) -> Vec<std::ops::Range<u64>> {
+    let pq = meta.metadata();
+    let descr = pq.file_metadata().schema_descr();
+    let group = pq.row_group(rg);
+    let pages = pq.page_index_for_row_group(rg);
+    let mut ranges = Vec::new();
+    for (leaf, chunk) in group.columns().iter().enumerate() {
+        if projected.is_some_and(|p| !p.contains(&descr.get_column_root_idx(leaf))) {
+            continue;
+        }
+        let (start, len) = chunk.byte_range();
+        let locations = pages.offset_index(leaf).map(|o| o.page_locations());
+        match (selection, locations) {
+            (Some(sel), Some(locs)) if !locs.is_empty() => {
+                let first_page = locs[0].offset as u64;
+                if first_page > start {
+                    ranges.push(start..first_page);
+                }
+                ranges.extend(sel.scan_ranges(locs));
+            }
+            _ => ranges.push(start..start + len),
+        }
+    }
+    ranges
 }
 
 /// One INT96 leaf column of a Parquet file.
@@ -646,6 +714,7 @@ fn int96_display(value: &parquet::data_type::Int96) -> String {
 /// refuses the first value that the Arrow reader would not hold exactly.
 fn check_int96(
     path: &Path,
+    remote: Option<&Arc<Object>>,
     meta: &ArrowReaderMetadata,
     block: usize,
     first_row: u64,
@@ -656,7 +725,7 @@ fn check_int96(
     // The footer is already parsed: read the row group from its metadata.
     let pq = meta.metadata();
     let group = SerializedRowGroupReader::new(
-        Arc::new(open(path)?),
+        Arc::new(open(path, remote)?),
         pq.row_group(block),
         pq.page_index_for_row_group(block),
         Arc::new(ReaderProperties::builder().build()),

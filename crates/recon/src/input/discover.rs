@@ -5,7 +5,9 @@
 //! refused here: they are read as tables ([`super::lakehouse`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::store::Object;
 use crate::config::Format;
 use crate::error::{ReconError, Result};
 
@@ -43,10 +45,14 @@ pub(super) fn classify(name: &str) -> (Option<Format>, Compression) {
 
 /// Recognizes binary formats by their magic bytes, for files without a
 /// known extension (Hive writes `000000_0`). Text is never guessed.
-pub(super) fn sniff(path: &Path) -> Option<Format> {
+pub(super) fn sniff(f: &Found) -> Option<Format> {
     use std::io::Read;
+    #[cfg(feature = "remote")]
+    if let Some(o) = &f.remote {
+        return magic_format(&o.fetch(0..o.size.min(6)).ok()?);
+    }
     let mut head = [0u8; 6];
-    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let n = std::fs::File::open(&f.path).ok()?.read(&mut head).ok()?;
     magic_format(&head[..n])
 }
 
@@ -70,6 +76,8 @@ fn is_marker(name: &str) -> bool {
 pub(super) struct Found {
     pub(super) path: PathBuf,
     pub(super) partitions: Vec<(String, Option<String>)>,
+    /// The object, when the file is in an object store.
+    pub(super) remote: Option<Arc<Object>>,
 }
 
 fn collect_files(root: &Path, dir: &Path, out: &mut Vec<Found>) -> Result<()> {
@@ -100,6 +108,7 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<Found>) -> Result<()> {
             out.push(Found {
                 partitions: hive_parts(root, &child)?,
                 path: child,
+                remote: None,
             });
         }
     }
@@ -228,6 +237,7 @@ pub(super) fn discover(path: &Path) -> Result<Vec<Found>> {
             return Ok(vec![Found {
                 path: path.to_path_buf(),
                 partitions: Vec::new(),
+                remote: None,
             }])
         }
         Ok(meta) if !meta.is_dir() => {
@@ -291,6 +301,7 @@ pub(super) fn discover(path: &Path) -> Result<Vec<Found>> {
             files.push(Found {
                 partitions: hive_parts(&root, &p)?,
                 path: p,
+                remote: None,
             });
         }
     }
@@ -301,6 +312,129 @@ pub(super) fn discover(path: &Path) -> Result<Vec<Found>> {
         return Err(ReconError::input(path, "glob pattern matches no files"));
     }
     Ok(files)
+}
+
+/// Lists the objects of `url` (an object, a folder, or a glob pattern),
+/// like [`discover`] does for local paths: sorted by key, markers skipped
+/// at every level, Hive levels counted below the folder (or the pattern's
+/// literal prefix), and the folders of Delta and Iceberg tables refused.
+#[cfg(feature = "remote")]
+pub(super) fn discover_remote(url: &str, stores: &super::store::Stores) -> Result<Vec<Found>> {
+    let path = Path::new(url);
+    let (scheme_root, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (
+            format!("{scheme}://{}", rest.split('/').next().unwrap_or("")),
+            rest.split_once('/').map_or("", |(_, k)| k),
+        ),
+        None => return Err(ReconError::input(path, "not a URL")),
+    };
+    let found = |objects: Vec<Arc<Object>>, root: &Path| -> Result<Vec<Found>> {
+        let mut files = Vec::new();
+        for o in objects {
+            let p = o.path();
+            let rel = p.strip_prefix(root).unwrap_or(&p);
+            if rel
+                .components()
+                .any(|c| is_marker(&c.as_os_str().to_string_lossy()))
+            {
+                continue;
+            }
+            files.push(Found {
+                partitions: hive_parts(root, &p)?,
+                path: p,
+                remote: Some(o),
+            });
+        }
+        Ok(files)
+    };
+    if has_glob_chars(rest) {
+        let literal: Vec<&str> = rest
+            .split('/')
+            .take_while(|c| !has_glob_chars(c))
+            .collect();
+        let root = format!("{scheme_root}/{}", literal.join("/"));
+        let pattern = glob::Pattern::new(rest)
+            .map_err(|e| ReconError::input(path, format!("bad glob pattern: {e}")))?;
+        let options = glob::MatchOptions {
+            require_literal_separator: true,
+            ..Default::default()
+        };
+        let listed = stores.list(&root)?;
+        refuse_remote_table_folder(url, &listed)?;
+        // A pattern that matches a folder takes the objects inside it.
+        let matched: Vec<Arc<Object>> = listed
+            .into_iter()
+            .filter(|o| {
+                let key = o.key();
+                pattern.matches_with(key, options)
+                    || key
+                        .match_indices('/')
+                        .any(|(i, _)| pattern.matches_with(&key[..i], options))
+            })
+            .collect();
+        let files = found(matched, Path::new(&root))?;
+        if files.is_empty() {
+            return Err(ReconError::input(path, "glob pattern matches no objects"));
+        }
+        return Ok(files);
+    }
+    // An object, or else a folder (a prefix ending at a `/`).
+    if !rest.is_empty() && !rest.ends_with('/') {
+        match stores.head(url) {
+            Ok(o) => {
+                return Ok(vec![Found {
+                    path: o.path(),
+                    partitions: Vec::new(),
+                    remote: Some(o),
+                }])
+            }
+            Err(ReconError::Input { message, .. }) if message.starts_with("not found") => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let root = url.trim_end_matches('/');
+    let listed = stores.list(root)?;
+    if listed.is_empty() {
+        return Err(ReconError::input(
+            path,
+            "not found (no such object, folder or bucket)",
+        ));
+    }
+    refuse_remote_table_folder(url, &listed)?;
+    let files = found(listed, Path::new(root))?;
+    if files.is_empty() {
+        return Err(ReconError::input(path, "folder holds no data files"));
+    }
+    Ok(files)
+}
+
+/// Refuses a folder that holds a Delta log or Iceberg metadata, as
+/// [`refuse_table_folder`] does on disk (a folder inside a table is not
+/// seen from its listing: object stores have no parent folders to look at).
+#[cfg(feature = "remote")]
+fn refuse_remote_table_folder(url: &str, listed: &[Arc<Object>]) -> Result<()> {
+    for o in listed {
+        let key = o.key();
+        let (scheme, rest) = o.url.split_once("://").unwrap_or(("", &o.url));
+        let bucket = rest.split('/').next().unwrap_or("");
+        if let Some(i) = key.find("_delta_log/") {
+            let table = format!("{scheme}://{bucket}/{}", key[..i].trim_end_matches('/'));
+            return Err(ReconError::input(
+                Path::new(url),
+                format!("this holds a Delta table ({table} has _delta_log/): {TABLE_FOLDER_WHY}. Read the table with delta:{table}, or pin a version with delta:{table}@VERSION"),
+            ));
+        }
+        if let Some(i) = key.find("metadata/") {
+            if is_metadata_name(&key[i + "metadata/".len()..]) {
+                let table = format!("{scheme}://{bucket}/{}", key[..i].trim_end_matches('/'));
+                return Err(ReconError::input(
+                    Path::new(url),
+                    format!("this holds an Iceberg table ({table}/metadata holds *.metadata.json): {TABLE_FOLDER_WHY}. Read the table with iceberg:{table}, or pin a snapshot with iceberg:{table}@SNAPSHOT_ID"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

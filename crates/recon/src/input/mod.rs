@@ -18,7 +18,8 @@
 //! (`tests/layers.rs` checks it):
 //!
 //! - `locator`: locators and the units of scan work; [`types`]: exact type
-//!   unification; `source`: what a caller passes; `text::lex` and
+//!   unification; `source`: what a caller passes; [`store`]: files in
+//!   object stores, read by ranges; `text::lex` and
 //!   `text::parse`: the CSV lexer and the exact text parsers.
 //! - `discover`: the files of a table and their formats; `block`: Parquet,
 //!   Arrow IPC and in-memory batches; `text::values` and `text::sniff`:
@@ -41,6 +42,8 @@ mod postgres;
 mod read;
 mod source;
 mod spool;
+#[cfg(feature = "remote")]
+pub mod store;
 mod table;
 mod text;
 pub mod types;

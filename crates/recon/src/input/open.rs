@@ -243,6 +243,15 @@ impl Table {
     }
 
     fn open_files(path: &Path, opts: &InputOptions) -> Result<Table> {
+        #[cfg(feature = "remote")]
+        let found = match path.to_str() {
+            Some(url) if super::store::is_url(url) => super::discover::discover_remote(
+                url,
+                &super::store::Stores::new(&opts.storage_options),
+            )?,
+            _ => discover(path)?,
+        };
+        #[cfg(not(feature = "remote"))]
         let found = discover(path)?;
         if found.len() > MAX_FILES {
             return Err(ReconError::input(
@@ -306,6 +315,7 @@ impl Table {
             snapshot: None,
             origin: None,
             database: None,
+            pass_marks: Default::default(),
         };
         table.finish()
     }
@@ -335,6 +345,7 @@ impl Table {
                 decode: None,
                 deleted: None,
                 columns: None,
+                remote: None,
             }],
             schema: b.schema.clone(),
             file_columns: n,
@@ -351,6 +362,7 @@ impl Table {
             snapshot: None,
             origin: Some("arrow (in memory)"),
             database: None,
+            pass_marks: Default::default(),
         };
         table.finish()
     }
@@ -372,7 +384,7 @@ fn file_formats(
         let this = match (opts.format, by_name) {
             (Some(explicit), _) => explicit,
             (None, Some(fmt)) => fmt,
-            (None, None) if sniff(&f.path).is_some() => sniff(&f.path).unwrap_or(Format::Parquet),
+            (None, None) if sniff(f).is_some() => sniff(f).unwrap_or(Format::Parquet),
             (None, None) => {
                 return Err(ReconError::input(
                     &f.path,
@@ -413,6 +425,7 @@ fn file_formats(
             decode: None,
             deleted: None,
             columns: None,
+            remote: f.remote.clone(),
         });
     }
     let format = format.ok_or_else(|| ReconError::input(path, "no data files"))?;
@@ -479,6 +492,16 @@ fn text_options(format: Format, files: &[TableFile], opts: &InputOptions) -> Tex
 /// The size of a table's file on disk, once it is known to open for
 /// reading; an empty file is refused unless it is text.
 fn open_file(tf: &TableFile, format: Format) -> Result<u64> {
+    #[cfg(feature = "remote")]
+    if let Some(o) = &tf.remote {
+        if o.size == 0 && !format.is_text() {
+            return Err(ReconError::input(
+                &tf.path,
+                format!("object is empty (0 bytes), not {}", format.name()),
+            ));
+        }
+        return Ok(o.size);
+    }
     let meta =
         std::fs::metadata(&tf.path).map_err(|e| ReconError::input(&tf.path, e.to_string()))?;
     if meta.len() == 0 && !format.is_text() {
@@ -501,9 +524,9 @@ fn read_footer(
     rows: &mut Option<u64>,
 ) -> Result<()> {
     let b = if format == Format::Parquet {
-        BlockMeta::parquet(&tf.path, opts.int96_unit)?
+        BlockMeta::parquet(&tf.path, tf.remote.as_ref(), opts.int96_unit)?
     } else {
-        BlockMeta::ipc(&tf.path)?
+        BlockMeta::ipc(&tf.path, tf.remote.as_ref())?
     };
     *rows = match (*rows, b.rows()) {
         (Some(a), Some(n)) => Some(
@@ -559,7 +582,7 @@ impl Dialects {
             Encoding::Bytes(e) if format == Format::Ndjson => Encoding::Stream(e),
             e => e,
         };
-        tf.decode = reader::file_decoding(&tf.path, tf.compression, enc)?;
+        tf.decode = reader::file_decoding(&tf.path, tf.remote.as_ref(), tf.compression, enc)?;
         self.sniff_file(tf, text)?;
         let (s, trailing) = reader::header_schema(tf, format, text)?;
         // The files of one table agree on the dialect.

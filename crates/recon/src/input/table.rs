@@ -42,6 +42,8 @@ pub struct TableFile {
     /// column in a narrower type (None: column `i` is the file's column
     /// `i`, of the table's type).
     pub(super) columns: Option<Arc<[FileColumn]>>,
+    /// The object, when the file is in an object store (read by ranges).
+    pub remote: Option<Arc<super::store::Object>>,
 }
 
 /// Where a table column is in one file of a table.
@@ -77,12 +79,13 @@ impl TableFile {
             path,
             compression: Compression::None,
             partition_values,
-            block: Some(block),
             // Positions, deleted ones included: locators' ordinals span them.
             extent: AtomicU64::new(n),
             decode: None,
             deleted: deleted.map(Arc::from),
             columns,
+            remote: block.remote.clone(),
+            block: Some(block),
         };
         (file, n - gone)
     }
@@ -144,6 +147,9 @@ pub struct Table {
     pub origin: Option<&'static str>,
     /// A table read from a database: the server, snapshot and query.
     pub database: Option<DatabaseRead>,
+    /// Bytes fetched from object stores when each scan pass ended
+    /// ([`Table::mark_pass`]).
+    pub pass_marks: std::sync::Mutex<Vec<u64>>,
 }
 
 /// How a database table was read, for the report: a run signs off against
@@ -235,6 +241,35 @@ pub fn refuse_unused_csv_options(sides: [(&InputOptions, &Table); 2]) -> Result<
 /// a text column's raw text before it was parsed into a typed column; the
 /// plan treats those rules as done rather than refusing them on a number.
 pub const TEXT_RULES: &str = "recon.text_rules";
+
+impl Table {
+    /// Bytes fetched from object stores so far, and the requests; None when
+    /// no file of the table is remote.
+    pub fn fetched(&self) -> Option<(u64, u64)> {
+        #[cfg(feature = "remote")]
+        {
+            let remote: Vec<_> = self.files.iter().filter_map(|f| f.remote.clone()).collect();
+            if remote.is_empty() {
+                return None;
+            }
+            let f = super::store::object::total(remote.into_iter());
+            Some((f.bytes, f.requests))
+        }
+        #[cfg(not(feature = "remote"))]
+        None
+    }
+
+    /// A scan pass ended: what was fetched until now is that pass's and the
+    /// ones before it.
+    pub fn mark_pass(&self) {
+        if let Some((bytes, _)) = self.fetched() {
+            self.pass_marks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(bytes);
+        }
+    }
+}
 
 impl Table {
     /// What the report calls the table's format.

@@ -576,6 +576,7 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
         dialect: None,
         snapshot: None,
         database: None,
+        fetched: None,
     };
     let second_pass = found.rows_shuffled.map(|rows| SecondPass {
         strategy: if cmp.undecoded.is_empty() {

@@ -127,6 +127,24 @@ pub struct InputReport {
     /// Database tables: the server, the snapshot and the query read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub database: Option<DatabaseReport>,
+    /// Tables in object stores: the bytes fetched, per pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetched: Option<FetchedReport>,
+}
+
+/// What a table in an object store cost in downloads.
+#[derive(Debug, Clone, Serialize)]
+pub struct FetchedReport {
+    /// Bytes fetched by the first (or only) scan pass, planning included.
+    pub pass1_bytes: u64,
+    /// Bytes fetched by the second pass, when there was one: a targeted
+    /// pass fetches only the pages of the rows it reads again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass2_bytes: Option<u64>,
+    /// Bytes fetched for evidence rows after the scan.
+    pub evidence_bytes: u64,
+    pub bytes: u64,
+    pub requests: u64,
 }
 
 /// How a database table was read.
@@ -560,6 +578,17 @@ impl InputReport {
                 snapshot: d.snapshot.clone(),
                 query: d.query.clone(),
                 connections: d.connections,
+            }),
+            fetched: t.fetched().map(|(bytes, requests)| {
+                let marks = t.pass_marks.lock().unwrap_or_else(|e| e.into_inner());
+                let last = marks.last().copied().unwrap_or(bytes);
+                FetchedReport {
+                    pass1_bytes: marks.first().copied().unwrap_or(bytes),
+                    pass2_bytes: marks.get(1).map(|m| m - marks[0]),
+                    evidence_bytes: bytes - last,
+                    bytes,
+                    requests,
+                }
             }),
         }
     }

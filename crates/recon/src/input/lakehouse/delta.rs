@@ -37,6 +37,8 @@ const PHYSICAL_NAME: &str = "delta.columnMapping.physicalName";
 /// A live data file of a Delta version.
 pub struct LiveFile {
     pub path: PathBuf,
+    /// The object, when the table is in an object store.
+    pub remote: Option<Arc<crate::input::store::Object>>,
     /// Raw partition values, one per [`DeltaVersion::partition_columns`]
     /// (None: NULL), as the log writes them.
     pub partition_values: Vec<Option<String>>,
@@ -110,6 +112,37 @@ fn parse_as_of(at: &str) -> std::result::Result<AsOf, String> {
 /// The kernel's error, in one line: its Display appends a backtrace when
 /// one was captured (RUST_BACKTRACE set), which is for a developer, not for
 /// recon's one-line errors.
+fn local_file(root: &Path, file_url: &Url, rel: &str) -> Result<PathBuf> {
+    file_url
+        .to_file_path()
+        .map_err(|_| delta_error(root, format!("file path {rel} is not a local file")))
+}
+
+/// The log's URL (ending in `/`) and an engine reading it through the
+/// object store it names. The engine gets its own store: delta_kernel runs
+/// it on its own runtime, and a connection pool must not outlive the
+/// runtime its connections were made on.
+#[cfg(feature = "remote")]
+fn remote_engine(
+    root: &Path,
+    text: &str,
+    storage_options: &[(String, String)],
+) -> Result<(Url, DefaultEngine<delta_kernel_default_engine::executor::tokio::TokioBackgroundExecutor>)> {
+    let url = Url::parse(&format!("{}/", text.trim_end_matches('/')))
+        .map_err(|e| ReconError::input(root, format!("not a valid URL: {e}")))?;
+    let (store, _, _) = crate::input::store::Stores::new(storage_options).resolve(url.as_str())?;
+    Ok((url, DefaultEngine::builder(store).build()))
+}
+
+#[cfg(not(feature = "remote"))]
+fn remote_engine(
+    root: &Path,
+    _text: &str,
+    _storage_options: &[(String, String)],
+) -> Result<(Url, DefaultEngine<delta_kernel_default_engine::executor::tokio::TokioBackgroundExecutor>)> {
+    Err(ReconError::input(root, "this recon was built without object stores"))
+}
+
 fn kernel_error(path: &Path, e: &delta_kernel::KernelError) -> ReconError {
     delta_error(path, one_line(e))
 }
@@ -140,18 +173,40 @@ fn one_line(e: &delta_kernel::KernelError) -> String {
 
 /// Reads the log of the Delta table at `root` as of `at` and lists what
 /// recon must read.
-pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
-    let absolute =
-        std::fs::canonicalize(root).map_err(|e| ReconError::input(root, e.to_string()))?;
-    if !absolute.join("_delta_log").is_dir() {
-        return Err(ReconError::input(
-            root,
-            "is not a Delta table: it has no _delta_log/ folder",
-        ));
-    }
-    let url = Url::from_directory_path(&absolute)
-        .map_err(|_| ReconError::input(root, "cannot be named as a file:// URL"))?;
-    let engine = DefaultEngine::builder(Arc::new(LocalFileSystem::new())).build();
+///
+/// `root` may be an object-store URL (`s3://bucket/table`): the log is read
+/// through object_store with `storage_options`, and each live file is an
+/// [`Object`](crate::input::store::Object) pinned to its ETag.
+pub fn open(
+    root: &Path,
+    at: AsOf,
+    storage_options: &[(String, String)],
+) -> Result<DeltaVersion> {
+    let root_text = root.to_string_lossy();
+    #[cfg(feature = "remote")]
+    let remote = crate::input::store::is_url(&root_text);
+    #[cfg(not(feature = "remote"))]
+    let remote = false;
+    let (url, engine) = if remote {
+        remote_engine(root, &root_text, storage_options)?
+    } else {
+        let absolute =
+            std::fs::canonicalize(root).map_err(|e| ReconError::input(root, e.to_string()))?;
+        if !absolute.join("_delta_log").is_dir() {
+            return Err(ReconError::input(
+                root,
+                "is not a Delta table: it has no _delta_log/ folder",
+            ));
+        }
+        let url = Url::from_directory_path(&absolute)
+            .map_err(|_| ReconError::input(root, "cannot be named as a file:// URL"))?;
+        (
+            url,
+            DefaultEngine::builder(Arc::new(LocalFileSystem::new())).build(),
+        )
+    };
+    #[cfg(feature = "remote")]
+    let stores = crate::input::store::Stores::new(storage_options);
     let build = |version: Option<u64>| {
         let mut builder = Snapshot::builder_for(url.as_str());
         if let Some(v) = version {
@@ -253,9 +308,15 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
         let file_url = url
             .join(&rel)
             .map_err(|e| delta_error(root, format!("file path {rel}: {e}")))?;
-        let path = file_url
-            .to_file_path()
-            .map_err(|_| delta_error(root, format!("file path {rel} is not a local file")))?;
+        #[cfg(feature = "remote")]
+        let (path, remote) = if remote {
+            let object = stores.head(file_url.as_str())?;
+            (object.path(), Some(object))
+        } else {
+            (local_file(root, &file_url, &rel)?, None)
+        };
+        #[cfg(not(feature = "remote"))]
+        let (path, remote) = (local_file(root, &file_url, &rel)?, None);
         let deleted = dv
             .get_row_indexes(&engine, &url)
             .map_err(|e| delta_error(root, format!("deletion vector of {rel}: {}", one_line(&e))))?
@@ -270,6 +331,7 @@ pub fn open(root: &Path, at: AsOf) -> Result<DeltaVersion> {
             .collect();
         files.push(LiveFile {
             path,
+            remote,
             partition_values,
             deleted,
         });

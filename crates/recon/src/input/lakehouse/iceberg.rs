@@ -50,6 +50,8 @@ pub struct Column {
 #[derive(Debug)]
 pub struct LiveFile {
     pub path: PathBuf,
+    /// The object, when the table is in an object store.
+    pub remote: Option<Arc<crate::input::store::Object>>,
     /// Rows the manifest says the file holds.
     pub record_count: Option<u64>,
     /// Positions (from 0, ascending, unique) that position deletes remove.
@@ -775,6 +777,7 @@ fn live_files(
         });
         files.push(LiveFile {
             path,
+            remote: None,
             record_count: d.record_count.and_then(|n| u64::try_from(n).ok()),
             deleted,
         });

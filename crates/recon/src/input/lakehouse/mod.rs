@@ -62,7 +62,7 @@ impl Table {
             Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
             None => (path.to_path_buf(), delta::AsOf::Latest),
         };
-        let v = delta::open(&root, at)?;
+        let v = delta::open(&root, at, &opts.storage_options)?;
         let n = v.physical_names.len();
         let mut files = Vec::with_capacity(v.files.len());
         // Per column: some live file lacks it (NULL there), some stores it nullable.
@@ -70,7 +70,7 @@ impl Table {
         let mut nullable_somewhere = vec![false; n];
         let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
         for lf in &v.files {
-            let b = BlockMeta::parquet(&lf.path, opts.int96_unit)?;
+            let b = BlockMeta::parquet(&lf.path, lf.remote.as_ref(), opts.int96_unit)?;
             let layout = delta_layout(&v, &lf.path, &b.schema)?;
             for (j, c) in layout.iter().enumerate() {
                 match c {
@@ -166,7 +166,7 @@ impl Table {
         let mut files = Vec::with_capacity(s.files.len());
         let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
         for lf in &s.files {
-            let b = BlockMeta::parquet(&lf.path, opts.int96_unit)?;
+            let b = BlockMeta::parquet(&lf.path, lf.remote.as_ref(), opts.int96_unit)?;
             // The manifest and the file must agree on what the file holds,
             // or a delete's positions would name other rows.
             let n = b.rows().unwrap_or(0);
@@ -314,6 +314,7 @@ impl Table {
             snapshot: Some(snapshot),
             origin: None,
             database: None,
+            pass_marks: Default::default(),
         };
         table.finish()
     }

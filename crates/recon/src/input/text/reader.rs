@@ -8,7 +8,6 @@
 //! `""` is the empty string, and `--null-value STR` makes unquoted fields
 //! equal to STR NULL too (a quoted "NULL" stays the string NULL).
 
-use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -23,10 +22,11 @@ use crate::config::{Encoding, Format, TextOptions};
 use crate::error::{quoted_value, ReconError, Result};
 use crate::input::discover::Compression;
 use crate::input::locator::{pack, Locators, TextChunk, Unit, POS_BITS};
+use crate::input::store::{Blob, Object};
 use crate::input::table::{Table, TableFile};
 
 fn open_reader(f: &TableFile) -> Result<Box<dyn Read + Send>> {
-    let r = open_raw(&f.path, f.compression)?;
+    let r = open_raw(&f.path, f.remote.as_ref(), f.compression)?;
     Ok(match f.decode {
         Some(enc) => Box::new(Transcode::new(r, enc)),
         None => r,
@@ -34,8 +34,12 @@ fn open_reader(f: &TableFile) -> Result<Box<dyn Read + Send>> {
 }
 
 /// The decompressed bytes of a file, before any decoding.
-fn open_raw(path: &Path, compression: Compression) -> Result<Box<dyn Read + Send>> {
-    let file = File::open(path).map_err(|e| ReconError::input(path, e.to_string()))?;
+fn open_raw(
+    path: &Path,
+    remote: Option<&Arc<Object>>,
+    compression: Compression,
+) -> Result<Box<dyn Read + Send>> {
+    let file = Blob::open(path, remote)?;
     Ok(match compression {
         Compression::None => Box::new(file),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
@@ -139,12 +143,13 @@ impl<R: Read> Read for Transcode<R> {
 /// file can: FF and FE never occur in UTF-8).
 pub fn file_decoding(
     path: &Path,
+    remote: Option<&Arc<Object>>,
     compression: Compression,
     enc: Encoding,
 ) -> Result<Option<&'static encoding_rs::Encoding>> {
     let mut head = Vec::new();
     read_more(
-        open_raw(path, compression)?.as_mut(),
+        open_raw(path, remote, compression)?.as_mut(),
         &mut head,
         2,
         path,
@@ -1268,8 +1273,7 @@ pub fn fetch<'t>(
     };
     if f.compression == Compression::None && f.decode.is_none() {
         // Seekable: read a window at each record.
-        let mut file_handle =
-            File::open(path).map_err(|e| ReconError::input(path, e.to_string()))?;
+        let mut file_handle = Blob::open(path, f.remote.as_ref())?;
         let mut window: Vec<u8> = Vec::new();
         let mut wstart = 0u64;
         let mut weof = false;
