@@ -266,13 +266,15 @@ def diff(
     source_query: Optional[str] = None,
     target_query: Optional[str] = None,
     connections: Optional[int] = None,
+    storage_options: Optional[Mapping[str, Any]] = None,
 ) -> Diff:
     """Compares two tables as multisets of rows (``EXCEPT ALL`` both ways),
     or by ``key``.
 
     ``source`` and ``target`` are each a path or table spec (a file, a
     directory, a glob, ``delta:PATH@VERSION``, ``iceberg:PATH``,
-    ``postgres://USER@HOST/DB?table=SCHEMA.NAME``), a pyarrow
+    ``postgres://USER@HOST/DB?table=SCHEMA.NAME``, ``s3://``, ``gs://``,
+    ``az://`` and ``https://`` URLs with ``storage_options``), a pyarrow
     Table, RecordBatchReader or Dataset, a polars DataFrame or LazyFrame, a
     pandas DataFrame (its index only with ``include_index=True``), a DuckDB
     relation, or any object with ``__arrow_c_stream__``. Data in memory is
@@ -311,7 +313,7 @@ def diff(
         timestamp_format=timestamp_format, skip_rows=skip_rows,
         source_skip_rows=source_skip_rows, target_skip_rows=target_skip_rows,
         comment=comment, source_query=source_query, target_query=target_query,
-        connections=connections,
+        connections=connections, storage_options=storage_options,
     )
     text = settings(options)
     own_dir = output is None
@@ -384,6 +386,7 @@ _SCHEMA_OPTIONS = {
     "max_parse_errors", "int96_unit", "trailing_delimiter", "quoted_empty_as_null",
     "date_format", "timestamp_format", "skip_rows", "source_skip_rows",
     "target_skip_rows", "comment", "source_query", "target_query", "connections",
+    "storage_options",
 }
 _FINGERPRINT_OPTIONS = (_SCHEMA_OPTIONS - {"source_format", "target_format", "source_skip_rows",
                                            "target_skip_rows", "source_query", "target_query"}

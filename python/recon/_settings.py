@@ -20,12 +20,13 @@ INPUT = (
     "null_values", "encoding", "infer_types", "max_parse_errors", "int96_unit",
     "trailing_delimiter", "quoted_empty_as_null", "date_format",
     "timestamp_format", "skip_rows", "source_skip_rows", "target_skip_rows",
-    "comment", "source_query", "target_query", "connections",
+    "comment", "source_query", "target_query", "connections", "storage_options",
 )
 # Settings that take a list: a single string is a list of one.
 LISTS = {"key", "columns", "exclude", "trim", "case_insensitive", "empty_as_null", "null_values"}
 # Settings that take {column: value}.
-DICTS = {"tolerance", "map", "cast", "round", "timestamp_precision", "date_format", "timestamp_format"}
+DICTS = {"tolerance", "map", "cast", "round", "timestamp_precision", "date_format", "timestamp_format",
+         "storage_options"}
 
 
 def _as_list(name: str, value: Any) -> list:
@@ -61,6 +62,9 @@ def _as_dict(name: str, value: Any) -> Dict[str, Any]:
             out[k] = v
         elif name == "tolerance":
             out[k] = _number_text(name, v)
+        elif name == "storage_options":
+            # object_store's settings are text; True is "true", as delta-rs takes it.
+            out[k] = str(v).lower() if isinstance(v, bool) else str(v)
         else:
             if not isinstance(v, str):
                 raise TypeError(f"{name}= values are strings, not {v!r}")

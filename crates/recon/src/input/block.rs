@@ -185,8 +185,8 @@ impl BlockMeta {
             .map_err(|e| ReconError::input(path, e.to_string()))?;
         guard(path, || {
             if n == 6 && &head == b"ARROW1" {
-                let reader =
-                    FileReader::try_new(BufReader::new(open(path, remote)?), None).map_err(|e| {
+                let reader = FileReader::try_new(BufReader::new(open(path, remote)?), None)
+                    .map_err(|e| {
                         ReconError::input(path, format!("not a readable Arrow IPC file: {e}"))
                     })?;
                 let starts = starts_of(path, ipc_batch_rows(path, remote)?.into_iter())?;
@@ -196,8 +196,8 @@ impl BlockMeta {
                     remote: remote.cloned(),
                 })
             } else {
-                let reader =
-                    StreamReader::try_new(BufReader::new(open(path, remote)?), None).map_err(|e| {
+                let reader = StreamReader::try_new(BufReader::new(open(path, remote)?), None)
+                    .map_err(|e| {
                         ReconError::input(
                             path,
                             format!("not a readable Arrow IPC file or stream: {e}"),
@@ -327,7 +327,8 @@ impl BlockMeta {
                         selection.as_ref(),
                     ))?;
                 }
-                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(blob, meta.clone())
+                let mut builder =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(blob, meta.clone())
                         .with_row_groups(vec![*block])
                         .with_batch_size(batch_size)
                         .with_projection(mask);
@@ -342,9 +343,11 @@ impl BlockMeta {
                 }
             }
             (Kind::IpcFile { starts }, Unit::Block { block, rows, .. }) => {
-                let mut reader =
-                    FileReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), Some(projected.to_vec()))
-                        .map_err(|e| ReconError::arrow(path, e))?;
+                let mut reader = FileReader::try_new(
+                    BufReader::new(open(path, self.remote.as_ref())?),
+                    Some(projected.to_vec()),
+                )
+                .map_err(|e| ReconError::arrow(path, e))?;
                 reader
                     .set_index(*block)
                     .map_err(|e| ReconError::arrow(path, e))?;
@@ -374,9 +377,11 @@ impl BlockMeta {
                 pos += n as u64;
             }
             (Kind::IpcStream, Unit::Stream { .. }) => {
-                let reader =
-                    StreamReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), Some(projected.to_vec()))
-                        .map_err(|e| ReconError::arrow(path, e))?;
+                let reader = StreamReader::try_new(
+                    BufReader::new(open(path, self.remote.as_ref())?),
+                    Some(projected.to_vec()),
+                )
+                .map_err(|e| ReconError::arrow(path, e))?;
                 for batch in reader {
                     let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
                     if pos + batch.num_rows() as u64 >= 1 << POS_BITS {
@@ -430,15 +435,13 @@ impl BlockMeta {
                     if blob.is_remote() {
                         blob.prefetch(&needed_ranges(meta, block, None, Some(&sel)))?;
                     }
-                    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
-                        blob,
-                        meta.clone(),
-                    )
-                    .with_row_groups(vec![block])
-                    .with_batch_size(8192)
-                    .with_row_selection(sel)
-                    .build()
-                    .map_err(|e| ReconError::parquet(path, e))?;
+                    let reader =
+                        ParquetRecordBatchReaderBuilder::new_with_metadata(blob, meta.clone())
+                            .with_row_groups(vec![block])
+                            .with_batch_size(8192)
+                            .with_row_selection(sel)
+                            .build()
+                            .map_err(|e| ReconError::parquet(path, e))?;
                     for batch in reader {
                         let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
                         emit(batch.columns().to_vec())?;
@@ -446,8 +449,9 @@ impl BlockMeta {
                 }
             }
             Kind::IpcFile { starts } => {
-                let mut reader = FileReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), None)
-                    .map_err(|e| ReconError::arrow(path, e))?;
+                let mut reader =
+                    FileReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), None)
+                        .map_err(|e| ReconError::arrow(path, e))?;
                 for (block, picks) in group(starts, positions) {
                     reader
                         .set_index(block)
@@ -478,8 +482,9 @@ impl BlockMeta {
                 }
             }
             Kind::IpcStream => {
-                let reader = StreamReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), None)
-                    .map_err(|e| ReconError::arrow(path, e))?;
+                let reader =
+                    StreamReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), None)
+                        .map_err(|e| ReconError::arrow(path, e))?;
                 let mut pos = 0u64;
                 let mut next = 0usize;
                 for batch in reader {

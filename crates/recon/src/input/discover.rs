@@ -348,10 +348,7 @@ pub(super) fn discover_remote(url: &str, stores: &super::store::Stores) -> Resul
         Ok(files)
     };
     if has_glob_chars(rest) {
-        let literal: Vec<&str> = rest
-            .split('/')
-            .take_while(|c| !has_glob_chars(c))
-            .collect();
+        let literal: Vec<&str> = rest.split('/').take_while(|c| !has_glob_chars(c)).collect();
         let root = format!("{scheme_root}/{}", literal.join("/"));
         let pattern = glob::Pattern::new(rest)
             .map_err(|e| ReconError::input(path, format!("bad glob pattern: {e}")))?;
@@ -573,6 +570,13 @@ mod tests {
         assert_eq!(magic_format(b"a,b\n1,2"), None);
         let dir = tempfile::tempdir().unwrap();
         let hive = touch(dir.path(), "000000_0", b"PAR1....");
-        assert_eq!(sniff(&hive), Some(Format::Parquet));
+        assert_eq!(
+            sniff(&Found {
+                path: hive.clone(),
+                partitions: Vec::new(),
+                remote: None,
+            }),
+            Some(Format::Parquet)
+        );
     }
 }

@@ -42,7 +42,6 @@ mod postgres;
 mod read;
 mod source;
 mod spool;
-#[cfg(feature = "remote")]
 pub mod store;
 mod table;
 mod text;

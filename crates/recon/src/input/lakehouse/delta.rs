@@ -127,7 +127,10 @@ fn remote_engine(
     root: &Path,
     text: &str,
     storage_options: &[(String, String)],
-) -> Result<(Url, DefaultEngine<delta_kernel_default_engine::executor::tokio::TokioBackgroundExecutor>)> {
+) -> Result<(
+    Url,
+    DefaultEngine<delta_kernel_default_engine::executor::tokio::TokioBackgroundExecutor>,
+)> {
     let url = Url::parse(&format!("{}/", text.trim_end_matches('/')))
         .map_err(|e| ReconError::input(root, format!("not a valid URL: {e}")))?;
     let (store, _, _) = crate::input::store::Stores::new(storage_options).resolve(url.as_str())?;
@@ -139,8 +142,14 @@ fn remote_engine(
     root: &Path,
     _text: &str,
     _storage_options: &[(String, String)],
-) -> Result<(Url, DefaultEngine<delta_kernel_default_engine::executor::tokio::TokioBackgroundExecutor>)> {
-    Err(ReconError::input(root, "this recon was built without object stores"))
+) -> Result<(
+    Url,
+    DefaultEngine<delta_kernel_default_engine::executor::tokio::TokioBackgroundExecutor>,
+)> {
+    Err(ReconError::input(
+        root,
+        "this recon was built without object stores",
+    ))
 }
 
 fn kernel_error(path: &Path, e: &delta_kernel::KernelError) -> ReconError {
@@ -177,11 +186,7 @@ fn one_line(e: &delta_kernel::KernelError) -> String {
 /// `root` may be an object-store URL (`s3://bucket/table`): the log is read
 /// through object_store with `storage_options`, and each live file is an
 /// [`Object`](crate::input::store::Object) pinned to its ETag.
-pub fn open(
-    root: &Path,
-    at: AsOf,
-    storage_options: &[(String, String)],
-) -> Result<DeltaVersion> {
+pub fn open(root: &Path, at: AsOf, storage_options: &[(String, String)]) -> Result<DeltaVersion> {
     let root_text = root.to_string_lossy();
     #[cfg(feature = "remote")]
     let remote = crate::input::store::is_url(&root_text);

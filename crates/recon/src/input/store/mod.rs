@@ -8,7 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 #[cfg(feature = "remote")]
-use bytes::{Buf, Bytes};
+use bytes::Buf;
+use bytes::Bytes;
 use parquet::file::reader::{ChunkReader, Length};
 
 use crate::error::{ReconError, Result};
@@ -16,9 +17,9 @@ use crate::error::{ReconError, Result};
 #[cfg(feature = "remote")]
 pub mod object;
 #[cfg(feature = "remote")]
-pub use object::{is_url, Fetched, Object, Stores};
-#[cfg(feature = "remote")]
 use object::{block_on, runtime, FIRST_BLOCK, MAX_BLOCK};
+#[cfg(feature = "remote")]
+pub use object::{is_url, Fetched, Object, Stores};
 
 /// A remote object, where the build has no object stores: never made.
 #[cfg(not(feature = "remote"))]
@@ -70,6 +71,8 @@ impl Blob {
                 chunks: Vec::new(),
                 stream: Stream::default(),
             })),
+            #[cfg(not(feature = "remote"))]
+            Some(o) => match **o {},
             None => std::fs::File::open(path)
                 .map(Blob::Local)
                 .map_err(|e| ReconError::input(path, e.to_string())),
@@ -198,6 +201,7 @@ impl Remote {
             let block = match s.next.take() {
                 Some((start, h)) if start == s.pos => block_on(h)
                     .map_err(std::io::Error::other)?
+                    .map_err(std::io::Error::other)?
                     .map_err(std::io::Error::other)?,
                 _ => {
                     let end = (s.pos + FIRST_BLOCK.min(len)).min(s.size);
@@ -212,7 +216,12 @@ impl Remote {
                 let spawned = {
                     let o = r.object.clone();
                     let end = (next_start + next_len).min(o.size);
-                    (next_start, runtime().spawn(o.get(next_start..end)))
+                    (
+                        next_start,
+                        runtime()
+                            .map_err(std::io::Error::other)?
+                            .spawn(o.get(next_start..end)),
+                    )
                 };
                 s.next = Some(spawned);
             }
@@ -249,4 +258,3 @@ impl Remote {
         Ok(s.pos)
     }
 }
-

@@ -32,8 +32,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::{ObjectStoreExt,
-    BackoffConfig, GetOptions, GetRange, ObjectStore, ObjectStoreScheme, RetryConfig,
+use object_store::{
+    BackoffConfig, GetOptions, GetRange, ObjectStore, ObjectStoreExt, ObjectStoreScheme,
+    RetryConfig,
 };
 use url::Url;
 
@@ -64,20 +65,25 @@ pub fn is_url(spec: &str) -> bool {
 
 /// The runtime every object-store request runs on: two workers are enough
 /// to keep dozens of requests in flight; recon's threads wait on it.
-pub(super) fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+pub(super) fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+    static RT: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("recon-store")
             .enable_all()
             .build()
-            .expect("the object-store runtime starts")
+            .map_err(|e| e.to_string())
     })
+    .as_ref()
+    .map_err(|e| ReconError::Internal(format!("cannot start the object-store runtime: {e}")))
 }
 
-pub(super) fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    runtime().block_on(f)
+/// Runs `f` to completion on the object-store runtime.
+pub(super) fn block_on<T, E>(
+    f: impl std::future::Future<Output = std::result::Result<T, E>>,
+) -> Result<std::result::Result<T, E>> {
+    Ok(runtime()?.block_on(f))
 }
 
 /// The stores of one table, by `scheme://bucket`, built once with the
@@ -185,7 +191,7 @@ impl Stores {
     /// The object at `url`, with its size and ETag now.
     pub fn head(&self, url: &str) -> Result<Arc<Object>> {
         let (store, key, _) = self.resolve(url)?;
-        let meta = block_on(store.head(&key)).map_err(|e| store_error(url, &e))?;
+        let meta = block_on(store.head(&key))?.map_err(|e| store_error(url, &e))?;
         Ok(Arc::new(Object::new(store, key, url.to_string(), &meta)))
     }
 
@@ -199,7 +205,7 @@ impl Stores {
             Some(key.clone())
         };
         let metas: Vec<object_store::ObjectMeta> =
-            block_on(store.list(prefix.as_ref()).try_collect())
+            block_on(store.list(prefix.as_ref()).try_collect())?
                 .map_err(|e| store_error(url, &e))?;
         let root = format!("{}://{}", parsed.scheme(), parsed.authority());
         let mut out: Vec<Arc<Object>> = metas
@@ -314,13 +320,14 @@ impl Object {
         if range.is_empty() {
             return Ok(Bytes::new());
         }
-        block_on(self.clone().get(range))
+        block_on(self.clone().get(range))?
     }
 
     /// The bytes of each of `ranges`: ranges closer than [`COALESCE`] are
     /// fetched in one request, and up to [`CONCURRENT`] requests run at once.
     pub fn fetch_many(self: &Arc<Self>, ranges: &[Range<u64>]) -> Result<Vec<(u64, Bytes)>> {
-        let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
+        let mut sorted: Vec<Range<u64>> =
+            ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
         sorted.sort_by_key(|r| r.start);
         let mut merged: Vec<Range<u64>> = Vec::new();
         for r in sorted {
@@ -338,7 +345,7 @@ impl Object {
             .buffered(CONCURRENT)
             .try_collect()
             .await
-        })
+        })?
     }
 
     fn error(&self, e: &object_store::Error) -> ReconError {
@@ -374,8 +381,16 @@ pub fn store_error(url: &str, e: &object_store::Error) -> ReconError {
                 .to_string()
         }
         E::Precondition { .. } => "changed during the run".to_string(),
+        other if xml_field(&other.to_string(), "Code").as_deref() == Some("NoSuchBucket") => {
+            "not found: no such bucket".to_string()
+        }
         other => {
             let mut text = other.to_string();
+            // An S3-style XML error body: its code and message, not the XML.
+            if let (Some(i), Some(code)) = (text.find("<?xml"), xml_field(&text, "Code")) {
+                let message = xml_field(&text, "Message").unwrap_or_default();
+                text = format!("{}{code}: {message}", &text[..i]);
+            }
             let mut source = std::error::Error::source(other);
             while let Some(s) = source {
                 let s = s.to_string();
@@ -389,6 +404,14 @@ pub fn store_error(url: &str, e: &object_store::Error) -> ReconError {
         }
     };
     input(&redact(url), what)
+}
+
+/// The text of the first `<name>…</name>` in `text`.
+fn xml_field(text: &str, name: &str) -> Option<String> {
+    let open = format!("<{name}>");
+    let start = text.find(&open)? + open.len();
+    let end = start + text[start..].find(&format!("</{name}>"))?;
+    Some(text[start..end].to_string())
 }
 
 fn s_source<'a>(

@@ -345,7 +345,7 @@ pub fn scan_stage(
     ctx.budget
         .set_expected(spill.saturating_sub(ctx.sizing.in_memory_spill as u64));
     mark_pass(sides);
-        ctx.progress.start_pass(2, 2, Phase::Partition);
+    ctx.progress.start_pass(2, 2, Phase::Partition);
     let (index, second_rows, written) = partition(sides, Some(Arc::new(differ)), None)?;
     if second_rows != rows {
         return Err(ReconError::Input {
