@@ -313,8 +313,10 @@ pub fn open(root: &Path, at: AsOf, storage_options: &[(String, String)]) -> Resu
         let file_url = url
             .join(&rel)
             .map_err(|e| delta_error(root, format!("file path {rel}: {e}")))?;
+        // A remote table's files, and files a local log names by an
+        // object-store URL (a shallow clone's), are objects.
         #[cfg(feature = "remote")]
-        let (path, remote) = if remote {
+        let (path, remote) = if remote || crate::input::store::is_url(file_url.as_str()) {
             let object = stores.head(file_url.as_str())?;
             (object.path(), Some(object))
         } else {

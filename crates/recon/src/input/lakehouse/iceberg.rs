@@ -22,7 +22,6 @@
 //! data files that are not Parquet, and columns with an initial default.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +34,7 @@ use parquet::arrow::ProjectionMask;
 use serde_json::Value as Json;
 
 use crate::error::{ReconError, Result};
+use crate::input::store::Object;
 
 /// Field metadata key arrow-rs gives a Parquet field id.
 pub const FIELD_ID: &str = "PARQUET:field_id";
@@ -92,15 +92,106 @@ pub fn parse_source(text: &str) -> Option<std::result::Result<(PathBuf, Option<i
     })
 }
 
-fn metadata_files(dir: &Path) -> Option<Vec<String>> {
-    let entries = std::fs::read_dir(dir).ok()?;
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| crate::input::discover::is_metadata_name(n))
-        .collect();
-    names.sort();
-    Some(names)
+/// Where a table's files are read from: a path on this machine, or an
+/// object-store URL (`s3://…`), which the metadata may also name for
+/// single files. Objects are looked up once and kept: the data files'
+/// objects (size, ETag) are the ones the scan reads.
+pub struct Fs {
+    #[cfg(feature = "remote")]
+    stores: crate::input::store::Stores,
+    #[cfg(feature = "remote")]
+    heads: std::sync::Mutex<HashMap<PathBuf, Option<Arc<Object>>>>,
+}
+
+impl Fs {
+    pub fn new(storage_options: &[(String, String)]) -> Fs {
+        let _ = storage_options;
+        Fs {
+            #[cfg(feature = "remote")]
+            stores: crate::input::store::Stores::new(storage_options),
+            #[cfg(feature = "remote")]
+            heads: Default::default(),
+        }
+    }
+
+    fn is_url(p: &Path) -> bool {
+        crate::input::store::is_url(&p.to_string_lossy())
+    }
+
+    /// The object at `p` when `p` is a URL and it exists; errors other than
+    /// "not found" (denied, unreachable) are errors.
+    fn object(&self, p: &Path) -> Result<Option<Arc<Object>>> {
+        #[cfg(feature = "remote")]
+        if Fs::is_url(p) {
+            let mut heads = self.heads.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(known) = heads.get(p) {
+                return Ok(known.clone());
+            }
+            let found = match self.stores.head(&p.to_string_lossy()) {
+                Ok(o) => Some(o),
+                Err(ReconError::Input { message, .. }) if message.starts_with("not found") => None,
+                Err(e) => return Err(e),
+            };
+            heads.insert(p.to_path_buf(), found.clone());
+            return Ok(found);
+        }
+        let _ = p;
+        Ok(None)
+    }
+
+    fn is_file(&self, p: &Path) -> Result<bool> {
+        if Fs::is_url(p) {
+            return Ok(self.object(p)?.is_some());
+        }
+        Ok(p.is_file())
+    }
+
+    fn read(&self, p: &Path) -> Result<Vec<u8>> {
+        if Fs::is_url(p) {
+            #[cfg(feature = "remote")]
+            if let Some(o) = self.object(p)? {
+                return Ok(o.fetch(0..o.size)?.to_vec());
+            }
+            return Err(ReconError::input(p, "not found (no such object)"));
+        }
+        std::fs::read(p).map_err(|e| ReconError::input(p, e.to_string()))
+    }
+
+    /// The names of the metadata files directly in `dir`, sorted; None when
+    /// it cannot be listed.
+    fn metadata_files(&self, dir: &Path) -> Result<Option<Vec<String>>> {
+        let mut names: Vec<String> = if Fs::is_url(dir) {
+            #[cfg(feature = "remote")]
+            {
+                let text = dir.to_string_lossy();
+                let prefix = format!("{}/", text.trim_end_matches('/'));
+                self.stores
+                    .list(&text)?
+                    .iter()
+                    .filter_map(|o| o.url.strip_prefix(&prefix).map(str::to_string))
+                    .filter(|n| !n.contains('/'))
+                    .collect()
+            }
+            #[cfg(not(feature = "remote"))]
+            return Ok(None);
+        } else {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return Ok(None);
+            };
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .collect()
+        };
+        names.retain(|n| crate::input::discover::is_metadata_name(n));
+        names.sort();
+        Ok(Some(names))
+    }
+
+    /// The object of a data or delete file, when it is remote.
+    pub(super) fn remote(&self, p: &Path) -> Result<Option<Arc<Object>>> {
+        self.object(p)
+    }
 }
 
 /// The version number a metadata file's name carries: `00003-<uuid>` (the
@@ -119,9 +210,15 @@ fn metadata_version(name: &str) -> Option<u64> {
 
 /// The metadata file to read for `path` (a metadata file, a table's root or
 /// its `metadata/` folder), and the table's root on this machine.
-pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
-    let meta = std::fs::metadata(path).map_err(|e| ReconError::input(path, e.to_string()))?;
-    if meta.is_file() {
+pub fn locate(fs: &Fs, path: &Path) -> Result<(PathBuf, PathBuf)> {
+    let is_file = if Fs::is_url(path) {
+        fs.is_file(path)?
+    } else {
+        std::fs::metadata(path)
+            .map_err(|e| ReconError::input(path, e.to_string()))?
+            .is_file()
+    };
+    if is_file {
         let dir = path.parent().unwrap_or(Path::new("."));
         let root = if dir.file_name().is_some_and(|n| n == "metadata") {
             dir.parent().unwrap_or(Path::new(".")).to_path_buf()
@@ -130,7 +227,13 @@ pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
         };
         return Ok((path.to_path_buf(), root));
     }
-    let (dir, root) = if path.join("metadata").is_dir() {
+    let has_metadata = if Fs::is_url(path) {
+        fs.metadata_files(&path.join("metadata"))?
+            .is_some_and(|n| !n.is_empty())
+    } else {
+        path.join("metadata").is_dir()
+    };
+    let (dir, root) = if has_metadata {
         (path.join("metadata"), path.to_path_buf())
     } else if path.file_name().is_some_and(|n| n == "metadata") {
         (
@@ -143,7 +246,7 @@ pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
             "is not an Iceberg table: it has no metadata/ folder",
         ));
     };
-    let names = metadata_files(&dir).unwrap_or_default();
+    let names = fs.metadata_files(&dir)?.unwrap_or_default();
     if names.is_empty() {
         return Err(ReconError::input(
             &dir,
@@ -151,7 +254,15 @@ pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
         ));
     }
     let hint = dir.join("version-hint.text");
-    if let Ok(text) = std::fs::read_to_string(&hint) {
+    let hint_text = if Fs::is_url(&hint) {
+        match fs.is_file(&hint)? {
+            true => Some(String::from_utf8_lossy(&fs.read(&hint)?).into_owned()),
+            false => None,
+        }
+    } else {
+        std::fs::read_to_string(&hint).ok()
+    };
+    if let Some(text) = hint_text {
         let text = text.trim();
         let chosen = match text.parse::<u64>() {
             Ok(n) => {
@@ -187,7 +298,7 @@ pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
                 } else {
                     dir.join(named)
                 };
-                if !named.is_file() {
+                if !fs.is_file(&named)? {
                     return Err(ReconError::input(
                         &hint,
                         format!("names '{text}', which is neither a version number nor a metadata file here"),
@@ -227,11 +338,8 @@ pub fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
     }
 }
 
-fn read_json(path: &Path) -> Result<Json> {
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| ReconError::input(path, e.to_string()))?;
+fn read_json(fs: &Fs, path: &Path) -> Result<Json> {
+    let mut bytes = fs.read(path)?;
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::GzDecoder::new(bytes.as_slice())
@@ -247,10 +355,11 @@ fn read_json(path: &Path) -> Result<Json> {
 /// written; a table copied elsewhere (off a warehouse, into a test folder)
 /// keeps them. A location under the table's recorded `location` is looked
 /// up under the root recon was given first, then as written.
-struct Locations {
+struct Locations<'f> {
     /// The recorded location, without scheme and trailing slash.
     recorded: String,
     root: PathBuf,
+    fs: &'f Fs,
 }
 
 /// `file:///x`, `file:/x` and `/x` all name `/x`; other schemes stay.
@@ -264,7 +373,7 @@ fn strip_file_scheme(s: &str) -> &str {
     }
 }
 
-impl Locations {
+impl Locations<'_> {
     fn resolve(&self, metadata: &Path, written: &str) -> Result<PathBuf> {
         let plain = strip_file_scheme(written);
         if let Some(rel) = plain
@@ -272,12 +381,23 @@ impl Locations {
             .and_then(|r| r.strip_prefix('/'))
         {
             let local = self.root.join(rel);
-            if local.exists() {
+            let found = if Fs::is_url(&local) {
+                self.fs.is_file(&local)?
+            } else {
+                local.exists()
+            };
+            if found {
                 return Ok(local);
             }
         }
+        // As written: a local path, or an object-store URL.
         let as_written = PathBuf::from(plain);
-        if !plain.contains("://") && as_written.exists() {
+        let found = if Fs::is_url(&as_written) {
+            self.fs.is_file(&as_written)?
+        } else {
+            !plain.contains("://") && as_written.exists()
+        };
+        if found {
             return Ok(as_written);
         }
         Err(ReconError::input(
@@ -470,9 +590,9 @@ fn avro_str<'v>(record: &'v Value, name: &str) -> Option<&'v str> {
     }
 }
 
-fn read_avro(path: &Path) -> Result<Vec<Value>> {
-    let file = File::open(path).map_err(|e| ReconError::input(path, e.to_string()))?;
-    let reader = apache_avro::Reader::new(std::io::BufReader::new(file))
+fn read_avro(fs: &Fs, path: &Path) -> Result<Vec<Value>> {
+    let bytes = fs.read(path)?;
+    let reader = apache_avro::Reader::new(bytes.as_slice())
         .map_err(|e| ReconError::input(path, format!("not a readable Avro file: {e}")))?;
     reader
         .map(|v| v.map_err(|e| ReconError::input(path, format!("Avro: {e}"))))
@@ -492,9 +612,9 @@ struct Entry {
 
 /// Reads the table at `path` (see [`locate`]) as of `snapshot_id` (None:
 /// the metadata's current snapshot).
-pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
-    let (metadata_file, root) = locate(path)?;
-    let meta = read_json(&metadata_file)?;
+pub fn open(path: &Path, snapshot_id: Option<i64>, fs: &Fs) -> Result<IcebergSnapshot> {
+    let (metadata_file, root) = locate(fs, path)?;
+    let meta = read_json(fs, &metadata_file)?;
     let mf = metadata_file.as_path();
     let format_version = json_i64(&meta, "format-version").unwrap_or(1);
     if !(1..=3).contains(&format_version) {
@@ -512,6 +632,7 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
             .trim_end_matches('/')
             .to_string(),
         root,
+        fs,
     };
     let snapshot = find_snapshot(mf, &meta, snapshot_id)?;
     let schema = snapshot_schema(mf, &meta, snapshot)?;
@@ -528,7 +649,7 @@ pub fn open(path: &Path, snapshot_id: Option<i64>) -> Result<IcebergSnapshot> {
         return Ok(result);
     };
     let manifests = manifests(mf, snapshot, &locations)?;
-    let entries = manifest_entries(&manifests)?;
+    let entries = manifest_entries(fs, &manifests)?;
     let id = result.snapshot_id.unwrap_or_default();
     let data: Vec<&Entry> = entries.iter().filter(|e| e.content == 0).collect();
     for d in &data {
@@ -615,7 +736,7 @@ fn manifests(mf: &Path, snapshot: &Json, locations: &Locations) -> Result<Vec<(P
     let mut manifests: Vec<(PathBuf, i64)> = Vec::new();
     if let Some(list) = snapshot.get("manifest-list").and_then(Json::as_str) {
         let list_path = locations.resolve(mf, list)?;
-        for m in read_avro(&list_path)? {
+        for m in read_avro(locations.fs, &list_path)? {
             let written = avro_str(&m, "manifest_path")
                 .ok_or_else(|| bad(&list_path, "a manifest list entry without manifest_path"))?;
             manifests.push((
@@ -639,10 +760,10 @@ fn manifests(mf: &Path, snapshot: &Json, locations: &Locations) -> Result<Vec<(P
 
 /// The files the manifests list as live (data and deletes), each with the
 /// sequence number it applies at.
-fn manifest_entries(manifests: &[(PathBuf, i64)]) -> Result<Vec<Entry>> {
+fn manifest_entries(fs: &Fs, manifests: &[(PathBuf, i64)]) -> Result<Vec<Entry>> {
     let mut entries = Vec::new();
     for (manifest, manifest_sequence) in manifests {
-        for e in read_avro(manifest)? {
+        for e in read_avro(fs, manifest)? {
             let status = avro_i64(&e, "status").unwrap_or(1);
             if status == 2 {
                 continue; // deleted in this snapshot
@@ -746,7 +867,7 @@ fn position_deletes(
             ));
         }
         let local = locations.resolve(&del.manifest, &del.written_path)?;
-        read_position_deletes(&local, del.sequence, &mut deletes)?;
+        read_position_deletes(locations.fs, &local, del.sequence, &mut deletes)?;
     }
     Ok(deletes)
 }
@@ -776,8 +897,8 @@ fn live_files(
             (!rows.is_empty()).then_some(rows)
         });
         files.push(LiveFile {
+            remote: locations.fs.remote(&path)?,
             path,
-            remote: None,
             record_count: d.record_count.and_then(|n| u64::try_from(n).ok()),
             deleted,
         });
@@ -800,11 +921,12 @@ fn live_files(
 
 /// Adds the (position, sequence number) pairs of one position delete file.
 fn read_position_deletes(
+    fs: &Fs,
     path: &Path,
     sequence: i64,
     into: &mut HashMap<String, Vec<(u64, i64)>>,
 ) -> Result<()> {
-    let file = File::open(path).map_err(|e| ReconError::input(path, e.to_string()))?;
+    let file = crate::input::store::Blob::open(path, fs.remote(path)?.as_ref())?;
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| ReconError::parquet(path, e))?;
     let schema = builder.schema().clone();
@@ -884,9 +1006,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("data")).unwrap();
         std::fs::write(dir.path().join("data/a.parquet"), b"x").unwrap();
+        let fs = Fs::new(&[]);
         let l = Locations {
             recorded: "/warehouse/orders".into(),
             root: dir.path().to_path_buf(),
+            fs: &fs,
         };
         let m = Path::new("m.json");
         for written in [

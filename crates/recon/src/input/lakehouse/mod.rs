@@ -158,7 +158,7 @@ impl Table {
             Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
             None => (path.to_path_buf(), None),
         };
-        let s = iceberg::open(&root, snapshot_id)?;
+        let s = iceberg::open(&root, snapshot_id, &iceberg::Fs::new(&opts.storage_options))?;
         let fields: Vec<Field> = s.columns.iter().map(|c| c.field.clone()).collect();
         let id = s
             .snapshot_id
