@@ -44,9 +44,33 @@ pub enum Blob {
 /// and the state of a streamed read.
 pub struct Remote {
     object: Arc<Object>,
-    /// Prefetched ranges (start, bytes), sorted by start.
-    chunks: Vec<(u64, Bytes)>,
+    /// The ranges a Parquet read will ask for, each with the part of it
+    /// held now (behind a lock: [`ChunkReader`] reads through `&self`).
+    windows: std::sync::Mutex<Vec<Window>>,
+    /// Bytes a window holds at most.
+    window_bytes: u64,
     stream: Stream,
+}
+
+/// Bytes one Parquet read may hold in prefetched windows: a row group's
+/// projected column chunks when they fit, else an equal window of each,
+/// refilled as the reader moves through it.
+#[cfg(feature = "remote")]
+pub const PREFETCH_BUDGET: u64 = 32 << 20;
+
+/// A range a read needs, and the part of it in memory.
+#[cfg(feature = "remote")]
+struct Window {
+    range: Range<u64>,
+    start: u64,
+    bytes: Bytes,
+}
+
+#[cfg(feature = "remote")]
+impl Window {
+    fn holds(&self, start: u64, len: u64) -> bool {
+        start >= self.start && start + len <= self.start + self.bytes.len() as u64
+    }
 }
 
 #[cfg(feature = "remote")]
@@ -66,11 +90,7 @@ impl Blob {
     pub fn open(path: &Path, remote: Option<&Arc<Object>>) -> Result<Blob> {
         match remote {
             #[cfg(feature = "remote")]
-            Some(o) => Ok(Blob::Remote(Remote {
-                object: o.clone(),
-                chunks: Vec::new(),
-                stream: Stream::default(),
-            })),
+            Some(o) => Ok(Blob::Remote(Remote::new(o.clone()))),
             #[cfg(not(feature = "remote"))]
             Some(o) => match **o {},
             None => std::fs::File::open(path)
@@ -80,11 +100,13 @@ impl Blob {
     }
 
     /// Fetches `ranges` now, concurrently, so the reads that follow are
-    /// served from memory. A local file needs nothing.
+    /// served from memory: all of them when they fit [`PREFETCH_BUDGET`],
+    /// else the start of each, the rest as the reader gets there. A local
+    /// file needs nothing.
     pub fn prefetch(&mut self, ranges: &[Range<u64>]) -> Result<()> {
         #[cfg(feature = "remote")]
         if let Blob::Remote(r) = self {
-            r.chunks = r.object.fetch_many(ranges)?;
+            r.prefetch(ranges)?;
         }
         let _ = ranges;
         Ok(())
@@ -100,11 +122,108 @@ impl Blob {
 
 #[cfg(feature = "remote")]
 impl Remote {
-    fn cached(&self, start: u64, len: u64) -> Option<Bytes> {
-        let i = self.chunks.partition_point(|(s, _)| *s <= start);
-        let (s, b) = self.chunks.get(i.checked_sub(1)?)?;
-        let off = (start - s) as usize;
-        (off as u64 + len <= b.len() as u64).then(|| b.slice(off..off + len as usize))
+    fn new(object: Arc<Object>) -> Remote {
+        Remote {
+            object,
+            windows: Default::default(),
+            window_bytes: 0,
+            stream: Stream::default(),
+        }
+    }
+
+    fn prefetch(&mut self, ranges: &[Range<u64>]) -> Result<()> {
+        let mut sorted: Vec<Range<u64>> =
+            ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
+        sorted.sort_by_key(|r| r.start);
+        let mut merged: Vec<Range<u64>> = Vec::new();
+        for r in sorted {
+            match merged.last_mut() {
+                // Only overlaps: adjacent column chunks are read side by
+                // side, so each keeps a window of its own.
+                Some(last) if r.start < last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        let total: u64 = merged.iter().map(|r| r.end - r.start).sum();
+        self.window_bytes = if total <= PREFETCH_BUDGET || merged.is_empty() {
+            total.max(1)
+        } else {
+            (PREFETCH_BUDGET / merged.len() as u64).max(FIRST_BLOCK)
+        };
+        let first: Vec<Range<u64>> = merged
+            .iter()
+            .map(|r| r.start..r.end.min(r.start + self.window_bytes))
+            .collect();
+        // Fetched coalesced: a chunk may span several windows, which then
+        // share its buffer.
+        let chunks = self.object.fetch_many(&first)?;
+        let windows = merged
+            .into_iter()
+            .zip(first)
+            .map(|(range, want)| {
+                let i = chunks.partition_point(|(s, _)| *s <= want.start);
+                let (s, b) = i
+                    .checked_sub(1)
+                    .and_then(|i| chunks.get(i))
+                    .ok_or_else(|| {
+                        ReconError::Internal("a prefetched range was not fetched".into())
+                    })?;
+                let off = (want.start - s) as usize;
+                Ok(Window {
+                    range,
+                    start: want.start,
+                    bytes: b.slice(off..off + (want.end - want.start) as usize),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        *self.windows.lock().unwrap_or_else(|e| e.into_inner()) = windows;
+        Ok(())
+    }
+
+    /// `len` bytes from `start` out of the window of the range holding
+    /// them, moving the window forward (one request) when they are past
+    /// it; None when no prefetched range holds them.
+    fn windowed(&self, start: u64, len: u64) -> Result<Option<Bytes>> {
+        let mut windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(w) = windows
+            .iter_mut()
+            .find(|w| start >= w.range.start && start + len <= w.range.end)
+        else {
+            return Ok(None);
+        };
+        if !w.holds(start, len) {
+            let end = (start + len.max(self.window_bytes)).min(w.range.end);
+            w.bytes = Bytes::new(); // dropped before the next window arrives
+            w.bytes = self.object.fetch(start..end)?;
+            w.start = start;
+        }
+        let off = (start - w.start) as usize;
+        Ok(Some(w.bytes.slice(off..off + len as usize)))
+    }
+
+    /// What follows `start` in its window, when a prefetched range holds it.
+    fn window_tail(&self, start: u64) -> Result<Option<Bytes>> {
+        let held = {
+            let windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+            windows
+                .iter()
+                .find(|w| start >= w.range.start && start < w.range.end)
+                .map(|w| {
+                    (
+                        w.holds(start, 1),
+                        w.start + w.bytes.len() as u64,
+                        w.range.end,
+                    )
+                })
+        };
+        match held {
+            None => Ok(None),
+            Some((true, end, _)) => self.windowed(start, end - start),
+            Some((false, _, range_end)) => {
+                let len = self.window_bytes.min(range_end - start);
+                self.windowed(start, len)
+            }
+        }
     }
 }
 
@@ -126,23 +245,18 @@ impl ChunkReader for Blob {
             Blob::Local(f) => Ok(Box::new(f.get_read(start)?)),
             #[cfg(feature = "remote")]
             Blob::Remote(r) => {
-                // A page header: inside a prefetched column chunk when the
-                // caller prefetched; else read forward from `start`.
-                let i = r.chunks.partition_point(|(s, _)| *s <= start);
-                if let Some((s, b)) = i.checked_sub(1).and_then(|i| r.chunks.get(i)) {
-                    if start < s + b.len() as u64 {
-                        return Ok(Box::new(b.slice((start - s) as usize..).reader()));
-                    }
-                }
-                let mut stream = Blob::Remote(Remote {
-                    object: r.object.clone(),
-                    chunks: Vec::new(),
-                    stream: Stream::default(),
-                });
-                stream
-                    .seek(SeekFrom::Start(start))
+                // A page header: read from the window of its column chunk,
+                // and on from the object should it run past the window.
+                let external = |e| parquet::errors::ParquetError::External(Box::new(e));
+                let tail = r.window_tail(start).map_err(external)?;
+                let from = start + tail.as_ref().map_or(0, |t| t.len() as u64);
+                let mut rest = Blob::Remote(Remote::new(r.object.clone()));
+                rest.seek(SeekFrom::Start(from))
                     .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?;
-                Ok(Box::new(stream))
+                Ok(match tail {
+                    Some(t) => Box::new(t.reader().chain(rest)),
+                    None => Box::new(rest),
+                })
             }
         }
     }
@@ -151,13 +265,16 @@ impl ChunkReader for Blob {
         match self {
             Blob::Local(f) => f.get_bytes(start, length),
             #[cfg(feature = "remote")]
-            Blob::Remote(r) => match r.cached(start, length as u64) {
-                Some(b) => Ok(b),
-                None => r
-                    .object
-                    .fetch(start..start + length as u64)
-                    .map_err(|e| parquet::errors::ParquetError::External(Box::new(e))),
-            },
+            Blob::Remote(r) => {
+                let external = |e| parquet::errors::ParquetError::External(Box::new(e));
+                match r.windowed(start, length as u64).map_err(external)? {
+                    Some(b) => Ok(b),
+                    None => r
+                        .object
+                        .fetch(start..start + length as u64)
+                        .map_err(external),
+                }
+            }
         }
     }
 }
