@@ -248,8 +248,8 @@ def test_a_targeted_second_pass_fetches_only_the_pages_it_reads(moto, tmp_path):
 
 
 def test_a_row_group_larger_than_the_prefetch_budget_is_read_in_windows(moto, tmp_path):
-    # One 48 MB row group of incompressible values: more than the 32 MiB a
-    # read may hold, so each column chunk is read through a moving window.
+    # One 48 MB row group of incompressible values: more than a read may
+    # hold, so each column chunk is read through a moving window.
     import random
     rnd = random.Random(7)
     n = 3_000_000
@@ -260,7 +260,9 @@ def test_a_row_group_larger_than_the_prefetch_budget_is_read_in_windows(moto, tm
     size = (tmp_path / "wide.parquet").stat().st_size
     assert size > 40 << 20
     url = moto.upload(tmp_path / "wide.parquet", "wide")
-    p = _diff(moto, f"{url}/wide.parquet", tmp_path / "wide.parquet", "--passes", "1")
+    # 128 MiB over 2 threads gives each read an 8 MiB prefetch budget.
+    p = _diff(moto, f"{url}/wide.parquet", tmp_path / "wide.parquet", "--passes", "1",
+              "--memory-limit", "128MiB", "-j", "2")
     assert p.returncode == 0, p.stderr
     f = json.loads(p.stdout)["inputs"]["source"]["fetched"]
     # Every byte once (the footer aside), in windows: no chunk fetched twice.

@@ -595,6 +595,28 @@ mod tests {
     }
 
     #[test]
+    fn storage_options_in_a_rules_file_fill_what_flags_leave_out() {
+        let rules = RulesFile::parse(
+            std::path::Path::new("rules.toml"),
+            "[storage_options]\naws_endpoint = \"http://localhost:9000\"\naws_region = \"eu-west-1\"\n",
+        )
+        .unwrap();
+        let mut input = InputConfig::default();
+        input
+            .storage_options
+            .insert("aws_region".into(), "us-east-1".into());
+        rules.fill_input(&mut input);
+        assert_eq!(input.storage_options["aws_region"], "us-east-1");
+        assert_eq!(
+            input.storage_options["aws_endpoint"],
+            "http://localhost:9000"
+        );
+        let [src, tgt] = input.build().unwrap();
+        assert_eq!(src.storage_options, tgt.storage_options);
+        assert_eq!(src.storage_options.len(), 2);
+    }
+
+    #[test]
     fn tolerances_are_exact_decimals() {
         let t = Tolerance::parse("0.01").unwrap();
         assert_eq!((t.mantissa, t.scale, t.relative), (1, 2, false));

@@ -28,7 +28,15 @@ pub struct BlockMeta {
     kind: Kind,
     /// The object, when the file is in an object store.
     pub(super) remote: Option<Arc<Object>>,
+    /// Dictionary pages fetched for row selections of a remote file, by
+    /// offset: the evidence reads a row group once per fetch, and each
+    /// would fetch the same dictionaries again. At most [`DICTIONARY_CACHE`]
+    /// bytes.
+    dictionaries: std::sync::Mutex<Vec<(u64, bytes::Bytes)>>,
 }
+
+/// Bytes of dictionary pages a remote file keeps between selections.
+const DICTIONARY_CACHE: usize = 32 << 20;
 
 enum Kind {
     Parquet {
@@ -175,6 +183,7 @@ impl BlockMeta {
                 fetch_meta: std::sync::OnceLock::new(),
             },
             remote: remote.cloned(),
+            dictionaries: Default::default(),
         })
     }
 
@@ -194,6 +203,7 @@ impl BlockMeta {
                     schema: reader.schema(),
                     kind: Kind::IpcFile { starts },
                     remote: remote.cloned(),
+                    dictionaries: Default::default(),
                 })
             } else {
                 let reader = StreamReader::try_new(BufReader::new(open(path, remote)?), None)
@@ -207,6 +217,7 @@ impl BlockMeta {
                     schema: reader.schema(),
                     kind: Kind::IpcStream,
                     remote: remote.cloned(),
+                    dictionaries: Default::default(),
                 })
             }
         })
@@ -224,6 +235,7 @@ impl BlockMeta {
             schema,
             kind: Kind::Memory { batches, starts },
             remote: None,
+            dictionaries: Default::default(),
         })
     }
 
@@ -320,12 +332,8 @@ impl BlockMeta {
                 let mut blob = open(path, self.remote.as_ref())?;
                 if blob.is_remote() {
                     let selection = slice.then(|| skip_select(first - start, *rows));
-                    blob.prefetch(&needed_ranges(
-                        meta,
-                        *block,
-                        Some(projected),
-                        selection.as_ref(),
-                    ))?;
+                    let needed = needed_ranges(meta, *block, Some(projected), selection.as_ref());
+                    self.prefetch(&mut blob, needed)?;
                 }
                 let mut builder =
                     ParquetRecordBatchReaderBuilder::new_with_metadata(blob, meta.clone())
@@ -433,7 +441,7 @@ impl BlockMeta {
                     );
                     let mut blob = open(path, self.remote.as_ref())?;
                     if blob.is_remote() {
-                        blob.prefetch(&needed_ranges(meta, block, None, Some(&sel)))?;
+                        self.prefetch(&mut blob, needed_ranges(meta, block, None, Some(&sel)))?;
                     }
                     let reader =
                         ParquetRecordBatchReaderBuilder::new_with_metadata(blob, meta.clone())
@@ -521,6 +529,45 @@ fn skip_select(skip: u64, rows: u64) -> RowSelection {
     ])
 }
 
+/// What a read of one row group of a remote file fetches.
+struct Needed {
+    ranges: Vec<std::ops::Range<u64>>,
+    /// What precedes each column chunk's first data page: its dictionary.
+    dictionaries: Vec<std::ops::Range<u64>>,
+}
+
+impl BlockMeta {
+    /// Fetches what a read needs into `blob`, taking dictionary pages from
+    /// (and adding them to) this file's cache.
+    fn prefetch(&self, blob: &mut Blob, needed: Needed) -> Result<()> {
+        let mut cache = self.dictionaries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut known = Vec::new();
+        let mut ranges = needed.ranges;
+        let mut missing = Vec::new();
+        for d in needed.dictionaries {
+            let len = (d.end - d.start) as usize;
+            match cache.iter().find(|(s, b)| *s == d.start && b.len() == len) {
+                Some((s, b)) => known.push((*s, b.clone())),
+                None => {
+                    ranges.push(d.clone());
+                    missing.push(d);
+                }
+            }
+        }
+        blob.prefetch_with(&ranges, known)?;
+        for d in missing {
+            if let Some(b) = blob.held(&d) {
+                if cache.iter().map(|(_, b)| b.len()).sum::<usize>() + b.len() > DICTIONARY_CACHE {
+                    cache.clear();
+                }
+                // A copy: a slice would keep the whole fetched request alive.
+                cache.push((d.start, bytes::Bytes::copy_from_slice(&b)));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The byte ranges a read of row group `rg` needs, for a file read by
 /// ranges: each column chunk of the projected columns (`None`: all), or,
 /// under a row selection with the file's offset index, only the pages that
@@ -531,12 +578,13 @@ fn needed_ranges(
     rg: usize,
     projected: Option<&[usize]>,
     selection: Option<&RowSelection>,
-) -> Vec<std::ops::Range<u64>> {
+) -> Needed {
     let pq = meta.metadata();
     let descr = pq.file_metadata().schema_descr();
     let group = pq.row_group(rg);
     let pages = pq.page_index_for_row_group(rg);
     let mut ranges = Vec::new();
+    let mut dictionaries = Vec::new();
     for (leaf, chunk) in group.columns().iter().enumerate() {
         if projected.is_some_and(|p| !p.contains(&descr.get_column_root_idx(leaf))) {
             continue;
@@ -547,14 +595,17 @@ fn needed_ranges(
             (Some(sel), Some(locs)) if !locs.is_empty() => {
                 let first_page = locs[0].offset as u64;
                 if first_page > start {
-                    ranges.push(start..first_page);
+                    dictionaries.push(start..first_page);
                 }
                 ranges.extend(sel.scan_ranges(locs));
             }
             _ => ranges.push(start..start + len),
         }
     }
-    ranges
+    Needed {
+        ranges,
+        dictionaries,
+    }
 }
 
 /// One INT96 leaf column of a Parquet file.

@@ -347,6 +347,16 @@ pub(super) fn discover_remote(url: &str, stores: &super::store::Stores) -> Resul
         }
         Ok(files)
     };
+    // A plain HTTP server cannot be listed, and `?` starts a query there:
+    // an http(s) URL names one file.
+    if scheme_root.starts_with("http") {
+        let o = stores.head(url)?;
+        return Ok(vec![Found {
+            path: o.path(),
+            partitions: Vec::new(),
+            remote: Some(o),
+        }]);
+    }
     if has_glob_chars(rest) {
         let literal: Vec<&str> = rest.split('/').take_while(|c| !has_glob_chars(c)).collect();
         let root = format!("{scheme_root}/{}", literal.join("/"));

@@ -58,6 +58,7 @@ pub fn size(
     let guess = estimated_rows(src).saturating_add(estimated_rows(tgt));
     progress.rows_total.store(guess, Ordering::Relaxed);
     let sizing = Sizing::plan_for(run.memory_limit, run.threads, guess, records);
+    crate::input::store::set_prefetch_budget(run.memory_limit, run.threads);
     let ctx = RunContext::new(
         &base,
         run.threads,

@@ -54,9 +54,26 @@ pub struct Remote {
 
 /// Bytes one Parquet read may hold in prefetched windows: a row group's
 /// projected column chunks when they fit, else an equal window of each,
-/// refilled as the reader moves through it.
+/// refilled as the reader moves through it. Set per run from the memory
+/// limit ([`set_prefetch_budget`]).
+static PREFETCH_BUDGET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(32 << 20);
+
+/// Gives each remote Parquet read an eighth of `memory_limit` over the
+/// threads, between 8 and 64 MiB: a whole row group's chunks in few
+/// requests when memory allows, moving windows when it is tight. Runs in
+/// one process share the setting (the last run's holds).
+pub fn set_prefetch_budget(memory_limit: u64, threads: usize) {
+    let per_thread = memory_limit / 8 / threads.max(1) as u64;
+    PREFETCH_BUDGET.store(
+        per_thread.clamp(8 << 20, 64 << 20),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
 #[cfg(feature = "remote")]
-pub const PREFETCH_BUDGET: u64 = 32 << 20;
+fn prefetch_budget() -> u64 {
+    PREFETCH_BUDGET.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// A range a read needs, and the part of it in memory.
 #[cfg(feature = "remote")]
@@ -100,7 +117,7 @@ impl Blob {
     }
 
     /// Fetches `ranges` now, concurrently, so the reads that follow are
-    /// served from memory: all of them when they fit [`PREFETCH_BUDGET`],
+    /// served from memory: all of them when they fit the prefetch budget,
     /// else the start of each, the rest as the reader gets there. A local
     /// file needs nothing.
     pub fn prefetch(&mut self, ranges: &[Range<u64>]) -> Result<()> {
@@ -110,6 +127,41 @@ impl Blob {
         }
         let _ = ranges;
         Ok(())
+    }
+
+    /// [`Blob::prefetch`], with some ranges' bytes already known (held
+    /// from an earlier read: a column chunk's dictionary page).
+    pub fn prefetch_with(&mut self, ranges: &[Range<u64>], known: Vec<(u64, Bytes)>) -> Result<()> {
+        #[cfg(not(feature = "remote"))]
+        let _ = (ranges, known);
+        #[cfg(feature = "remote")]
+        if let Blob::Remote(r) = self {
+            r.prefetch(ranges)?;
+            let mut windows = r.windows.lock().unwrap_or_else(|e| e.into_inner());
+            for (start, bytes) in known {
+                windows.push(Window {
+                    range: start..start + bytes.len() as u64,
+                    start,
+                    bytes,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of `range` when a prefetch holds them, without fetching.
+    pub fn held(&self, range: &Range<u64>) -> Option<Bytes> {
+        #[cfg(feature = "remote")]
+        if let Blob::Remote(r) = self {
+            let windows = r.windows.lock().unwrap_or_else(|e| e.into_inner());
+            let len = range.end - range.start;
+            return windows.iter().find(|w| w.holds(range.start, len)).map(|w| {
+                let off = (range.start - w.start) as usize;
+                w.bytes.slice(off..off + len as usize)
+            });
+        }
+        let _ = range;
+        None
     }
 
     pub fn is_remote(&self) -> bool {
@@ -145,10 +197,11 @@ impl Remote {
             }
         }
         let total: u64 = merged.iter().map(|r| r.end - r.start).sum();
-        self.window_bytes = if total <= PREFETCH_BUDGET || merged.is_empty() {
+        let budget = prefetch_budget();
+        self.window_bytes = if total <= budget || merged.is_empty() {
             total.max(1)
         } else {
-            (PREFETCH_BUDGET / merged.len() as u64).max(FIRST_BLOCK)
+            (budget / merged.len() as u64).max(FIRST_BLOCK)
         };
         let first: Vec<Range<u64>> = merged
             .iter()

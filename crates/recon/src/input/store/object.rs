@@ -46,8 +46,11 @@ pub const RETRIES: usize = 5;
 const RETRY_WINDOW: Duration = Duration::from_secs(120);
 /// Requests in flight for one prefetch.
 const CONCURRENT: usize = 8;
-/// Ranges closer than this are fetched in one request.
+/// Ranges closer than this are fetched in one request...
 const COALESCE: u64 = 1 << 20;
+/// ...of at most this many bytes, so a row group's chunks arrive over
+/// several connections at once.
+const MAX_REQUEST: u64 = 16 << 20;
 /// The first and the largest block of a streamed read.
 pub(super) const FIRST_BLOCK: u64 = 256 << 10;
 pub(super) const MAX_BLOCK: u64 = 8 << 20;
@@ -324,7 +327,8 @@ impl Object {
     }
 
     /// The bytes of each of `ranges`: ranges closer than [`COALESCE`] are
-    /// fetched in one request, and up to [`CONCURRENT`] requests run at once.
+    /// fetched in one request (up to [`MAX_REQUEST`] bytes), and up to
+    /// [`CONCURRENT`] requests run at once.
     pub fn fetch_many(self: &Arc<Self>, ranges: &[Range<u64>]) -> Result<Vec<(u64, Bytes)>> {
         let mut sorted: Vec<Range<u64>> =
             ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
@@ -332,7 +336,11 @@ impl Object {
         let mut merged: Vec<Range<u64>> = Vec::new();
         for r in sorted {
             match merged.last_mut() {
-                Some(last) if r.start <= last.end + COALESCE => last.end = last.end.max(r.end),
+                Some(last)
+                    if r.start <= last.end + COALESCE && r.end - last.start <= MAX_REQUEST =>
+                {
+                    last.end = last.end.max(r.end)
+                }
                 _ => merged.push(r),
             }
         }
