@@ -30,13 +30,26 @@ pub struct BlockMeta {
     pub(super) remote: Option<Arc<Object>>,
     /// Dictionary pages fetched for row selections of a remote file, by
     /// offset: the evidence reads a row group once per fetch, and each
-    /// would fetch the same dictionaries again. At most [`DICTIONARY_CACHE`]
-    /// bytes.
+    /// would fetch the same dictionaries again. All files together keep at
+    /// most [`DICTIONARY_CACHE`] bytes.
     dictionaries: std::sync::Mutex<Vec<(u64, bytes::Bytes)>>,
 }
 
-/// Bytes of dictionary pages a remote file keeps between selections.
+/// Bytes of dictionary pages the remote files of a process keep between
+/// selections, and what they keep now.
 const DICTIONARY_CACHE: usize = 32 << 20;
+static DICTIONARY_CACHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Drop for BlockMeta {
+    fn drop(&mut self) {
+        let cache = self
+            .dictionaries
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
+        let held: usize = cache.iter().map(|(_, b)| b.len()).sum();
+        DICTIONARY_CACHED.fetch_sub(held, std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 enum Kind {
     Parquet {
@@ -556,13 +569,15 @@ impl BlockMeta {
         }
         blob.prefetch_with(&ranges, known)?;
         for d in missing {
-            if let Some(b) = blob.held(&d) {
-                if cache.iter().map(|(_, b)| b.len()).sum::<usize>() + b.len() > DICTIONARY_CACHE {
-                    cache.clear();
-                }
-                // A copy: a slice would keep the whole fetched request alive.
-                cache.push((d.start, bytes::Bytes::copy_from_slice(&b)));
+            use std::sync::atomic::Ordering::Relaxed;
+            let Some(b) = blob.held(&d) else { continue };
+            // Full: later selections fetch their dictionaries again.
+            if DICTIONARY_CACHED.fetch_add(b.len(), Relaxed) + b.len() > DICTIONARY_CACHE {
+                DICTIONARY_CACHED.fetch_sub(b.len(), Relaxed);
+                continue;
             }
+            // A copy: a slice would keep the whole fetched request alive.
+            cache.push((d.start, bytes::Bytes::copy_from_slice(&b)));
         }
         Ok(())
     }

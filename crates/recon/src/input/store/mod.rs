@@ -58,12 +58,13 @@ pub struct Remote {
 /// limit ([`set_prefetch_budget`]).
 static PREFETCH_BUDGET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(32 << 20);
 
-/// Gives each remote Parquet read an eighth of `memory_limit` over the
-/// threads, between 8 and 64 MiB: a whole row group's chunks in few
-/// requests when memory allows, moving windows when it is tight. Runs in
-/// one process share the setting (the last run's holds).
+/// Gives each remote Parquet read 5% of `memory_limit` over the threads,
+/// between 8 and 64 MiB: a whole row group's chunks in few requests when
+/// memory allows, moving windows when it is tight. The engine's shares of
+/// the limit take the other 95% (see `engine::memory`). Runs in one
+/// process share the setting (the last run's holds).
 pub fn set_prefetch_budget(memory_limit: u64, threads: usize) {
-    let per_thread = memory_limit / 8 / threads.max(1) as u64;
+    let per_thread = memory_limit / 20 / threads.max(1) as u64;
     PREFETCH_BUDGET.store(
         per_thread.clamp(8 << 20, 64 << 20),
         std::sync::atomic::Ordering::Relaxed,
