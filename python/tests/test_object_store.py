@@ -343,3 +343,32 @@ def test_python_takes_urls_and_storage_options(moto, formats):
                    storage_options={"aws_endpoint": moto.endpoint, "aws_allow_http": True})
     assert not d.exact_match
     assert d.source_only_rows == 1 and d.target_only_rows == 1
+
+
+def test_an_object_replaced_mid_run_is_an_error_not_a_mixed_answer(tmp_path):
+    m = Moto()
+    try:
+        n = 3_000_000
+        t = pa.table({"id": pa.array(range(n), pa.int64()),
+                      "s": pa.array([f"value-{i}" for i in range(n)])})
+        pq.write_table(t, tmp_path / "a.parquet", row_group_size=100_000)
+        pq.write_table(t.slice(1), tmp_path / "b.parquet", row_group_size=100_000)
+        url = m.upload(tmp_path / "a.parquet", "replace")
+        temp = tmp_path / "tmp"
+        temp.mkdir()
+        out = tmp_path / "out"
+        proc = subprocess.Popen(
+            [_recon_bin(), "diff", f"{url}/a.parquet", tmp_path / "a.parquet", "-j", "1",
+             "--temp-dir", str(temp), "-o", str(out), *m.flags()],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=m.env())
+        time.sleep(1.0)
+        assert proc.poll() is None, "the run ended before the object was replaced"
+        m.s3.upload_file(str(tmp_path / "b.parquet"), BUCKET, "replace/a.parquet")
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 2, err
+        assert len(err.strip().splitlines()) == 1, err
+        assert f"{url}/a.parquet" in err and "changed during the run" in err, err
+        assert list(temp.iterdir()) == []
+        assert not out.exists()
+    finally:
+        m.stop()

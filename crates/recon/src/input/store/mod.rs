@@ -185,18 +185,9 @@ impl Remote {
     }
 
     fn prefetch(&mut self, ranges: &[Range<u64>]) -> Result<()> {
-        let mut sorted: Vec<Range<u64>> =
-            ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
-        sorted.sort_by_key(|r| r.start);
-        let mut merged: Vec<Range<u64>> = Vec::new();
-        for r in sorted {
-            match merged.last_mut() {
-                // Only overlaps: adjacent column chunks are read side by
-                // side, so each keeps a window of its own.
-                Some(last) if r.start < last.end => last.end = last.end.max(r.end),
-                _ => merged.push(r),
-            }
-        }
+        // Only overlaps are joined: adjacent column chunks are read side by
+        // side, so each keeps a window of its own.
+        let merged = object::merge_ranges(ranges, |last, r| r.start < last.end);
         let total: u64 = merged.iter().map(|r| r.end - r.start).sum();
         let budget = prefetch_budget();
         self.window_bytes = if total <= budget || merged.is_empty() {

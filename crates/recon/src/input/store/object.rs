@@ -137,50 +137,35 @@ impl Stores {
                 url.scheme()
             ))
         };
-        let built: std::result::Result<Arc<dyn ObjectStore>, object_store::Error> = match scheme {
-            ObjectStoreScheme::AmazonS3 => {
-                let mut b = AmazonS3Builder::from_env()
-                    .with_url(url.as_str())
-                    .with_retry(retry);
+        // Each builder: the cloud's environment, the URL, our retries, then
+        // the options under the builder's own config keys (unknown: refused).
+        macro_rules! configured {
+            ($builder:expr, $key:ty) => {{
+                let mut b = $builder.with_retry(retry);
                 for (k, v) in &self.options {
-                    let key = AmazonS3ConfigKey::from_str(&k.to_ascii_lowercase())
-                        .map_err(|_| bad_key(k))?;
+                    let key = <$key>::from_str(&k.to_ascii_lowercase()).map_err(|_| bad_key(k))?;
                     b = b.with_config(key, v);
                 }
-                b.build().map(|s| Arc::new(s) as _)
-            }
-            ObjectStoreScheme::GoogleCloudStorage => {
-                let mut b = GoogleCloudStorageBuilder::from_env()
-                    .with_url(url.as_str())
-                    .with_retry(retry);
-                for (k, v) in &self.options {
-                    let key = GoogleConfigKey::from_str(&k.to_ascii_lowercase())
-                        .map_err(|_| bad_key(k))?;
-                    b = b.with_config(key, v);
-                }
-                b.build().map(|s| Arc::new(s) as _)
-            }
-            ObjectStoreScheme::MicrosoftAzure => {
-                let mut b = MicrosoftAzureBuilder::from_env()
-                    .with_url(url.as_str())
-                    .with_retry(retry);
-                for (k, v) in &self.options {
-                    let key = AzureConfigKey::from_str(&k.to_ascii_lowercase())
-                        .map_err(|_| bad_key(k))?;
-                    b = b.with_config(key, v);
-                }
-                b.build().map(|s| Arc::new(s) as _)
-            }
-            ObjectStoreScheme::Http => {
-                let origin = &url[..url::Position::BeforePath];
-                let mut b = HttpBuilder::new().with_url(origin).with_retry(retry);
-                for (k, v) in &self.options {
-                    let key = ClientConfigKey::from_str(&k.to_ascii_lowercase())
-                        .map_err(|_| bad_key(k))?;
-                    b = b.with_config(key, v);
-                }
-                b.build().map(|s| Arc::new(s) as _)
-            }
+                b.build().map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
+            }};
+        }
+        let built = match scheme {
+            ObjectStoreScheme::AmazonS3 => configured!(
+                AmazonS3Builder::from_env().with_url(url.as_str()),
+                AmazonS3ConfigKey
+            ),
+            ObjectStoreScheme::GoogleCloudStorage => configured!(
+                GoogleCloudStorageBuilder::from_env().with_url(url.as_str()),
+                GoogleConfigKey
+            ),
+            ObjectStoreScheme::MicrosoftAzure => configured!(
+                MicrosoftAzureBuilder::from_env().with_url(url.as_str()),
+                AzureConfigKey
+            ),
+            ObjectStoreScheme::Http => configured!(
+                HttpBuilder::new().with_url(&url[..url::Position::BeforePath]),
+                ClientConfigKey
+            ),
             _ => {
                 return Err(input(
                     url.as_str(),
@@ -330,20 +315,9 @@ impl Object {
     /// fetched in one request (up to [`MAX_REQUEST`] bytes), and up to
     /// [`CONCURRENT`] requests run at once.
     pub fn fetch_many(self: &Arc<Self>, ranges: &[Range<u64>]) -> Result<Vec<(u64, Bytes)>> {
-        let mut sorted: Vec<Range<u64>> =
-            ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
-        sorted.sort_by_key(|r| r.start);
-        let mut merged: Vec<Range<u64>> = Vec::new();
-        for r in sorted {
-            match merged.last_mut() {
-                Some(last)
-                    if r.start <= last.end + COALESCE && r.end - last.start <= MAX_REQUEST =>
-                {
-                    last.end = last.end.max(r.end)
-                }
-                _ => merged.push(r),
-            }
-        }
+        let merged = merge_ranges(ranges, |last, r| {
+            r.start <= last.end + COALESCE && r.end - last.start <= MAX_REQUEST
+        });
         let this = self.clone();
         block_on(async move {
             futures::stream::iter(merged.into_iter().map(|r| {
@@ -368,6 +342,24 @@ impl Object {
         }
         store_error(&self.url, e)
     }
+}
+
+/// The non-empty `ranges` sorted by start, each joined into the one before
+/// it while `join(before, next)` says so.
+pub(super) fn merge_ranges(
+    ranges: &[Range<u64>],
+    join: impl Fn(&Range<u64>, &Range<u64>) -> bool,
+) -> Vec<Range<u64>> {
+    let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
+    sorted.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<u64>> = Vec::new();
+    for r in sorted {
+        match merged.last_mut() {
+            Some(last) if join(last, &r) => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
 }
 
 fn input(url: &str, message: impl Into<String>) -> ReconError {
