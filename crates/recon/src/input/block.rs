@@ -81,10 +81,6 @@ enum Kind {
     },
 }
 
-fn open(path: &Path, remote: Option<&Arc<Object>>) -> Result<Blob> {
-    Blob::open(path, remote)
-}
-
 fn starts_of(path: &Path, counts: impl Iterator<Item = i64>) -> Result<Vec<u64>> {
     let mut starts = vec![0u64];
     let mut next = 0u64;
@@ -103,7 +99,7 @@ fn starts_of(path: &Path, counts: impl Iterator<Item = i64>) -> Result<Vec<u64>>
 /// footer and the batches' message headers, without reading their bodies.
 fn ipc_batch_rows(path: &Path, remote: Option<&Arc<Object>>) -> Result<Vec<i64>> {
     let bad = |m: String| ReconError::input(path, format!("not a readable Arrow IPC file: {m}"));
-    let mut f = open(path, remote)?;
+    let mut f = Blob::open(path, remote)?;
     let mut tail = [0u8; 10];
     f.seek(SeekFrom::End(-10)).map_err(|e| bad(e.to_string()))?;
     f.read_exact(&mut tail).map_err(|e| bad(e.to_string()))?;
@@ -144,7 +140,7 @@ fn with_offset_index(
     meta: &ArrowReaderMetadata,
 ) -> Result<ArrowReaderMetadata> {
     use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
-    let file = open(path, remote)?;
+    let file = Blob::open(path, remote)?;
     let pq = guard(path, || {
         ParquetMetaDataReader::new()
             .with_offset_index_policy(PageIndexPolicy::Optional)
@@ -164,7 +160,7 @@ impl BlockMeta {
         remote: Option<&Arc<Object>>,
         int96_unit: Int96Unit,
     ) -> Result<BlockMeta> {
-        let file = open(path, remote)?;
+        let file = Blob::open(path, remote)?;
         let meta = guard(path, || {
             ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
                 .map_err(|e| ReconError::parquet(path, e))
@@ -202,15 +198,15 @@ impl BlockMeta {
 
     pub fn ipc(path: &Path, remote: Option<&Arc<Object>>) -> Result<BlockMeta> {
         let mut head = [0u8; 6];
-        let n = open(path, remote)?
+        let n = Blob::open(path, remote)?
             .read(&mut head)
             .map_err(|e| ReconError::input(path, e.to_string()))?;
         guard(path, || {
             if n == 6 && &head == b"ARROW1" {
-                let reader = FileReader::try_new(BufReader::new(open(path, remote)?), None)
+                let reader = FileReader::try_new(BufReader::new(Blob::open(path, remote)?), None)
                     .map_err(|e| {
-                        ReconError::input(path, format!("not a readable Arrow IPC file: {e}"))
-                    })?;
+                    ReconError::input(path, format!("not a readable Arrow IPC file: {e}"))
+                })?;
                 let starts = starts_of(path, ipc_batch_rows(path, remote)?.into_iter())?;
                 Ok(BlockMeta {
                     schema: reader.schema(),
@@ -219,7 +215,7 @@ impl BlockMeta {
                     dictionaries: Default::default(),
                 })
             } else {
-                let reader = StreamReader::try_new(BufReader::new(open(path, remote)?), None)
+                let reader = StreamReader::try_new(BufReader::new(Blob::open(path, remote)?), None)
                     .map_err(|e| {
                         ReconError::input(
                             path,
@@ -342,7 +338,7 @@ impl BlockMeta {
                     meta.metadata().file_metadata().schema_descr(),
                     projected.iter().copied(),
                 );
-                let mut blob = open(path, self.remote.as_ref())?;
+                let mut blob = Blob::open(path, self.remote.as_ref())?;
                 if blob.is_remote() {
                     let selection = slice.then(|| skip_select(first - start, *rows));
                     let needed = needed_ranges(meta, *block, Some(projected), selection.as_ref());
@@ -365,7 +361,7 @@ impl BlockMeta {
             }
             (Kind::IpcFile { starts }, Unit::Block { block, rows, .. }) => {
                 let mut reader = FileReader::try_new(
-                    BufReader::new(open(path, self.remote.as_ref())?),
+                    BufReader::new(Blob::open(path, self.remote.as_ref())?),
                     Some(projected.to_vec()),
                 )
                 .map_err(|e| ReconError::arrow(path, e))?;
@@ -399,7 +395,7 @@ impl BlockMeta {
             }
             (Kind::IpcStream, Unit::Stream { .. }) => {
                 let reader = StreamReader::try_new(
-                    BufReader::new(open(path, self.remote.as_ref())?),
+                    BufReader::new(Blob::open(path, self.remote.as_ref())?),
                     Some(projected.to_vec()),
                 )
                 .map_err(|e| ReconError::arrow(path, e))?;
@@ -452,7 +448,7 @@ impl BlockMeta {
                         picks.iter().map(|&r| r..r + 1),
                         total,
                     );
-                    let mut blob = open(path, self.remote.as_ref())?;
+                    let mut blob = Blob::open(path, self.remote.as_ref())?;
                     if blob.is_remote() {
                         self.prefetch(&mut blob, needed_ranges(meta, block, None, Some(&sel)))?;
                     }
@@ -470,9 +466,11 @@ impl BlockMeta {
                 }
             }
             Kind::IpcFile { starts } => {
-                let mut reader =
-                    FileReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), None)
-                        .map_err(|e| ReconError::arrow(path, e))?;
+                let mut reader = FileReader::try_new(
+                    BufReader::new(Blob::open(path, self.remote.as_ref())?),
+                    None,
+                )
+                .map_err(|e| ReconError::arrow(path, e))?;
                 for (block, picks) in group(starts, positions) {
                     reader
                         .set_index(block)
@@ -503,9 +501,11 @@ impl BlockMeta {
                 }
             }
             Kind::IpcStream => {
-                let reader =
-                    StreamReader::try_new(BufReader::new(open(path, self.remote.as_ref())?), None)
-                        .map_err(|e| ReconError::arrow(path, e))?;
+                let reader = StreamReader::try_new(
+                    BufReader::new(Blob::open(path, self.remote.as_ref())?),
+                    None,
+                )
+                .map_err(|e| ReconError::arrow(path, e))?;
                 let mut pos = 0u64;
                 let mut next = 0usize;
                 for batch in reader {
@@ -553,22 +553,30 @@ impl BlockMeta {
     /// Fetches what a read needs into `blob`, taking dictionary pages from
     /// (and adding them to) this file's cache.
     fn prefetch(&self, blob: &mut Blob, needed: Needed) -> Result<()> {
-        let mut cache = self.dictionaries.lock().unwrap_or_else(|e| e.into_inner());
         let mut known = Vec::new();
         let mut ranges = needed.ranges;
         let mut missing = Vec::new();
-        for d in needed.dictionaries {
-            let len = (d.end - d.start) as usize;
-            match cache.iter().find(|(s, b)| *s == d.start && b.len() == len) {
-                Some((s, b)) => known.push((*s, b.clone())),
-                None => {
-                    ranges.push(d.clone());
-                    missing.push(d);
+        {
+            let cache = self.dictionaries.lock().unwrap_or_else(|e| e.into_inner());
+            for d in needed.dictionaries {
+                let len = (d.end - d.start) as usize;
+                match cache.iter().find(|(s, b)| *s == d.start && b.len() == len) {
+                    Some((s, b)) => known.push((*s, b.clone())),
+                    None => {
+                        ranges.push(d.clone());
+                        missing.push(d);
+                    }
                 }
             }
         }
-        blob.prefetch_with(&ranges, known)?;
+        // Not under the lock: other threads' selections of this file fetch
+        // at the same time.
+        blob.prefetch(&ranges, known)?;
+        let mut cache = self.dictionaries.lock().unwrap_or_else(|e| e.into_inner());
         for d in missing {
+            if cache.iter().any(|(s, _)| *s == d.start) {
+                continue; // another thread cached it meanwhile
+            }
             use std::sync::atomic::Ordering::Relaxed;
             let Some(b) = blob.held(&d) else { continue };
             // Full: later selections fetch their dictionaries again.
@@ -796,7 +804,7 @@ fn check_int96(
     // The footer is already parsed: read the row group from its metadata.
     let pq = meta.metadata();
     let group = SerializedRowGroupReader::new(
-        Arc::new(open(path, remote)?),
+        Arc::new(Blob::open(path, remote)?),
         pq.row_group(block),
         pq.page_index_for_row_group(block),
         Arc::new(ReaderProperties::builder().build()),

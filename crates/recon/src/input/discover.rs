@@ -229,9 +229,15 @@ pub(super) fn is_iceberg_root(dir: &Path) -> bool {
 pub(super) fn is_metadata_name(name: &str) -> bool {
     name.ends_with(".metadata.json") || name.ends_with(".metadata.json.gz")
 }
-/// Lists the files of `path` (a file, a directory, or a glob pattern).
-pub(super) fn discover(path: &Path) -> Result<Vec<Found>> {
+/// Lists the files of `path` (a file, a directory, or a glob pattern; on
+/// disk, or in an object store with `storage_options`).
+pub(super) fn discover(path: &Path, storage_options: &[(String, String)]) -> Result<Vec<Found>> {
     let text = path.to_string_lossy();
+    #[cfg(feature = "remote")]
+    if super::store::is_url(&text) {
+        return discover_remote(&text, &super::store::Stores::new(storage_options));
+    }
+    let _ = storage_options;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => {
             return Ok(vec![Found {
@@ -319,7 +325,7 @@ pub(super) fn discover(path: &Path) -> Result<Vec<Found>> {
 /// at every level, Hive levels counted below the folder (or the pattern's
 /// literal prefix), and the folders of Delta and Iceberg tables refused.
 #[cfg(feature = "remote")]
-pub(super) fn discover_remote(url: &str, stores: &super::store::Stores) -> Result<Vec<Found>> {
+fn discover_remote(url: &str, stores: &super::store::Stores) -> Result<Vec<Found>> {
     let path = Path::new(url);
     let (scheme_root, rest) = match url.split_once("://") {
         Some((scheme, rest)) => (
@@ -347,15 +353,17 @@ pub(super) fn discover_remote(url: &str, stores: &super::store::Stores) -> Resul
         }
         Ok(files)
     };
-    // A plain HTTP server cannot be listed, and `?` starts a query there:
-    // an http(s) URL names one file.
-    if scheme_root.starts_with("http") {
-        let o = stores.head(url)?;
-        return Ok(vec![Found {
+    let one = |o: Arc<Object>| {
+        vec![Found {
             path: o.path(),
             partitions: Vec::new(),
             remote: Some(o),
-        }]);
+        }]
+    };
+    // A plain HTTP server cannot be listed, and `?` starts a query there:
+    // an http(s) URL names one file.
+    if scheme_root.starts_with("http") {
+        return Ok(one(stores.head(url)?));
     }
     if has_glob_chars(rest) {
         let literal: Vec<&str> = rest.split('/').take_while(|c| !has_glob_chars(c)).collect();
@@ -367,7 +375,7 @@ pub(super) fn discover_remote(url: &str, stores: &super::store::Stores) -> Resul
             ..Default::default()
         };
         let listed = stores.list(&root)?;
-        refuse_remote_table_folder(url, &listed)?;
+        refuse_remote_table_folder(url, &scheme_root, &listed)?;
         // A pattern that matches a folder takes the objects inside it.
         let matched: Vec<Arc<Object>> = listed
             .into_iter()
@@ -388,13 +396,7 @@ pub(super) fn discover_remote(url: &str, stores: &super::store::Stores) -> Resul
     // An object, or else a folder (a prefix ending at a `/`).
     if !rest.is_empty() && !rest.ends_with('/') {
         match stores.head(url) {
-            Ok(o) => {
-                return Ok(vec![Found {
-                    path: o.path(),
-                    partitions: Vec::new(),
-                    remote: Some(o),
-                }])
-            }
+            Ok(o) => return Ok(one(o)),
             Err(ReconError::Input { message, .. }) if message.starts_with("not found") => {}
             Err(e) => return Err(e),
         }
@@ -407,7 +409,7 @@ pub(super) fn discover_remote(url: &str, stores: &super::store::Stores) -> Resul
             "not found (no such object, folder or bucket)",
         ));
     }
-    refuse_remote_table_folder(url, &listed)?;
+    refuse_remote_table_folder(url, &scheme_root, &listed)?;
     let files = found(listed, Path::new(root))?;
     if files.is_empty() {
         return Err(ReconError::input(path, "folder holds no data files"));
@@ -419,13 +421,11 @@ pub(super) fn discover_remote(url: &str, stores: &super::store::Stores) -> Resul
 /// [`refuse_table_folder`] does on disk (a folder inside a table is not
 /// seen from its listing: object stores have no parent folders to look at).
 #[cfg(feature = "remote")]
-fn refuse_remote_table_folder(url: &str, listed: &[Arc<Object>]) -> Result<()> {
+fn refuse_remote_table_folder(url: &str, scheme_root: &str, listed: &[Arc<Object>]) -> Result<()> {
     for o in listed {
         let key = o.key();
-        let (scheme, rest) = o.url.split_once("://").unwrap_or(("", &o.url));
-        let bucket = rest.split('/').next().unwrap_or("");
         if let Some(i) = key.find("_delta_log/") {
-            let table = format!("{scheme}://{bucket}/{}", key[..i].trim_end_matches('/'));
+            let table = format!("{scheme_root}/{}", key[..i].trim_end_matches('/'));
             return Err(ReconError::input(
                 Path::new(url),
                 format!("this holds a Delta table ({table} has _delta_log/): {TABLE_FOLDER_WHY}. Read the table with delta:{table}, or pin a version with delta:{table}@VERSION"),
@@ -433,7 +433,7 @@ fn refuse_remote_table_folder(url: &str, listed: &[Arc<Object>]) -> Result<()> {
         }
         if let Some(i) = key.find("metadata/") {
             if is_metadata_name(&key[i + "metadata/".len()..]) {
-                let table = format!("{scheme}://{bucket}/{}", key[..i].trim_end_matches('/'));
+                let table = format!("{scheme_root}/{}", key[..i].trim_end_matches('/'));
                 return Err(ReconError::input(
                     Path::new(url),
                     format!("this holds an Iceberg table ({table}/metadata holds *.metadata.json): {TABLE_FOLDER_WHY}. Read the table with iceberg:{table}, or pin a snapshot with iceberg:{table}@SNAPSHOT_ID"),
@@ -480,7 +480,7 @@ mod tests {
         touch(root, "_SUCCESS", b"");
         touch(root, "region=west/.a.csv.crc", b"");
         touch(root, "_temporary/0/part.csv", b"x\n9\n");
-        let found = discover(root).unwrap();
+        let found = discover(root, &[]).unwrap();
         let part = |v: Option<&str>| vec![("region".to_string(), v.map(String::from))];
         assert_eq!(
             relative(root, &found),
@@ -501,7 +501,7 @@ mod tests {
         touch(root, "t/day=2/x.parquet", b"PAR1");
         touch(root, "t/day=2/_committed_1", b"");
         touch(root, "t/day=2/x.csv", b"a\n");
-        let found = discover(&root.join("t/day=*/*.parquet")).unwrap();
+        let found = discover(&root.join("t/day=*/*.parquet"), &[]).unwrap();
         let day = |d: &str| vec![("day".to_string(), Some(d.to_string()))];
         assert_eq!(
             relative(root, &found),
@@ -510,7 +510,9 @@ mod tests {
                 ("t/day=2/x.parquet".into(), day("2")),
             ]
         );
-        let none = discover(&root.join("t/*.arrow")).map(|_| ()).unwrap_err();
+        let none = discover(&root.join("t/*.arrow"), &[])
+            .map(|_| ())
+            .unwrap_err();
         assert!(
             none.to_string().contains("glob pattern matches no files"),
             "{none}"
@@ -522,14 +524,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir_all(root.join("empty/_logs")).unwrap();
-        let e = discover(&root.join("empty")).map(|_| ()).unwrap_err();
+        let e = discover(&root.join("empty"), &[]).map(|_| ()).unwrap_err();
         assert!(
             e.to_string().contains("directory holds no data files"),
             "{e}"
         );
 
         touch(root, "bad/k=%zz/a.csv", b"x\n");
-        let e = discover(&root.join("bad")).map(|_| ()).unwrap_err();
+        let e = discover(&root.join("bad"), &[]).map(|_| ()).unwrap_err();
         assert!(
             e.to_string()
                 .contains("partition value '%zz' is badly escaped"),
@@ -538,7 +540,7 @@ mod tests {
 
         touch(root, "delta/_delta_log/00000000000000000000.json", b"{}");
         touch(root, "delta/part-0.parquet", b"PAR1");
-        let e = discover(&root.join("delta")).map(|_| ()).unwrap_err();
+        let e = discover(&root.join("delta"), &[]).map(|_| ()).unwrap_err();
         assert!(
             e.to_string().contains("this is inside a Delta table"),
             "{e}"
@@ -547,7 +549,9 @@ mod tests {
         touch(root, "ice/metadata/v1.metadata.json", b"{}");
         touch(root, "ice/data/part-0.parquet", b"PAR1");
         assert!(is_iceberg_root(&root.join("ice")));
-        let e = discover(&root.join("ice/data")).map(|_| ()).unwrap_err();
+        let e = discover(&root.join("ice/data"), &[])
+            .map(|_| ())
+            .unwrap_err();
         assert!(
             e.to_string().contains("this is inside an Iceberg table"),
             "{e}"

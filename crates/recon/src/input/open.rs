@@ -243,16 +243,7 @@ impl Table {
     }
 
     fn open_files(path: &Path, opts: &InputOptions) -> Result<Table> {
-        #[cfg(feature = "remote")]
-        let found = match path.to_str() {
-            Some(url) if super::store::is_url(url) => super::discover::discover_remote(
-                url,
-                &super::store::Stores::new(&opts.storage_options),
-            )?,
-            _ => discover(path)?,
-        };
-        #[cfg(not(feature = "remote"))]
-        let found = discover(path)?;
+        let found = discover(path, &opts.storage_options)?;
         if found.len() > MAX_FILES {
             return Err(ReconError::input(
                 path,
@@ -384,13 +375,16 @@ fn file_formats(
         let this = match (opts.format, by_name) {
             (Some(explicit), _) => explicit,
             (None, Some(fmt)) => fmt,
-            (None, None) if sniff(f).is_some() => sniff(f).unwrap_or(Format::Parquet),
-            (None, None) => {
-                return Err(ReconError::input(
-                    &f.path,
-                    "unknown file extension (expected .parquet, .arrow/.feather/.ipc, .csv, .tsv, .jsonl/.ndjson, optionally .gz/.zst); pass `--source-format`/`--target-format` to choose",
-                ))
-            }
+            // By magic bytes: read once (for an object, that is a request).
+            (None, None) => match sniff(f) {
+                Some(fmt) => fmt,
+                None => {
+                    return Err(ReconError::input(
+                        &f.path,
+                        "unknown file extension (expected .parquet, .arrow/.feather/.ipc, .csv, .tsv, .jsonl/.ndjson, optionally .gz/.zst); pass `--source-format`/`--target-format` to choose",
+                    ))
+                }
+            },
         };
         match format {
             None => format = Some(this),
@@ -492,27 +486,28 @@ fn text_options(format: Format, files: &[TableFile], opts: &InputOptions) -> Tex
 /// The size of a table's file on disk, once it is known to open for
 /// reading; an empty file is refused unless it is text.
 fn open_file(tf: &TableFile, format: Format) -> Result<u64> {
-    #[cfg(feature = "remote")]
-    if let Some(o) = &tf.remote {
-        if o.size == 0 && !format.is_text() {
-            return Err(ReconError::input(
-                &tf.path,
-                format!("object is empty (0 bytes), not {}", format.name()),
-            ));
+    let len = match &tf.remote {
+        // An object's size came with its listing or HEAD request.
+        #[cfg(feature = "remote")]
+        Some(o) => o.size,
+        #[cfg(not(feature = "remote"))]
+        Some(o) => match **o {},
+        None => {
+            let meta = std::fs::metadata(&tf.path)
+                .map_err(|e| ReconError::input(&tf.path, e.to_string()))?;
+            // Open for reading up front, so permission problems surface before any work.
+            std::fs::File::open(&tf.path)
+                .map_err(|e| ReconError::input(&tf.path, e.to_string()))?;
+            meta.len()
         }
-        return Ok(o.size);
-    }
-    let meta =
-        std::fs::metadata(&tf.path).map_err(|e| ReconError::input(&tf.path, e.to_string()))?;
-    if meta.len() == 0 && !format.is_text() {
+    };
+    if len == 0 && !format.is_text() {
         return Err(ReconError::input(
             &tf.path,
             format!("file is empty (0 bytes), not {}", format.name()),
         ));
     }
-    // Open for reading up front, so permission problems surface before any work.
-    std::fs::File::open(&tf.path).map_err(|e| ReconError::input(&tf.path, e.to_string()))?;
-    Ok(meta.len())
+    Ok(len)
 }
 
 /// Reads the footer of a Parquet or IPC file into `tf`, adding its rows to

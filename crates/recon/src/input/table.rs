@@ -248,12 +248,16 @@ impl Table {
     pub fn fetched(&self) -> Option<(u64, u64)> {
         #[cfg(feature = "remote")]
         {
-            let remote: Vec<_> = self.files.iter().filter_map(|f| f.remote.clone()).collect();
-            if remote.is_empty() {
-                return None;
-            }
-            let f = super::store::object::total(remote.into_iter());
-            Some((f.bytes, f.requests))
+            let mut objects = self
+                .files
+                .iter()
+                .filter_map(|f| f.remote.as_ref())
+                .peekable();
+            objects.peek()?;
+            Some(objects.fold((0, 0), |(bytes, requests), o| {
+                let f = o.fetched();
+                (bytes + f.bytes, requests + f.requests)
+            }))
         }
         #[cfg(not(feature = "remote"))]
         None

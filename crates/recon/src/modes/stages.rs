@@ -42,6 +42,14 @@ pub fn plan(
     Ok((src, tgt, plan))
 }
 
+/// A scan pass ends: what each side fetched from object stores so far is
+/// that pass's and the ones before it (the report's `fetched`).
+pub fn mark_pass(sides: &[ScanSide<'_>; 2]) {
+    for s in sides {
+        s.table.mark_pass();
+    }
+}
+
 /// The run context, with the memory limit divided for the rows the tables
 /// hold (from metadata, or estimated from their size) and the mode's
 /// `records`.

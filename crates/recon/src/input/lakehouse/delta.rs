@@ -188,10 +188,7 @@ fn one_line(e: &delta_kernel::KernelError) -> String {
 /// [`Object`](crate::input::store::Object) pinned to its ETag.
 pub fn open(root: &Path, at: AsOf, storage_options: &[(String, String)]) -> Result<DeltaVersion> {
     let root_text = root.to_string_lossy();
-    #[cfg(feature = "remote")]
     let remote = crate::input::store::is_url(&root_text);
-    #[cfg(not(feature = "remote"))]
-    let remote = false;
     let (url, engine) = if remote {
         remote_engine(root, &root_text, storage_options)?
     } else {

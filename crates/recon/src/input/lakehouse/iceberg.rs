@@ -118,9 +118,10 @@ impl Fs {
         crate::input::store::is_url(&p.to_string_lossy())
     }
 
-    /// The object at `p` when `p` is a URL and it exists; errors other than
-    /// "not found" (denied, unreachable) are errors.
-    fn object(&self, p: &Path) -> Result<Option<Arc<Object>>> {
+    /// The object at `p` when `p` is a URL and it exists (a data or delete
+    /// file's, for the scan); errors other than "not found" (denied,
+    /// unreachable) are errors.
+    pub(super) fn remote(&self, p: &Path) -> Result<Option<Arc<Object>>> {
         #[cfg(feature = "remote")]
         if Fs::is_url(p) {
             let mut heads = self.heads.lock().unwrap_or_else(|e| e.into_inner());
@@ -141,15 +142,45 @@ impl Fs {
 
     fn is_file(&self, p: &Path) -> Result<bool> {
         if Fs::is_url(p) {
-            return Ok(self.object(p)?.is_some());
+            return Ok(self.remote(p)?.is_some());
         }
         Ok(p.is_file())
+    }
+
+    /// As [`Fs::is_file`], but a local directory counts (the old `exists`).
+    fn exists(&self, p: &Path) -> Result<bool> {
+        if Fs::is_url(p) {
+            return self.is_file(p);
+        }
+        Ok(p.exists())
+    }
+
+    /// The bytes of `p`, or None when there is no such file.
+    fn read_if_exists(&self, p: &Path) -> Result<Option<Vec<u8>>> {
+        if Fs::is_url(p) {
+            return match self.is_file(p)? {
+                true => self.read(p).map(Some),
+                false => Ok(None),
+            };
+        }
+        Ok(std::fs::read(p).ok())
+    }
+
+    /// True when `dir/metadata` holds metadata files (a table's root).
+    fn has_metadata_dir(&self, dir: &Path) -> Result<bool> {
+        let metadata = dir.join("metadata");
+        if Fs::is_url(dir) {
+            return Ok(self
+                .metadata_files(&metadata)?
+                .is_some_and(|n| !n.is_empty()));
+        }
+        Ok(metadata.is_dir())
     }
 
     fn read(&self, p: &Path) -> Result<Vec<u8>> {
         if Fs::is_url(p) {
             #[cfg(feature = "remote")]
-            if let Some(o) = self.object(p)? {
+            if let Some(o) = self.remote(p)? {
                 return Ok(o.fetch(0..o.size)?.to_vec());
             }
             return Err(ReconError::input(p, "not found (no such object)"));
@@ -187,11 +218,6 @@ impl Fs {
         names.sort();
         Ok(Some(names))
     }
-
-    /// The object of a data or delete file, when it is remote.
-    pub(super) fn remote(&self, p: &Path) -> Result<Option<Arc<Object>>> {
-        self.object(p)
-    }
 }
 
 /// The version number a metadata file's name carries: `00003-<uuid>` (the
@@ -227,13 +253,7 @@ pub fn locate(fs: &Fs, path: &Path) -> Result<(PathBuf, PathBuf)> {
         };
         return Ok((path.to_path_buf(), root));
     }
-    let has_metadata = if Fs::is_url(path) {
-        fs.metadata_files(&path.join("metadata"))?
-            .is_some_and(|n| !n.is_empty())
-    } else {
-        path.join("metadata").is_dir()
-    };
-    let (dir, root) = if has_metadata {
+    let (dir, root) = if fs.has_metadata_dir(path)? {
         (path.join("metadata"), path.to_path_buf())
     } else if path.file_name().is_some_and(|n| n == "metadata") {
         (
@@ -254,14 +274,9 @@ pub fn locate(fs: &Fs, path: &Path) -> Result<(PathBuf, PathBuf)> {
         ));
     }
     let hint = dir.join("version-hint.text");
-    let hint_text = if Fs::is_url(&hint) {
-        match fs.is_file(&hint)? {
-            true => Some(String::from_utf8_lossy(&fs.read(&hint)?).into_owned()),
-            false => None,
-        }
-    } else {
-        std::fs::read_to_string(&hint).ok()
-    };
+    let hint_text = fs
+        .read_if_exists(&hint)?
+        .and_then(|b| String::from_utf8(b).ok());
     if let Some(text) = hint_text {
         let text = text.trim();
         let chosen = match text.parse::<u64>() {
@@ -381,23 +396,14 @@ impl Locations<'_> {
             .and_then(|r| r.strip_prefix('/'))
         {
             let local = self.root.join(rel);
-            let found = if Fs::is_url(&local) {
-                self.fs.is_file(&local)?
-            } else {
-                local.exists()
-            };
-            if found {
+            if self.fs.exists(&local)? {
                 return Ok(local);
             }
         }
         // As written: a local path, or an object-store URL.
         let as_written = PathBuf::from(plain);
-        let found = if Fs::is_url(&as_written) {
-            self.fs.is_file(&as_written)?
-        } else {
-            !plain.contains("://") && as_written.exists()
-        };
-        if found {
+        // Another scheme (hdfs://) is neither.
+        if (Fs::is_url(&as_written) || !plain.contains("://")) && self.fs.exists(&as_written)? {
             return Ok(as_written);
         }
         Err(ReconError::input(

@@ -100,7 +100,6 @@ struct Stream {
     block_start: u64,
     /// The next block, in flight.
     next: Option<(u64, tokio::task::JoinHandle<Result<Bytes>>)>,
-    size: u64,
 }
 
 impl Blob {
@@ -119,20 +118,10 @@ impl Blob {
 
     /// Fetches `ranges` now, concurrently, so the reads that follow are
     /// served from memory: all of them when they fit the prefetch budget,
-    /// else the start of each, the rest as the reader gets there. A local
-    /// file needs nothing.
-    pub fn prefetch(&mut self, ranges: &[Range<u64>]) -> Result<()> {
-        #[cfg(feature = "remote")]
-        if let Blob::Remote(r) = self {
-            r.prefetch(ranges)?;
-        }
-        let _ = ranges;
-        Ok(())
-    }
-
-    /// [`Blob::prefetch`], with some ranges' bytes already known (held
-    /// from an earlier read: a column chunk's dictionary page).
-    pub fn prefetch_with(&mut self, ranges: &[Range<u64>], known: Vec<(u64, Bytes)>) -> Result<()> {
+    /// else the start of each, the rest as the reader gets there. `known`
+    /// are ranges' bytes held from an earlier read (a column chunk's
+    /// dictionary page). A local file needs nothing.
+    pub fn prefetch(&mut self, ranges: &[Range<u64>], known: Vec<(u64, Bytes)>) -> Result<()> {
         #[cfg(not(feature = "remote"))]
         let _ = (ranges, known);
         #[cfg(feature = "remote")]
@@ -350,42 +339,36 @@ impl Remote {
     /// 8 MiB while the reads go forward, and the next block is always in
     /// flight.
     fn read_forward(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let r = self;
-        let s = &mut r.stream;
-        s.size = r.object.size;
-        if s.pos >= s.size || out.is_empty() {
+        let size = self.object.size;
+        let s = &mut self.stream;
+        if s.pos >= size || out.is_empty() {
             return Ok(0);
         }
         let in_block = s.pos >= s.block_start && s.pos < s.block_start + s.block.len() as u64;
         if !in_block {
-            // Take the block in flight if it starts here, else fetch one.
-            let len = (s.block.len() as u64 * 2).clamp(FIRST_BLOCK, MAX_BLOCK);
+            // Take the block in flight if it starts here, else fetch a first
+            // (small) one.
             let block = match s.next.take() {
                 Some((start, h)) if start == s.pos => block_on(h)
                     .map_err(std::io::Error::other)?
                     .map_err(std::io::Error::other)?
                     .map_err(std::io::Error::other)?,
                 _ => {
-                    let end = (s.pos + FIRST_BLOCK.min(len)).min(s.size);
-                    r.object.fetch(s.pos..end).map_err(std::io::Error::other)?
+                    let end = (s.pos + FIRST_BLOCK).min(size);
+                    self.object
+                        .fetch(s.pos..end)
+                        .map_err(std::io::Error::other)?
                 }
             };
             s.block_start = s.pos;
             s.block = block;
             let next_start = s.block_start + s.block.len() as u64;
-            if next_start < s.size {
+            if next_start < size {
                 let next_len = (s.block.len() as u64 * 2).clamp(FIRST_BLOCK, MAX_BLOCK);
-                let spawned = {
-                    let o = r.object.clone();
-                    let end = (next_start + next_len).min(o.size);
-                    (
-                        next_start,
-                        runtime()
-                            .map_err(std::io::Error::other)?
-                            .spawn(o.get(next_start..end)),
-                    )
-                };
-                s.next = Some(spawned);
+                let end = (next_start + next_len).min(size);
+                let fetch = self.object.clone().get(next_start..end);
+                let handle = runtime().map_err(std::io::Error::other)?.spawn(fetch);
+                s.next = Some((next_start, handle));
             }
         }
         let off = (s.pos - s.block_start) as usize;
@@ -396,12 +379,11 @@ impl Remote {
     }
 
     fn seek_to(&mut self, to: SeekFrom) -> std::io::Result<u64> {
-        let r = self;
-        let size = r.object.size as i128;
+        let size = self.object.size as i128;
         let pos = match to {
             SeekFrom::Start(p) => p as i128,
             SeekFrom::End(d) => size + d as i128,
-            SeekFrom::Current(d) => r.stream.pos as i128 + d as i128,
+            SeekFrom::Current(d) => self.stream.pos as i128 + d as i128,
         };
         if pos < 0 {
             return Err(std::io::Error::new(
@@ -409,10 +391,10 @@ impl Remote {
                 "seek before the start of the object",
             ));
         }
-        r.stream.pos = pos as u64;
+        self.stream.pos = pos as u64;
         // A jump starts small blocks again: a fetch by locator reads a
         // record or two, not 8 MiB.
-        let s = &mut r.stream;
+        let s = &mut self.stream;
         if !(s.pos >= s.block_start && s.pos <= s.block_start + s.block.len() as u64) {
             s.block = Bytes::new();
             s.block_start = s.pos;

@@ -464,17 +464,6 @@ fn secrets() -> Vec<String> {
         .collect()
 }
 
-/// Bytes fetched by the objects of a table.
-pub fn total(objects: impl Iterator<Item = Arc<Object>>) -> Fetched {
-    objects.fold(Fetched::default(), |acc, o| {
-        let f = o.fetched();
-        Fetched {
-            bytes: acc.bytes + f.bytes,
-            requests: acc.requests + f.requests,
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

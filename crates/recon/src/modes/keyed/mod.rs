@@ -205,8 +205,7 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
         second_pass,
         mut splits,
     } = run_passes(&ctx, &sides, &shape, opts, bucket_bits)?;
-    src.mark_pass();
-    tgt.mark_pass();
+    stages::mark_pass(&sides);
     clock.scanned();
     // Keys whose rows differ are judged in the second pass when there is one.
     let judged_ref = judged.as_ref().unwrap_or(&found);
@@ -674,9 +673,7 @@ fn run_passes(
     }
     // The targeted second pass: only the differing keys' rows.
     let n = found.candidates.len() as u64;
-    for s in sides {
-        s.table.mark_pass();
-    }
+    stages::mark_pass(sides);
     ctx.progress.start_pass(2, 2, Phase::Partition);
     let (second, units_read) = targeted_pass(ctx, sides, shape, &found.candidates, bucket_bits)?;
     if second.written != [n, n] {

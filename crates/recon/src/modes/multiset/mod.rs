@@ -79,8 +79,7 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
     };
     let scanned = scan_stage(&ctx, &sides, run.passes, first_level_bits)?;
     stages::check_row_counts(&src, &tgt, scanned.rows)?;
-    src.mark_pass();
-    tgt.mark_pass();
+    stages::mark_pass(&sides);
     clock.scanned();
 
     let (found, bucket_splits) =
@@ -188,13 +187,6 @@ fn filter_bits(ctx: &RunContext, rows: u64) -> u32 {
 /// than one difference, or the filters did not fit, the second pass reads
 /// everything and partitions the differing buckets' rows, as before. Both
 /// give the same answer; the report says which ran.
-/// The first pass ended: each side's fetches so far are pass 1's.
-fn mark_pass(sides: &[ScanSide<'_>; 2]) {
-    for s in sides {
-        s.table.mark_pass();
-    }
-}
-
 pub fn scan_stage(
     ctx: &RunContext,
     sides: &[ScanSide<'_>; 2],
@@ -317,7 +309,7 @@ pub fn scan_stage(
         let units_read = only[0].len() + only[1].len();
         let [only_s, only_t] = only;
         let targeted = [sides[0].only_slices(only_s), sides[1].only_slices(only_t)];
-        mark_pass(sides);
+        stages::mark_pass(sides);
         ctx.progress.start_pass(2, 2, Phase::Partition);
         let (index, _, written) = partition(&targeted, None, Some(Arc::new(wanted)))?;
         return Ok(ScanResult {
@@ -344,7 +336,7 @@ pub fn scan_stage(
     let spill = (seen[0] + seen[1]).saturating_mul(Keyless::LAYOUT.bytes() as u64);
     ctx.budget
         .set_expected(spill.saturating_sub(ctx.sizing.in_memory_spill as u64));
-    mark_pass(sides);
+    stages::mark_pass(sides);
     ctx.progress.start_pass(2, 2, Phase::Partition);
     let (index, second_rows, written) = partition(sides, Some(Arc::new(differ)), None)?;
     if second_rows != rows {
