@@ -899,7 +899,6 @@ fn check_int96_leaf(
 /// writer fell back to plain pages is read as plain strings).
 fn dictionary_hints(meta: &ArrowReaderMetadata) -> Option<ArrowReaderMetadata> {
     use arrow::datatypes::DataType;
-    use parquet::basic::{Encoding, PageType};
     let pq = meta.metadata();
     let fields = meta.schema().fields().len();
     let columns = pq.file_metadata().schema_descr().columns();
@@ -910,23 +909,37 @@ fn dictionary_hints(meta: &ArrowReaderMetadata) -> Option<ArrowReaderMetadata> {
         let dictionary_only = stringy
             && leaf_matches
             && pq.num_row_groups() > 0
-            && pq.row_groups().iter().all(|rg| {
-                rg.column(i).page_encoding_stats().is_some_and(|stats| {
-                    stats.iter().all(|s| {
-                        !matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2)
-                            || matches!(
-                                s.encoding,
-                                Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
-                            )
-                    })
-                })
-            });
+            && pq
+                .row_groups()
+                .iter()
+                .all(|rg| dictionary_only_chunk(rg.column(i)));
         dictionary_only.then(|| {
             DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()))
         })
     })
     .ok()
     .flatten()
+}
+
+/// Whether every data page of a column chunk is dictionary-encoded, from
+/// its page encoding statistics: the full list, or the mask of data-page
+/// encodings that the parquet crate keeps by default (since version 57 it
+/// no longer decodes the list unless asked, which silently turned this
+/// check off). A chunk without statistics is not known to be, so it is not.
+fn dictionary_only_chunk(chunk: &parquet::file::metadata::ColumnChunkMetaData) -> bool {
+    use parquet::basic::{Encoding, PageType};
+    let dictionary =
+        |e: Encoding| matches!(e, Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY);
+    if let Some(mask) = chunk.page_encoding_stats_mask() {
+        let mut encodings = mask.encodings().peekable();
+        return encodings.peek().is_some() && encodings.all(dictionary);
+    }
+    chunk.page_encoding_stats().is_some_and(|stats| {
+        stats.iter().all(|s| {
+            !matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2)
+                || dictionary(s.encoding)
+        })
+    })
 }
 
 /// Groups ascending positions by the block (given by `starts`) holding them,
@@ -955,4 +968,50 @@ fn take_rows(
             arrow::compute::take(c.as_ref(), &idx, None).map_err(|e| ReconError::arrow(path, e))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod dictionary_hint_tests {
+    use super::*;
+    use arrow::array::StringArray;
+    use arrow::datatypes::{DataType, Field, Schema};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    /// The scan schema of a one-string-column file written with or without
+    /// dictionary encoding, as `BlockMeta::parquet` would choose it.
+    fn scan_type(dictionary: bool) -> Option<DataType> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+        let values: StringArray = (0..1000)
+            .map(|i| (i % 7 != 0).then(|| format!("v{}", i % 10)))
+            .collect();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap();
+        let props = WriterProperties::builder()
+            .set_dictionary_enabled(dictionary)
+            .build();
+        let mut w =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, Some(props))
+                .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).unwrap();
+        dictionary_hints(&meta).map(|m| m.schema().field(0).data_type().clone())
+    }
+
+    #[test]
+    fn dictionary_only_string_columns_are_scanned_as_dictionaries() {
+        // With the parquet crate's default metadata options (encoding
+        // statistics as a mask); this once silently stopped applying.
+        assert_eq!(
+            scan_type(true),
+            Some(DataType::Dictionary(
+                Box::new(DataType::Int32),
+                Box::new(DataType::Utf8)
+            ))
+        );
+        assert_eq!(scan_type(false), None);
+    }
 }

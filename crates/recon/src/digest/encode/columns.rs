@@ -162,13 +162,11 @@ impl<'a, F: Fn(usize) -> &'a [u8]> ColumnWriter for BytesWriter<'a, F> {
     }
 }
 
-/// Values encoded up front with the reference encoder; rows then pick a slice.
-/// Used for nested types, and for dictionaries (each distinct value is encoded
-/// once, rows index it by key).
+/// Values encoded up front with the reference encoder; rows then pick a
+/// slice. Used for nested types; dictionaries share [`PreEncoded`] through
+/// [`DictWriter`] (each distinct value is encoded once, rows index it by key).
 struct PreEncodedWriter {
     values: Arc<PreEncoded>,
-    /// Row → value index; `None` is a NULL row. Absent means row `i` is value `i`.
-    keys: Option<Vec<Option<usize>>>,
 }
 
 /// The canonical encodings of every value of an array, back to back, and
@@ -198,38 +196,17 @@ impl PreEncodedWriter {
             digests,
         }))
     }
-
-    fn slice(&self, row: usize) -> &[u8] {
-        const NULL: &[u8] = &[tag::NULL];
-        let k = match &self.keys {
-            None => row,
-            Some(keys) => match keys[row] {
-                Some(k) => k,
-                None => return NULL,
-            },
-        };
-        &self.values.data[self.values.offsets[k]..self.values.offsets[k + 1]]
-    }
 }
 
 impl ColumnWriter for PreEncodedWriter {
     fn append(&self, row: usize, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.slice(row));
+        let v = &self.values;
+        out.extend_from_slice(&v.data[v.offsets[row]..v.offsets[row + 1]]);
     }
 
     fn value_digests(&self, rows: usize, out: Out<'_>, _: &mut Vec<u8>) {
-        let d = &self.values.digests[..];
-        match &self.keys {
-            None => {
-                let d = &d[..rows];
-                out.fill(rows, |row| d[row])
-            }
-            Some(keys) => {
-                let keys = &keys[..rows];
-                let null = p(tag::NULL as u128);
-                out.fill(rows, |row| keys[row].map_or(null, |k| d[k]))
-            }
-        }
+        let d = &self.values.digests[..rows];
+        out.fill(rows, |row| d[row])
     }
 }
 
@@ -559,7 +536,6 @@ pub(super) fn column_writer(array: &dyn Array) -> Result<Box<dyn ColumnWriter + 
         Dictionary(..) => dictionary_writer(array, None)?,
         _ => Box::new(PreEncodedWriter {
             values: PreEncodedWriter::encode_all(array)?,
-            keys: None,
         }),
     })
 }
@@ -590,22 +566,73 @@ pub(super) fn dictionary_writer<'a>(
         },
         None => PreEncodedWriter::encode_all(dict.values().as_ref())?,
     };
-    let keys = dict.keys();
-    // An all-NULL batch may carry an empty dictionary (Parquet writes
-    // them); arrow's normalized_keys panics on that, so skip it.
-    let keys: Vec<Option<usize>> = if dict.values().is_empty() {
-        if keys.null_count() != keys.len() {
-            return Err("dictionary key points into an empty dictionary".into());
+    if dict.values().is_empty() && dict.keys().null_count() != dict.keys().len() {
+        // An all-NULL batch may carry an empty dictionary (Parquet writes
+        // them); a key that is not NULL cannot point into one.
+        return Err("dictionary key points into an empty dictionary".into());
+    }
+    use arrow::array::DictionaryArray;
+    macro_rules! keyed {
+        ($($k:ty),*) => {
+            match array.data_type() {
+                $(DataType::Dictionary(k, _) if **k == <$k>::DATA_TYPE => {
+                    let d: &DictionaryArray<$k> = array.as_dictionary::<$k>();
+                    Box::new(DictWriter {
+                        values,
+                        keys: d.keys().values(),
+                        nulls: (d.keys() as &dyn Array).logical_nulls_ref(),
+                    }) as Box<dyn ColumnWriter + 'a>
+                })*
+                other => return Err(format!("unsupported dictionary type {other}")),
+            }
+        };
+    }
+    Ok(keyed!(
+        Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type
+    ))
+}
+
+/// Rows of a dictionary array: each row's digest is its key's entry in the
+/// dictionary's pre-computed digests, read straight from the key buffer
+/// (no per-batch vector of normalized keys).
+struct DictWriter<'a, K> {
+    values: Arc<PreEncoded>,
+    keys: &'a [K],
+    /// NULL keys; a NULL key's slot may hold any value, even one out of range.
+    nulls: Option<&'a NullBuffer>,
+}
+
+impl<K: ArrowNativeType> DictWriter<'_, K> {
+    /// The encoding of row `row`.
+    fn slice(&self, row: usize) -> &[u8] {
+        const NULL: &[u8] = &[tag::NULL];
+        if !self.nulls.is_none_or(|n| n.is_valid(row)) {
+            return NULL;
         }
-        vec![None; keys.len()]
-    } else {
-        let normalized = dict.normalized_keys();
-        (0..array.len())
-            .map(|i| keys.is_valid(i).then(|| normalized[i]))
-            .collect()
-    };
-    Ok(Box::new(PreEncodedWriter {
-        values,
-        keys: Some(keys),
-    }))
+        let k = self.keys[row].as_usize();
+        &self.values.data[self.values.offsets[k]..self.values.offsets[k + 1]]
+    }
+}
+
+impl<K: ArrowNativeType> ColumnWriter for DictWriter<'_, K> {
+    fn append(&self, row: usize, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.slice(row));
+    }
+
+    fn value_digests(&self, rows: usize, out: Out<'_>, _: &mut Vec<u8>) {
+        let (d, keys) = (&self.values.digests[..], &self.keys[..rows]);
+        match self.nulls {
+            None => out.fill(rows, |row| d[keys[row].as_usize()]),
+            Some(n) => {
+                let null = p(tag::NULL as u128);
+                out.fill(rows, |row| {
+                    if n.is_valid(row) {
+                        d[keys[row].as_usize()]
+                    } else {
+                        null
+                    }
+                })
+            }
+        }
+    }
 }
