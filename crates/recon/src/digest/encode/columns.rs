@@ -13,6 +13,7 @@ use arrow::array::{
 };
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::*;
+use arrow::downcast_dictionary_array;
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::canonical::{
@@ -178,6 +179,13 @@ pub(super) struct PreEncoded {
     digests: Vec<u128>,
 }
 
+impl PreEncoded {
+    /// The encoding of value `k`.
+    fn encoding(&self, k: usize) -> &[u8] {
+        &self.data[self.offsets[k]..self.offsets[k + 1]]
+    }
+}
+
 impl PreEncodedWriter {
     fn encode_all(array: &dyn Array) -> Result<Arc<PreEncoded>, String> {
         let mut data = Vec::new();
@@ -200,8 +208,7 @@ impl PreEncodedWriter {
 
 impl ColumnWriter for PreEncodedWriter {
     fn append(&self, row: usize, out: &mut Vec<u8>) {
-        let v = &self.values;
-        out.extend_from_slice(&v.data[v.offsets[row]..v.offsets[row + 1]]);
+        out.extend_from_slice(self.values.encoding(row));
     }
 
     fn value_digests(&self, rows: usize, out: Out<'_>, _: &mut Vec<u8>) {
@@ -571,24 +578,13 @@ pub(super) fn dictionary_writer<'a>(
         // them); a key that is not NULL cannot point into one.
         return Err("dictionary key points into an empty dictionary".into());
     }
-    use arrow::array::DictionaryArray;
-    macro_rules! keyed {
-        ($($k:ty),*) => {
-            match array.data_type() {
-                $(DataType::Dictionary(k, _) if **k == <$k>::DATA_TYPE => {
-                    let d: &DictionaryArray<$k> = array.as_dictionary::<$k>();
-                    Box::new(DictWriter {
-                        values,
-                        keys: d.keys().values(),
-                        nulls: (d.keys() as &dyn Array).logical_nulls_ref(),
-                    }) as Box<dyn ColumnWriter + 'a>
-                })*
-                other => return Err(format!("unsupported dictionary type {other}")),
-            }
-        };
-    }
-    Ok(keyed!(
-        Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type
+    Ok(downcast_dictionary_array!(
+        array => Box::new(DictWriter {
+            values,
+            keys: array.keys().values(),
+            nulls: (array.keys() as &dyn Array).logical_nulls_ref(),
+        }),
+        other => return Err(format!("dictionary array expected, got {other}")),
     ))
 }
 
@@ -609,8 +605,7 @@ impl<K: ArrowNativeType> DictWriter<'_, K> {
         if !self.nulls.is_none_or(|n| n.is_valid(row)) {
             return NULL;
         }
-        let k = self.keys[row].as_usize();
-        &self.values.data[self.values.offsets[k]..self.values.offsets[k + 1]]
+        self.values.encoding(self.keys[row].as_usize())
     }
 }
 
@@ -621,17 +616,13 @@ impl<K: ArrowNativeType> ColumnWriter for DictWriter<'_, K> {
 
     fn value_digests(&self, rows: usize, out: Out<'_>, _: &mut Vec<u8>) {
         let (d, keys) = (&self.values.digests[..], &self.keys[..rows]);
+        let at = |row: usize| d[keys[row].as_usize()];
         match self.nulls {
-            None => out.fill(rows, |row| d[keys[row].as_usize()]),
+            None => out.fill(rows, at),
+            // A branch, not a select: a NULL key's slot may be out of range.
             Some(n) => {
                 let null = p(tag::NULL as u128);
-                out.fill(rows, |row| {
-                    if n.is_valid(row) {
-                        d[keys[row].as_usize()]
-                    } else {
-                        null
-                    }
-                })
+                out.fill(rows, |row| if n.is_valid(row) { at(row) } else { null })
             }
         }
     }
