@@ -14,8 +14,9 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::ProjectionMask;
 
+use super::dictionary_pages::{self, DictionaryChunk};
 use super::locator::{Unit, POS_BITS};
-use super::store::{Blob, Object};
+use super::store::{Blob, Object, SharedBlob};
 use crate::config::Int96Unit;
 use crate::error::{guard, ReconError, Result};
 
@@ -334,9 +335,22 @@ impl BlockMeta {
                 } else {
                     scan_meta.as_ref().unwrap_or(meta)
                 };
+                // The columns in the order arrow-rs hands them out (by
+                // root), and which of them are read as dictionaries here.
+                let mut roots = projected.to_vec();
+                roots.sort_unstable();
+                roots.dedup();
+                let as_dictionary: Vec<bool> = roots
+                    .iter()
+                    .map(|&root| !slice && dictionary_leaf(meta, *block, root).is_some())
+                    .collect();
                 let mask = ProjectionMask::roots(
                     meta.metadata().file_metadata().schema_descr(),
-                    projected.iter().copied(),
+                    roots
+                        .iter()
+                        .zip(&as_dictionary)
+                        .filter(|(_, d)| !**d)
+                        .map(|(r, _)| *r),
                 );
                 let mut blob = Blob::open(path, self.remote.as_ref())?;
                 if blob.is_remote() {
@@ -344,19 +358,64 @@ impl BlockMeta {
                     let needed = needed_ranges(meta, *block, Some(projected), selection.as_ref());
                     self.prefetch(&mut blob, needed)?;
                 }
-                let mut builder =
-                    ParquetRecordBatchReaderBuilder::new_with_metadata(blob, meta.clone())
-                        .with_row_groups(vec![*block])
-                        .with_batch_size(batch_size)
-                        .with_projection(mask);
-                if slice {
-                    builder = builder.with_row_selection(skip_select(first - start, *rows));
-                }
-                let reader = builder.build().map_err(|e| ReconError::parquet(path, e))?;
-                for batch in reader {
-                    let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
-                    each(batch.columns(), first + pos, batch.num_rows())?;
-                    pos += batch.num_rows() as u64;
+                let blob = Arc::new(blob);
+                let mut dictionaries = roots
+                    .iter()
+                    .zip(&as_dictionary)
+                    .filter(|(_, d)| **d)
+                    .map(|(&root, _)| {
+                        let leaf = dictionary_leaf(meta, *block, root).unwrap_or(root);
+                        DictionaryChunk::new(
+                            path,
+                            blob.clone(),
+                            meta.metadata(),
+                            *block,
+                            leaf,
+                            meta.schema().field(root),
+                        )
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let mut assemble = |plain: &[ArrayRef], n: usize| -> Result<Vec<ArrayRef>> {
+                    let (mut plain, mut dict) = (plain.iter(), dictionaries.iter_mut());
+                    as_dictionary
+                        .iter()
+                        .map(|&d| {
+                            let column = match d {
+                                true => dict.next().map(|r| r.read(n)).transpose()?,
+                                false => plain.next().cloned(),
+                            };
+                            column.ok_or_else(|| {
+                                ReconError::Internal("fewer columns than projected".into())
+                            })
+                        })
+                        .collect()
+                };
+                if as_dictionary.iter().all(|d| *d) && !as_dictionary.is_empty() {
+                    // Every column is read here: batches of the same size
+                    // as arrow-rs's.
+                    while pos < *rows {
+                        let n = (*rows - pos).min(batch_size as u64) as usize;
+                        each(&assemble(&[], n)?, first + pos, n)?;
+                        pos += n as u64;
+                    }
+                } else {
+                    let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                        SharedBlob(blob.clone()),
+                        meta.clone(),
+                    )
+                    .with_row_groups(vec![*block])
+                    .with_batch_size(batch_size)
+                    .with_projection(mask);
+                    if slice {
+                        builder = builder.with_row_selection(skip_select(first - start, *rows));
+                    }
+                    let reader = builder.build().map_err(|e| ReconError::parquet(path, e))?;
+                    for batch in reader {
+                        let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
+                        let n = batch.num_rows();
+                        each(&assemble(batch.columns(), n)?, first + pos, n)?;
+                        pos += n as u64;
+                    }
                 }
             }
             (Kind::IpcFile { starts }, Unit::Block { block, rows, .. }) => {
@@ -912,7 +971,7 @@ fn dictionary_hints(meta: &ArrowReaderMetadata) -> Option<ArrowReaderMetadata> {
             && pq
                 .row_groups()
                 .iter()
-                .all(|rg| dictionary_only_chunk(rg.column(i)));
+                .all(|rg| dictionary_pages::dictionary_only_chunk(rg.column(i)));
         dictionary_only.then(|| {
             DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()))
         })
@@ -921,25 +980,18 @@ fn dictionary_hints(meta: &ArrowReaderMetadata) -> Option<ArrowReaderMetadata> {
     .flatten()
 }
 
-/// Whether every data page of a column chunk is dictionary-encoded, from
-/// its page encoding statistics: the full list, or the mask of data-page
-/// encodings that the parquet crate keeps by default (since version 57 it
-/// no longer decodes the list unless asked, which silently turned this
-/// check off). A chunk without statistics is not known to be, so it is not.
-fn dictionary_only_chunk(chunk: &parquet::file::metadata::ColumnChunkMetaData) -> bool {
-    use parquet::basic::{Encoding, PageType};
-    let dictionary =
-        |e: Encoding| matches!(e, Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY);
-    if let Some(mask) = chunk.page_encoding_stats_mask() {
-        let mut encodings = mask.encodings().peekable();
-        return encodings.peek().is_some() && encodings.all(dictionary);
+/// The leaf column of top-level field `root` when [`dictionary_pages`]
+/// reads it in row group `group`: a primitive column whose every data page
+/// is dictionary-encoded, of a type whose values it can hand on exactly.
+fn dictionary_leaf(meta: &ArrowReaderMetadata, group: usize, root: usize) -> Option<usize> {
+    let descr = meta.metadata().file_metadata().schema_descr();
+    let mut leaves = (0..descr.num_columns()).filter(|&l| descr.get_column_root_idx(l) == root);
+    let leaf = leaves.next()?;
+    if leaves.next().is_some() {
+        return None;
     }
-    chunk.page_encoding_stats().is_some_and(|stats| {
-        stats.iter().all(|s| {
-            !matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2)
-                || dictionary(s.encoding)
-        })
-    })
+    let field = meta.schema().fields().get(root)?;
+    dictionary_pages::readable(meta.metadata(), group, leaf, field).then_some(leaf)
 }
 
 /// Groups ascending positions by the block (given by `starts`) holding them,

@@ -33,6 +33,7 @@
 //!   PostgreSQL tables and queries, read under one snapshot into a spool.
 
 mod block;
+mod dictionary_pages;
 mod discover;
 mod lakehouse;
 mod locator;

@@ -313,6 +313,30 @@ impl ChunkReader for Blob {
     }
 }
 
+/// One blob read by several readers of a row group: arrow-rs's record
+/// batch reader takes its [`ChunkReader`] by value, Parquet's page readers
+/// take theirs by `Arc`, and a remote blob's prefetched ranges must serve
+/// both.
+pub struct SharedBlob(pub Arc<Blob>);
+
+impl Length for SharedBlob {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+}
+
+impl ChunkReader for SharedBlob {
+    type T = Box<dyn Read + Send>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        self.0.get_read(start)
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.0.get_bytes(start, length)
+    }
+}
+
 impl Read for Blob {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         match self {
