@@ -340,10 +340,11 @@ impl BlockMeta {
                 let mut roots = projected.to_vec();
                 roots.sort_unstable();
                 roots.dedup();
-                let as_dictionary: Vec<bool> = roots
+                let leaves: Vec<Option<usize>> = roots
                     .iter()
-                    .map(|&root| !slice && dictionary_leaf(meta, *block, root).is_some())
+                    .map(|&root| dictionary_leaf(meta, *block, root).filter(|_| !slice))
                     .collect();
+                let as_dictionary: Vec<bool> = leaves.iter().map(Option::is_some).collect();
                 let mask = ProjectionMask::roots(
                     meta.metadata().file_metadata().schema_descr(),
                     roots
@@ -361,10 +362,9 @@ impl BlockMeta {
                 let blob = Arc::new(blob);
                 let mut dictionaries = roots
                     .iter()
-                    .zip(&as_dictionary)
-                    .filter(|(_, d)| **d)
-                    .map(|(&root, _)| {
-                        let leaf = dictionary_leaf(meta, *block, root).unwrap_or(root);
+                    .zip(&leaves)
+                    .filter_map(|(&root, leaf)| leaf.map(|leaf| (root, leaf)))
+                    .map(|(root, leaf)| {
                         DictionaryChunk::new(
                             path,
                             blob.clone(),
