@@ -34,6 +34,12 @@ use parquet::schema::types::ColumnDescriptor;
 
 use crate::error::{ReconError, Result};
 
+/// The largest dictionary page (compressed bytes, as the chunk's offsets
+/// give it) read here. A row's digest is then a lookup in a table of 16
+/// bytes per distinct value; past about a megabyte that table leaves the
+/// L2 cache and computing each row's digest from its value is faster.
+const MAX_DICTIONARY_PAGE: i64 = 256 << 10;
+
 /// Whether leaf `column` of row group `group` can be read here as field
 /// `field`: a top-level leaf of a supported type, with no repetition, at
 /// most one definition level, and dictionary pages only (by the chunk's
@@ -44,7 +50,9 @@ pub(super) fn readable(meta: &ParquetMetaData, group: usize, column: usize, fiel
     descr.path().parts().len() == 1
         && descr.max_rep_level() == 0
         && descr.max_def_level() <= 1
-        && chunk.dictionary_page_offset().is_some()
+        && chunk
+            .dictionary_page_offset()
+            .is_some_and(|d| chunk.data_page_offset().saturating_sub(d) <= MAX_DICTIONARY_PAGE)
         && exact_type(&descr, field.data_type())
         && dictionary_only_chunk(chunk)
 }
