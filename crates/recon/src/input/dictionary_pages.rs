@@ -264,7 +264,7 @@ impl<'p, R: ChunkReader + 'static> DictionaryChunk<'p, R> {
                         }
                         let len = buf
                             .get(..4)
-                            .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
+                            .map(|b| u32::from_le_bytes(array(b)) as usize)
                             .filter(|len| 4 + len <= buf.len())
                             .ok_or_else(|| self.bad("definition levels run past the page"))?;
                         levels = Some(buf.slice(4..4 + len));
@@ -330,12 +330,12 @@ impl<'p, R: ChunkReader + 'static> DictionaryChunk<'p, R> {
         let words4 = || {
             buf.chunks_exact(4)
                 .take(n)
-                .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+                .map(|b| i32::from_le_bytes(array(b)))
         };
         let words8 = || {
             buf.chunks_exact(8)
                 .take(n)
-                .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
+                .map(|b| i64::from_le_bytes(array(b)))
         };
         let array: ArrayRef = match (&self.data_type, self.physical) {
             (DataType::Int32, _) => Arc::new(Int32Array::from_iter_values(words4())),
@@ -368,6 +368,14 @@ impl<'p, R: ChunkReader + 'static> DictionaryChunk<'p, R> {
         };
         Ok(array)
     }
+}
+
+/// The first `N` bytes of `b` (callers slice exactly `N`).
+#[inline(always)]
+fn array<const N: usize>(b: &[u8]) -> [u8; N] {
+    let mut w = [0u8; N];
+    w.copy_from_slice(&b[..N]);
+    w
 }
 
 /// Parquet's RLE / bit-packed hybrid encoding, as definition levels and
@@ -496,7 +504,7 @@ impl Hybrid {
             // Eight bytes hold any value of up to 32 bits from any bit
             // offset; near the end they are read with zeros past it.
             let word = match data.get(byte..byte + 8) {
-                Some(b) => u64::from_le_bytes(b.try_into().unwrap()),
+                Some(b) => u64::from_le_bytes(array(b)),
                 None => {
                     let mut w = [0u8; 8];
                     let tail = &data[byte.min(data.len())..];
@@ -663,7 +671,7 @@ mod tests {
                     (x % distinct as u64) as i64 - distinct / 2
                 }).collect();
                 let nulls: Option<Vec<bool>> = null_every.map(|k| {
-                    (0..rows).map(|i| (i as u64 ^ seed) % (k as u64 + 1) == 0).collect()
+                    (0..rows).map(|i| (i as u64 ^ seed).is_multiple_of(k as u64 + 1)).collect()
                 });
                 let (field, array) = column(kind, &raw, nulls.as_deref());
                 let file = write(field.clone(), array, v2, page_rows, group_rows);
