@@ -136,8 +136,10 @@ fn the_checker_sees_an_upward_use() {
 /// of one rank may not use each other.
 const INPUT_LAYERS: &[(&str, u32)] = &[
     // Locators and scan units; exact type unification; what a caller
-    // passes; the CSV lexer; the exact text parsers.
+    // passes; the CSV lexer; the exact text parsers; dictionary-encoded
+    // Parquet column chunks read as Arrow dictionaries.
     ("locator", 0),
+    ("dictionary_pages", 0),
     ("types", 0),
     ("source", 0),
     ("store", 0),
