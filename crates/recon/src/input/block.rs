@@ -340,17 +340,21 @@ impl BlockMeta {
                 let mut roots = projected.to_vec();
                 roots.sort_unstable();
                 roots.dedup();
+                // A row selection (a slice) goes through arrow-rs whole.
                 let leaves: Vec<Option<usize>> = roots
                     .iter()
-                    .map(|&root| dictionary_leaf(meta, *block, root).filter(|_| !slice))
+                    .map(|&root| {
+                        (!slice)
+                            .then(|| dictionary_leaf(meta, *block, root))
+                            .flatten()
+                    })
                     .collect();
-                let as_dictionary: Vec<bool> = leaves.iter().map(Option::is_some).collect();
                 let mask = ProjectionMask::roots(
                     meta.metadata().file_metadata().schema_descr(),
                     roots
                         .iter()
-                        .zip(&as_dictionary)
-                        .filter(|(_, d)| !**d)
+                        .zip(&leaves)
+                        .filter(|(_, leaf)| leaf.is_none())
                         .map(|(r, _)| *r),
                 );
                 let mut blob = Blob::open(path, self.remote.as_ref())?;
@@ -377,12 +381,12 @@ impl BlockMeta {
                     .collect::<Result<Vec<_>>>()?;
                 let mut assemble = |plain: &[ArrayRef], n: usize| -> Result<Vec<ArrayRef>> {
                     let (mut plain, mut dict) = (plain.iter(), dictionaries.iter_mut());
-                    as_dictionary
+                    leaves
                         .iter()
-                        .map(|&d| {
-                            let column = match d {
-                                true => dict.next().map(|r| r.read(n)).transpose()?,
-                                false => plain.next().cloned(),
+                        .map(|leaf| {
+                            let column = match leaf {
+                                Some(_) => dict.next().map(|r| r.read(n)).transpose()?,
+                                None => plain.next().cloned(),
                             };
                             column.ok_or_else(|| {
                                 ReconError::Internal("fewer columns than projected".into())
@@ -390,7 +394,7 @@ impl BlockMeta {
                         })
                         .collect()
                 };
-                if as_dictionary.iter().all(|d| *d) && !as_dictionary.is_empty() {
+                if !leaves.is_empty() && leaves.iter().all(Option::is_some) {
                     // Every column is read here: batches of the same size
                     // as arrow-rs's.
                     while pos < *rows {

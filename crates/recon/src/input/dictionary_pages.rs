@@ -186,9 +186,12 @@ impl<'p, R: ChunkReader + 'static> DictionaryChunk<'p, R> {
                     if levels.read(&mut self.defs) != take {
                         return Err(self.bad("a data page holds fewer levels than it says"));
                     }
-                    let present = self.defs.iter().filter(|&&d| d == 1).count();
-                    let absent = self.defs.iter().filter(|&&d| d == 0).count();
-                    if present + absent != take {
+                    // One pass: levels are 0 (NULL) or 1 (a value).
+                    let (present, beyond) =
+                        self.defs.iter().fold((0usize, false), |(n, bad), &d| {
+                            (n + d as usize, bad | (d > 1))
+                        });
+                    if beyond {
                         return Err(self.bad("a definition level out of range"));
                     }
                     self.packed.resize(present, 0);
@@ -299,18 +302,15 @@ impl<'p, R: ChunkReader + 'static> DictionaryChunk<'p, R> {
             if rows == 0 {
                 continue;
             }
-            let Some((&width, indices)) = buf.split_first() else {
-                // A page of NULLs only may carry no index bit width.
-                self.indices = Hybrid::empty();
-                self.levels = levels.map(|l| Hybrid::new(l, 1));
-                self.left = rows as usize;
-                return Ok(());
+            // The values: a bit width, then the indices. A page of NULLs
+            // only may carry neither.
+            self.indices = match buf.first() {
+                None => Hybrid::empty(),
+                Some(&width) if width > 32 => {
+                    return Err(self.bad(format!("dictionary index bit width {width}")))
+                }
+                Some(&width) => Hybrid::new(buf.slice(1..), width),
             };
-            if width > 32 {
-                return Err(self.bad(format!("dictionary index bit width {width}")));
-            }
-            let start = buf.len() - indices.len();
-            self.indices = Hybrid::new(buf.slice(start..), width);
             self.levels = levels.map(|l| Hybrid::new(l, 1));
             self.left = rows as usize;
             return Ok(());

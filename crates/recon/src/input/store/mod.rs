@@ -317,7 +317,7 @@ impl ChunkReader for Blob {
 /// batch reader takes its [`ChunkReader`] by value, Parquet's page readers
 /// take theirs by `Arc`, and a remote blob's prefetched ranges must serve
 /// both.
-pub struct SharedBlob(pub Arc<Blob>);
+pub(crate) struct SharedBlob(pub(crate) Arc<Blob>);
 
 impl Length for SharedBlob {
     fn len(&self) -> u64 {
