@@ -109,6 +109,12 @@ def main():
             subprocess.run([py, "-c", "import duckdb,sys; duckdb.connect().execute(sys.argv[1])", sql], check=True)
         recon_runs["recon diff, every row different (default)"] = ([], shifted)
         recon_runs["recon diff --passes 1, every row different"] = (["--passes", "1"], shifted)
+        # What writing the evidence is measured against: the same rows (every
+        # row of both tables) copied to one zstd Parquet file, same threads.
+        duck = dict(duck)
+        duck["duckdb COPY of both tables to Parquet (zstd), every row different"] = (
+            "COPY (SELECT * FROM read_parquet('{s}') UNION ALL SELECT * FROM read_parquet('{w}')) "
+            "TO '{out}/copy.parquet' (FORMAT parquet, COMPRESSION zstd)")
     current = os.path.join(ROOT, "target", "release", "recon")
     binary = {k: current for k in recon_runs}
     if a.baseline:
@@ -132,7 +138,8 @@ def main():
                            "--output", os.path.join(out, "evidence"), "--force", "--quiet"] + extra
                 else:
                     sql = q.format(s=s, t=t, join=join, cols=', '.join(COLUMNS), k=a.keyed,
-                                   distinct=distinct)
+                                   distinct=distinct, out=out,
+                                   w=os.path.join(a.dir, "all_different.parquet"))
                     code = ("import duckdb,sys; c=duckdb.connect(); "
                             f"c.execute(\"SET threads={a.threads}\"); "
                             f"c.execute(\"SET memory_limit='{duck_limit}'\"); "
@@ -166,6 +173,12 @@ def main():
         for k in recon_runs:
             if k in med:
                 print(f"{k} / scan floor = {med[k][0] / med[floor[0]][0]:.2f}")
+    copy = [k for k in med if k.startswith("duckdb COPY")]
+    if copy:
+        print()
+        for k in recon_runs:
+            if k in med and "every row different" in k:
+                print(f"{k} / Parquet copy = {med[k][0] / med[copy[0]][0]:.2f}")
 
 
 if __name__ == "__main__":

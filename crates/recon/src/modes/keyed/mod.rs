@@ -40,7 +40,7 @@ use crate::engine::scan::{scan, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
 use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
-use crate::evidence::{fetch_samples, write_side, Wants};
+use crate::evidence::{fetch_samples, for_both_sides, write_side, Wants};
 use crate::input::{Source, Table};
 use crate::plan::ComparePlan;
 use crate::report::*;
@@ -398,8 +398,11 @@ fn keyed_evidence(r: &KeyedResults<'_>, opts: &DiffOptions) -> Result<KeyedEvide
         )
         .map(|_| ())
     };
-    missing(Side::Source, MISSING_IN_TARGET_FILE)?;
-    missing(Side::Target, MISSING_IN_SOURCE_FILE)?;
+    let parallel = opts.run.threads > 1;
+    for_both_sides(parallel, |side| match side {
+        Side::Source => missing(side, MISSING_IN_TARGET_FILE),
+        Side::Target => missing(side, MISSING_IN_SOURCE_FILE),
+    })?;
     let remainder = |rec: &Reconciled, side: Side, name: &str| -> Result<()> {
         let s = &r.sides[side.index()];
         if rec.stats[side.index()].rows == 0 && opts.output_dir.is_none() {
@@ -417,10 +420,12 @@ fn keyed_evidence(r: &KeyedResults<'_>, opts: &DiffOptions) -> Result<KeyedEvide
         )
         .map(|_| ())
     };
-    remainder(r.dups, Side::Source, DUPLICATE_SOURCE_FILE)?;
-    remainder(r.dups, Side::Target, DUPLICATE_TARGET_FILE)?;
-    remainder(r.nulls, Side::Source, NULL_SOURCE_FILE)?;
-    remainder(r.nulls, Side::Target, NULL_TARGET_FILE)?;
+    for (rec, names) in [
+        (r.dups, [DUPLICATE_SOURCE_FILE, DUPLICATE_TARGET_FILE]),
+        (r.nulls, [NULL_SOURCE_FILE, NULL_TARGET_FILE]),
+    ] {
+        for_both_sides(parallel, |side| remainder(rec, side, names[side.index()]))?;
+    }
     let samples = missing_samples(r.sides, r.found, opts.run.sample)?;
     let dup_samples = dup_samples(r.sides, r.plan, r.shape, r.found)?;
     let side_samples = |rec: &Reconciled| -> Result<SideSamples> {

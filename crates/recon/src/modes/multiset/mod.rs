@@ -36,7 +36,7 @@ use crate::engine::scan::{scan, RowRanges, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
 use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
-use crate::evidence::{fetch_samples, write_side, EvidencePass, Wants};
+use crate::evidence::{fetch_samples, for_both_sides, write_side, EvidencePass, Wants};
 use crate::input::{Source, Table};
 use crate::report::*;
 use crate::side::Side;
@@ -534,8 +534,10 @@ pub fn evidence_stage(
             &wants,
         )
     };
-    let s_ev = pass(Side::Source, s_dest.as_deref())?;
-    let t_ev = pass(Side::Target, t_dest.as_deref())?;
+    let [s_ev, t_ev] = for_both_sides(opts.run.threads > 1, |side| match side {
+        Side::Source => pass(side, s_dest.as_deref()),
+        Side::Target => pass(side, t_dest.as_deref()),
+    })?;
     let pairs = pairs_report(sides, &s_ev, &t_ev, opts.run.sample)?;
     let outputs = opts.output_dir.as_ref().map(|dir| Outputs {
         dir: dir.display().to_string(),
