@@ -844,6 +844,100 @@ fn a_targeted_second_pass_reads_only_the_row_groups_that_differ_and_gives_the_on
 }
 
 #[test]
+fn heavy_drift_spills_the_targets_rest_in_pass_1_and_gives_the_one_pass_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src: Vec<(Option<String>, Option<i64>)> = (0..60_000i64)
+        .map(|i| {
+            (
+                (i % 13 != 0).then(|| format!("k{}", i % 20_000)),
+                Some(i % 1_000),
+            )
+        })
+        .collect();
+    // The target reversed, 70% of its rows changed, and extra copies of a
+    // row the source holds (duplicates, NULL keys and matching rows stay).
+    let mut tgt: Vec<(Option<String>, Option<i64>)> = src
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(j, (k, v))| match j % 10 < 7 {
+            true => (k.clone(), v.map(|x| x + 1_000_000)),
+            false => (k.clone(), *v),
+        })
+        .collect();
+    tgt.extend(std::iter::repeat_n(src[1].clone(), 500));
+    let write = |name: &str, r: &[(Option<String>, Option<i64>)]| {
+        let p = tmp.path().join(name);
+        let refs: Vec<(Option<&str>, Option<i64>)> =
+            r.iter().map(|(k, n)| (k.as_deref(), *n)).collect();
+        write_parquet(&p, &kv_batch(&refs), 4_000);
+        p
+    };
+    let (s, t) = (write("s.parquet", &src), write("t.parquet", &tgt));
+    // Each evidence file's rows, sorted.
+    let evidence = |dir: &Path, file: &str| -> Vec<(Option<String>, Option<i64>)> {
+        use arrow::array::{Array, AsArray, Int64Array};
+        let mut rows = Vec::new();
+        for b in read_parquet(&dir.join(file)) {
+            let k = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8).unwrap();
+            let n: &Int64Array = b.column(1).as_primitive();
+            for i in 0..b.num_rows() {
+                let key = (!k.is_null(i)).then(|| k.as_string::<i32>().value(i).to_string());
+                rows.push((key, (!n.is_null(i)).then(|| n.value(i))));
+            }
+        }
+        rows.sort();
+        rows
+    };
+    for extra in [&["-j", "1"][..], &["-j", "3"], &["-j", "2", "-m", "16MiB"]] {
+        let run = |passes: &str, out: &str| {
+            let dir = tmp.path().join(out);
+            let r = Run::diff(&s, &t)
+                .json()
+                .args(extra)
+                .args(["--passes", passes, "--force", "-o"])
+                .arg(&dir)
+                .run();
+            (r.code, r.report().clone(), dir)
+        };
+        let (c1, one, d1) = run("1", "one");
+        let (c2, two, d2) = run("2", "two");
+        assert_eq!((c1, c2), (1, 1), "{extra:?}");
+        assert_eq!(two["target_only_rows"], 42_500, "{extra:?}");
+        // The same report but for where the files went.
+        let answer = |r: &Value| {
+            let mut r = without_run_fields(r.clone());
+            r.as_object_mut().unwrap().remove("outputs");
+            r
+        };
+        assert_eq!(answer(&one), answer(&two), "{extra:?}");
+        assert_eq!(one["outputs"]["target_only_written"], 42_500);
+        assert_eq!(two["outputs"]["target_only_written"], 42_500);
+        for file in ["source_only.parquet", "target_only.parquet"] {
+            assert_eq!(evidence(&d1, file), evidence(&d2, file), "{extra:?} {file}");
+        }
+        let pass = &two["settings"]["second_pass"];
+        assert_eq!(pass["strategy"], "adaptive", "{extra:?} {pass}");
+        // 15 row groups of source, 16 of target: only the target row groups
+        // started before the first one proved the drift (one per thread)
+        // are read again.
+        let spilled = pass["spilled_in_pass_1"].as_u64().unwrap();
+        assert!((12..=15).contains(&spilled), "{extra:?} {pass}");
+        assert_eq!(pass["units_total"], 31);
+        assert_eq!(pass["units_read"].as_u64().unwrap(), 31 - spilled, "{pass}");
+    }
+    // Light drift and a match never switch.
+    let mut light = src.clone();
+    light[5].1 = Some(-5);
+    let l = write("l.parquet", &light);
+    let (_, r) = diff_json(&s, &l, &["--passes", "2"]);
+    assert_eq!(r["settings"]["second_pass"]["strategy"], "targeted");
+    let (c, same) = diff_json(&s, &s, &["--passes", "2"]);
+    assert_eq!(c, 0);
+    assert!(same["settings"]["second_pass"].is_null());
+}
+
+#[test]
 fn columns_pick_each_sides_columns_before_by_position_pairs_them() {
     let tmp = tempfile::tempdir().unwrap();
     // A wide extract with other names (and a column the target lacks)...

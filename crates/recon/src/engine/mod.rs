@@ -9,11 +9,13 @@
 //! - [`record`]: record layouts (a 16-byte partition key, then a payload);
 //! - [`scan`]: the scan driver (feeders, units, workers) with pluggable [`scan::RowSink`]s;
 //! - [`partition`]: the fingerprint and partition sinks;
+//! - [`probe`]: pass 1's proof of heavy drift, and its sink that spills the target's rest;
 //! - [`reconcile`]: the bucket driver (threads, memory share, splits) with a pluggable [`reconcile::Matcher`].
 
 pub mod context;
 pub mod memory;
 pub mod partition;
+pub mod probe;
 pub mod reconcile;
 pub mod record;
 pub mod scan;

@@ -148,6 +148,15 @@ impl FingerprintSink {
         self.pending.clear();
     }
 
+    /// Stops keeping per-batch filters and frees those kept: no targeted
+    /// pass can follow (see [`super::probe`]).
+    pub fn drop_filters(&mut self) {
+        self.close_unit();
+        self.filters = Vec::new();
+        self.filter_bits = 0;
+        self.unfiltered = true;
+    }
+
     fn close_unit(&mut self) {
         self.flush();
         if let Some(done) = self.current.take() {

@@ -588,6 +588,7 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
         units_total: 0,
         rows_read: Some(rows),
         decoded_digests: Some(cmp.decoded.len()),
+        spilled_in_pass_1: None,
     });
     let settings = Settings {
         threads: found.threads,

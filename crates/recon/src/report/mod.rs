@@ -202,7 +202,9 @@ pub struct Settings {
 #[derive(Debug, Clone, Serialize)]
 pub struct SecondPass {
     /// "targeted": only the row groups holding the decoded digests;
-    /// "full": every row group, keeping the differing buckets' rows.
+    /// "full": every row group, keeping the differing buckets' rows;
+    /// "adaptive": the source's row groups and the target's not spilled in
+    /// the first pass, keeping every row.
     pub strategy: &'static str,
     pub units_read: usize,
     pub units_total: usize,
@@ -212,6 +214,11 @@ pub struct SecondPass {
     pub rows_read: Option<u64>,
     /// Differing digests decoded from the fingerprint pass's sketch (targeted only).
     pub decoded_digests: Option<usize>,
+    /// "adaptive": target row groups the first pass spilled once it had
+    /// proved that most rows differ (the second pass read the source and
+    /// the target's other row groups).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spilled_in_pass_1: Option<usize>,
 }
 
 /// Output files written, if any.

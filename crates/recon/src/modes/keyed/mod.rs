@@ -672,6 +672,7 @@ fn run_passes(
             units_total,
             rows_read: None,
             decoded_digests: None,
+            spilled_in_pass_1: None,
         });
         run.splits += splits;
         return Ok(run);
@@ -720,6 +721,7 @@ fn run_passes(
             units_total,
             rows_read: None,
             decoded_digests: None,
+            spilled_in_pass_1: None,
         }),
         splits: splits + s2,
     })

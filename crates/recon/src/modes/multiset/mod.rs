@@ -16,6 +16,7 @@
 pub mod matcher;
 pub(crate) mod pairing;
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -30,6 +31,7 @@ use crate::engine::memory::Records;
 use crate::engine::partition::{
     DigestSet, FingerprintSink, Fingerprinted, PartitionConfig, PartitionSink,
 };
+use crate::engine::probe::{DriftProbe, ProbeSink};
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::record::Keyless;
 use crate::engine::scan::{scan, RowRanges, ScanConfig, ScanSide};
@@ -37,7 +39,7 @@ use crate::engine::spill::SpillIndex;
 use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
 use crate::evidence::{fetch_samples, for_both_sides, write_side, EvidencePass, Wants};
-use crate::input::{Source, Table};
+use crate::input::{Source, Table, Unit};
 use crate::report::*;
 use crate::side::Side;
 
@@ -158,6 +160,81 @@ pub struct ScanResult {
     pub decoded: Option<Vec<Difference>>,
 }
 
+/// What pass 1 of two produced.
+struct FirstPass {
+    rows: [u64; 2],
+    fingerprinted: Fingerprinted,
+    /// When the probe proved heavy drift: the target's rows read after that.
+    probed: Option<Probed>,
+}
+
+/// The target units pass 1 spilled after the probe switched.
+struct Probed {
+    sinks: Vec<PartitionSink>,
+    spilled: HashSet<(usize, usize)>,
+}
+
+/// The probe runs when both tables are read whole, the source's row count
+/// is known (it sizes the sample) and the target is all row groups (a unit
+/// it spills must be one the second pass can leave out).
+fn probe_applies(sides: &[ScanSide<'_>; 2]) -> bool {
+    sides
+        .iter()
+        .all(|s| !s.skip && s.only_units.is_none() && s.only_rows.is_none())
+        && sides[0].table.rows.is_some()
+        && block_keys(sides[1].table).count() == sides[1].table.block_units().len()
+}
+
+/// A table's (file, block) units.
+fn block_keys(table: &Table) -> impl Iterator<Item = (usize, usize)> {
+    table.block_units().into_iter().filter_map(|u| match u {
+        Unit::Block { file, block, .. } => Some((file, block)),
+        _ => None,
+    })
+}
+
+/// Pass 1 with the drift probe ([`crate::engine::probe`]): the source to its
+/// end, sampling its digests; then the target, checked against the sample,
+/// spilling whole units once most sampled rows proved unmatched.
+fn probing_pass(
+    sides: &[ScanSide<'_>; 2],
+    cfg: &ScanConfig<'_>,
+    filter_bits: u32,
+    spill: PartitionConfig,
+) -> Result<FirstPass> {
+    let source_rows = sides[0].table.rows.unwrap_or(0);
+    let sampler = Arc::new(DriftProbe::new(source_rows));
+    let first = scan(
+        &[sides[0].with_skip(false), sides[1].with_skip(true)],
+        cfg,
+        || ProbeSink::new(filter_bits, sampler.clone(), spill.clone()),
+    )?;
+    let mut probe = DriftProbe::new(source_rows);
+    let mut fingerprints = Vec::new();
+    for sink in first.sinks {
+        probe.count_source(sink.sampled);
+        fingerprints.push(sink.fingerprint);
+    }
+    let probe = Arc::new(probe);
+    let second = scan(
+        &[sides[0].with_skip(true), sides[1].with_skip(false)],
+        cfg,
+        || ProbeSink::new(filter_bits, probe.clone(), spill.clone()),
+    )?;
+    let mut spilled = HashSet::new();
+    let mut sinks = Vec::new();
+    for sink in second.sinks {
+        spilled.extend(sink.spilled);
+        fingerprints.push(sink.fingerprint);
+        sinks.push(sink.spill);
+    }
+    Ok(FirstPass {
+        rows: [first.rows[0], second.rows[1]],
+        fingerprinted: FingerprintSink::merge(fingerprints),
+        probed: probe.switched().then_some(Probed { sinks, spilled }),
+    })
+}
+
 /// Bits per row of the batch filters that a targeted second pass needs:
 /// as many as fit a quarter of the memory limit (the share spill chunks
 /// get, unused in the fingerprint pass), up to 20; none below 6 (too many
@@ -208,17 +285,18 @@ pub fn scan_stage(
         cancel: &ctx.cancel,
         progress: &ctx.progress,
     };
+    let pc = |filter: Option<Arc<Vec<bool>>>, digests: Option<Arc<DigestSet>>| PartitionConfig {
+        bucket_bits,
+        chunk_bytes: ctx.sizing.chunk_bytes,
+        dir: ctx.dir().to_path_buf(),
+        budget: ctx.budget.clone(),
+        filter,
+        digests,
+    };
     let partition = |sides: &[ScanSide<'_>; 2],
                      filter: Option<Arc<Vec<bool>>>,
                      digests: Option<Arc<DigestSet>>| {
-        let pc = PartitionConfig {
-            bucket_bits,
-            chunk_bytes: ctx.sizing.chunk_bytes,
-            dir: ctx.dir().to_path_buf(),
-            budget: ctx.budget.clone(),
-            filter,
-            digests,
-        };
+        let pc = pc(filter, digests);
         let scanned = scan(sides, &cfg, || PartitionSink::new(pc.clone()))?;
         let (index, written) = PartitionSink::merge(scanned.sinks, bucket_bits)?;
         Ok::<_, ReconError>((index, scanned.rows, written))
@@ -241,12 +319,24 @@ pub fn scan_stage(
     ctx.progress.start_pass(1, 2, Phase::Fingerprint);
     let total_rows = sides[0].table.rows.unwrap_or(0) + sides[1].table.rows.unwrap_or(0);
     let bits = filter_bits(ctx, total_rows);
-    let first = scan(sides, &cfg, || FingerprintSink::new(bits))?;
-    let rows = first.rows;
-    let Fingerprinted {
-        fingerprints: [a, b],
-        filters,
-    } = FingerprintSink::merge(first.sinks);
+    let FirstPass {
+        rows,
+        fingerprinted:
+            Fingerprinted {
+                fingerprints: [a, b],
+                filters,
+            },
+        probed,
+    } = if probe_applies(sides) {
+        probing_pass(sides, &cfg, bits, pc(None, None))?
+    } else {
+        let first = scan(sides, &cfg, || FingerprintSink::new(bits))?;
+        FirstPass {
+            rows: first.rows,
+            fingerprinted: FingerprintSink::merge(first.sinks),
+            probed: None,
+        }
+    };
     let differ: Vec<bool> = a.iter().zip(&b).map(|(x, y)| x != y).collect();
     let in_differing = |fps: &[Fingerprint]| -> u64 {
         fps.iter()
@@ -275,13 +365,64 @@ pub fn scan_stage(
     let refusals = sides
         .iter()
         .any(|s| s.table.parse_errors.count.load(Ordering::Relaxed) > 0);
+    let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
+    // Pass 1 proved heavy drift and spilled the target's rows after that:
+    // read the source again, and the target's units read before the switch.
+    // (Refused values would be counted twice in what is read again, so then
+    // the full pass below runs instead.)
+    if let (Some(probed), false) = (probed, refusals) {
+        drop(filters);
+        let spilled_rows: u64 = probed.sinks.iter().map(|s| s.written[1]).sum();
+        let rest: HashSet<(usize, usize)> = block_keys(sides[1].table)
+            .filter(|k| !probed.spilled.contains(k))
+            .collect();
+        let units_read = sides[0].table.block_units().len() + rest.len();
+        let second = [sides[0].with_skip(false), sides[1].only(rest)];
+        let to_spill = (rows[0] + rows[1])
+            .saturating_sub(spilled_rows)
+            .saturating_mul(Keyless::LAYOUT.bytes() as u64);
+        ctx.budget
+            .set_expected(to_spill.saturating_sub(ctx.sizing.in_memory_spill as u64));
+        stages::mark_pass(sides);
+        ctx.progress.start_pass(2, 2, Phase::Partition);
+        let pc = pc(None, None);
+        let scanned = scan(&second, &cfg, || PartitionSink::new(pc.clone()))?;
+        let read_again = scanned.rows;
+        let mut sinks = probed.sinks;
+        sinks.extend(scanned.sinks);
+        let (index, written) = PartitionSink::merge(sinks, bucket_bits)?;
+        if read_again[0] != rows[0] || read_again[1] + spilled_rows != rows[1] || written != rows {
+            return Err(ReconError::Input {
+                path: sides[0].table.path.clone(),
+                message: format!(
+                    "the inputs changed while recon read them: {rows:?} rows in the first pass, {written:?} in the second"
+                ),
+            });
+        }
+        return Ok(ScanResult {
+            index,
+            buckets,
+            rows,
+            passes: 2,
+            differing_buckets: Some(differing),
+            second_pass: Some(SecondPass {
+                strategy: "adaptive",
+                units_read,
+                units_total,
+                rows_read: Some(read_again[0] + read_again[1]),
+                decoded_digests: None,
+                spilled_in_pass_1: Some(probed.spilled.len()),
+            }),
+            partitioned: written,
+            decoded: None,
+        });
+    }
     // Decode every differing bucket; one that holds more than a single
     // differing digest means a full second pass.
     let decoded: Option<Vec<Difference>> = (0..FP_BUCKETS)
         .filter(|&k| differ[k])
         .map(|k| single_difference(&a[k], &b[k]).filter(|d| fp_bucket_of(d.0) == k))
         .collect();
-    let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
     if let (Some(diffs), Some(filters), false) = (decoded, filters, refusals) {
         let wanted: DigestSet = diffs.iter().map(|d| d.0).collect();
         // Per side, per row group: the batches whose filters may hold a
@@ -324,6 +465,7 @@ pub fn scan_stage(
                 units_total,
                 rows_read: Some(rows_read),
                 decoded_digests: Some(diffs.len()),
+                spilled_in_pass_1: None,
             }),
             partitioned: written,
             decoded: Some(diffs),
@@ -365,6 +507,7 @@ pub fn scan_stage(
             units_total,
             rows_read: None,
             decoded_digests: None,
+            spilled_in_pass_1: None,
         }),
         partitioned: written,
         decoded: None,
