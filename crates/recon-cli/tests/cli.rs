@@ -917,14 +917,23 @@ fn heavy_drift_spills_the_targets_rest_in_pass_1_and_gives_the_one_pass_answer()
             assert_eq!(evidence(&d1, file), evidence(&d2, file), "{extra:?} {file}");
         }
         let pass = &two["settings"]["second_pass"];
-        assert_eq!(pass["strategy"], "adaptive", "{extra:?} {pass}");
-        // 15 row groups of source, 16 of target: only the target row groups
-        // started before the first one proved the drift (one per thread)
-        // are read again.
-        let spilled = pass["spilled_in_pass_1"].as_u64().unwrap();
-        assert!((12..=15).contains(&spilled), "{extra:?} {pass}");
         assert_eq!(pass["units_total"], 31);
-        assert_eq!(pass["units_read"].as_u64().unwrap(), 31 - spilled, "{pass}");
+        // 15 row groups of source, 16 of target. Target row groups started
+        // before the source's last one ended, or before the first checked
+        // one proved the drift, are read again: with one thread, only that
+        // first one. With more, how many depends on timing (these row groups
+        // are tiny); if none was left to spill, the second pass is "full".
+        if extra[1] == "1" {
+            assert_eq!(pass["strategy"], "adaptive", "{pass}");
+            assert_eq!(pass["spilled_in_pass_1"], 15, "{pass}");
+        }
+        if pass["strategy"] == "adaptive" {
+            let spilled = pass["spilled_in_pass_1"].as_u64().unwrap();
+            assert!((1..=15).contains(&spilled), "{extra:?} {pass}");
+            assert_eq!(pass["units_read"].as_u64().unwrap(), 31 - spilled, "{pass}");
+        } else {
+            assert_eq!(pass["strategy"], "full", "{extra:?} {pass}");
+        }
     }
     // Light drift and a match never switch.
     let mut light = src.clone();

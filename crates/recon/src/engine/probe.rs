@@ -4,12 +4,12 @@
 //! Two passes pay off when drift is rare: pass 1 only fingerprints, and a
 //! match ends there. When most rows differ, every bucket differs and the
 //! second pass reads both tables again in full; `--passes 1` reads them
-//! once. Pass 1 reads the source to its end before the target. A sample of
-//! the source's digests (those with some bits zero, about 64Ki
-//! of them whatever the table's size) is counted; each sampled target digest
-//! then takes one copy off its count, and one that finds none is a target
-//! row with more copies than the source holds: an unmatched row, proven,
-//! not guessed. Once [`MIN_CHECKED`] sampled target rows were checked and
+//! once. Pass 1 hands out the source's units before the target's. A sample
+//! of the source's digests (those with some bits zero, about 64Ki of them
+//! whatever the table's size) is counted; once the source's last unit
+//! ended, each sampled target digest takes one copy off its count, and one
+//! that finds none is a target row with more copies than the source
+//! holds: an unmatched row, proven, not guessed. Once [`MIN_CHECKED`] sampled target rows were checked and
 //! more than half of them were unmatched, every target unit started after
 //! that is partitioned (spilled) as well as fingerprinted, and the second
 //! pass reads only the source and the target units read before the switch.
@@ -20,8 +20,8 @@
 //! and reconciled, so the answer is the same whichever way it decides.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::partition::{FingerprintSink, PartitionConfig, PartitionSink};
 use super::scan::{Batch, RowSink};
@@ -41,7 +41,13 @@ const SAMPLE_BITS: u32 = 16;
 /// rows found so far.
 pub struct DriftProbe {
     mask: u64,
-    counts: HashMap<u128, AtomicU32, DigestBuildHasher>,
+    /// Source units not yet finished; the sample is complete at zero.
+    source_left: AtomicUsize,
+    /// The workers' counts, added as each source unit ends.
+    gathering: Mutex<HashMap<u128, u32, DigestBuildHasher>>,
+    /// The whole source's counts, once its last unit ended: the target's
+    /// rows are checked from then on (those read earlier are not).
+    counts: OnceLock<HashMap<u128, AtomicU32, DigestBuildHasher>>,
     checked: AtomicU64,
     unmatched: AtomicU64,
     switched: AtomicBool,
@@ -49,16 +55,22 @@ pub struct DriftProbe {
 
 impl DriftProbe {
     /// A probe sampling about 2^16 of `source_rows` digests (all of them
-    /// for smaller tables), with nothing counted yet.
-    pub fn new(source_rows: u64) -> DriftProbe {
+    /// for smaller tables) read in `source_units` units.
+    pub fn new(source_rows: u64, source_units: usize) -> DriftProbe {
         let shift = (64 - source_rows.leading_zeros()).saturating_sub(SAMPLE_BITS);
-        DriftProbe {
+        let probe = DriftProbe {
             mask: (1u64 << shift) - 1,
-            counts: HashMap::default(),
+            source_left: AtomicUsize::new(source_units),
+            gathering: Mutex::new(HashMap::default()),
+            counts: OnceLock::new(),
             checked: AtomicU64::new(0),
             unmatched: AtomicU64::new(0),
             switched: AtomicBool::new(false),
+        };
+        if source_units == 0 {
+            probe.freeze();
         }
+        probe
     }
 
     /// Whether `digest` is in the sample: the low bits of its high half.
@@ -69,26 +81,41 @@ impl DriftProbe {
         ((digest >> 64) as u64) & self.mask == 0
     }
 
-    /// Adds a worker's counts of the source's sampled digests.
-    pub fn count_source(&mut self, sampled: impl IntoIterator<Item = (u128, u32)>) {
-        for (d, n) in sampled {
-            let count = self
-                .counts
-                .entry(d)
-                .or_insert_with(|| AtomicU32::new(0))
-                .get_mut();
-            *count = count.saturating_add(n);
+    /// Adds one finished source unit's sampled digests, counted; after the
+    /// last unit, the counts are complete and target rows are checked.
+    pub fn source_unit_done(&self, sampled: &mut HashMap<u128, u32, DigestBuildHasher>) {
+        {
+            let mut all = self.gathering.lock().unwrap_or_else(|e| e.into_inner());
+            for (d, n) in sampled.drain() {
+                let count = all.entry(d).or_insert(0);
+                *count = count.saturating_add(n);
+            }
         }
+        if self.source_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.freeze();
+        }
+    }
+
+    fn freeze(&self) {
+        let all = std::mem::take(&mut *self.gathering.lock().unwrap_or_else(|e| e.into_inner()));
+        let _ = self.counts.set(
+            all.into_iter()
+                .map(|(d, n)| (d, AtomicU32::new(n)))
+                .collect(),
+        );
     }
 
     /// Checks a batch of target digests against the source's sample, and
     /// switches once more than half of at least [`MIN_CHECKED`] were
     /// unmatched.
     fn check(&self, digests: &[u128]) {
+        let Some(counts) = self.counts.get() else {
+            return;
+        };
         let (mut checked, mut unmatched) = (0u64, 0u64);
         for &d in digests.iter().filter(|&&d| self.sampled(d)) {
             checked += 1;
-            let matched = self.counts.get(&d).is_some_and(|n| {
+            let matched = counts.get(&d).is_some_and(|n| {
                 n.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| c.checked_sub(1))
                     .is_ok()
             });
@@ -124,15 +151,17 @@ impl DriftProbe {
 pub struct ProbeSink {
     pub fingerprint: FingerprintSink,
     probe: Arc<DriftProbe>,
-    /// The source's sampled digests this worker read, counted (a table of
-    /// one row repeated is one entry, not a vector as long as the table).
-    pub sampled: HashMap<u128, u32, DigestBuildHasher>,
+    /// The current source unit's sampled digests, counted (a table of one
+    /// row repeated is one entry, not a vector as long as the table).
+    sampled: HashMap<u128, u32, DigestBuildHasher>,
     /// Records of the target units read after the switch.
     pub spill: PartitionSink,
     /// The current unit is spilled.
     spilling: bool,
     /// Target (file, block) units spilled.
     pub spilled: Vec<(usize, usize)>,
+    /// The current unit is the source's.
+    in_source: bool,
 }
 
 impl ProbeSink {
@@ -144,12 +173,23 @@ impl ProbeSink {
             spill: PartitionSink::new(spill),
             spilling: false,
             spilled: Vec::new(),
+            in_source: false,
+        }
+    }
+}
+
+impl ProbeSink {
+    fn end_unit(&mut self) {
+        if std::mem::take(&mut self.in_source) {
+            self.probe.source_unit_done(&mut self.sampled);
         }
     }
 }
 
 impl RowSink for ProbeSink {
     fn start_unit(&mut self, side: Side, unit: &Unit) -> Result<()> {
+        self.end_unit();
+        self.in_source = side == Side::Source;
         self.spilling = side == Side::Target && self.probe.switched();
         if self.spilling {
             let Unit::Block { file, block, .. } = unit else {
@@ -185,6 +225,7 @@ impl RowSink for ProbeSink {
     }
 
     fn finish(&mut self) -> Result<()> {
+        self.end_unit();
         self.fingerprint.finish()?;
         self.spill.finish()
     }
@@ -194,36 +235,57 @@ impl RowSink for ProbeSink {
 mod tests {
     use super::*;
 
+    /// A probe whose one source unit held `digests`.
+    fn probe(source_rows: u64, digests: impl IntoIterator<Item = u128>) -> DriftProbe {
+        let probe = DriftProbe::new(source_rows, 1);
+        let mut sampled = HashMap::default();
+        for d in digests {
+            *sampled.entry(d).or_insert(0) += 1;
+        }
+        probe.source_unit_done(&mut sampled);
+        probe
+    }
+
     #[test]
     fn every_sampled_copy_beyond_the_sources_is_unmatched() {
-        let mut probe = DriftProbe::new(10); // small: every digest sampled
+        let probe = probe(10, [1, 1, 2]); // small: every digest sampled
         assert!(probe.sampled(u128::MAX));
-        probe.count_source([(1, 2), (2, 1)]);
         probe.check(&[1, 1, 1, 2, 3]);
         assert_eq!(probe.tally(), (5, 2));
         assert!(!probe.switched(), "fewer than MIN_CHECKED checked");
     }
 
     #[test]
+    fn target_rows_are_checked_only_once_the_source_is_complete() {
+        let probe = DriftProbe::new(10, 2);
+        let mut sampled = HashMap::default();
+        sampled.insert(7, 1);
+        probe.source_unit_done(&mut sampled);
+        probe.check(&[8; 2000]);
+        assert_eq!(probe.tally(), (0, 0));
+        probe.source_unit_done(&mut HashMap::default());
+        probe.check(&[7, 7]);
+        assert_eq!(probe.tally(), (2, 1));
+    }
+
+    #[test]
     fn switches_only_when_most_of_enough_sampled_rows_are_unmatched() {
-        let mut probe = DriftProbe::new(4096);
-        probe.count_source((0..4096).map(|d| (d, 1)));
+        let all = probe(4096, 0..4096);
         // Every row matched: never.
-        probe.check(&(0..4096).collect::<Vec<u128>>());
-        assert!(!probe.switched());
+        all.check(&(0..4096).collect::<Vec<u128>>());
+        assert!(!all.switched());
         // Half unmatched is not more than half.
-        let mut probe = DriftProbe::new(4096);
-        probe.count_source((0..1024).map(|d| (d, 1)));
-        probe.check(&(0..2048).collect::<Vec<u128>>());
-        assert_eq!(probe.tally(), (2048, 1024));
-        assert!(!probe.switched());
-        probe.check(&[5000]);
-        assert!(probe.switched());
+        let half = probe(4096, 0..1024);
+        half.check(&(0..2048).collect::<Vec<u128>>());
+        assert_eq!(half.tally(), (2048, 1024));
+        assert!(!half.switched());
+        half.check(&[5000]);
+        assert!(half.switched());
     }
 
     #[test]
     fn large_tables_sample_about_64ki_digests() {
-        let probe = DriftProbe::new(50_000_000);
+        let probe = DriftProbe::new(50_000_000, 1);
         let sampled = (0..1u128 << 20)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) << 64)
             .filter(|&d| probe.sampled(d))

@@ -75,18 +75,6 @@ impl<'a> ScanSide<'a> {
         }
     }
 
-    /// The same side, read in full, or (`skip`) not at all.
-    pub fn with_skip(&self, skip: bool) -> ScanSide<'a> {
-        ScanSide {
-            table: self.table,
-            columns: self.columns.clone(),
-            prep: self.prep.clone(),
-            only_units: None,
-            only_rows: None,
-            skip,
-        }
-    }
-
     /// The same side, reading only these row ranges (first position, rows)
     /// of these (file, block) units.
     pub fn only_slices(&self, slices: RowRanges) -> ScanSide<'a> {

@@ -175,14 +175,16 @@ struct Probed {
 }
 
 /// The probe runs when both tables are read whole, the source's row count
-/// is known (it sizes the sample) and the target is all row groups (a unit
-/// it spills must be one the second pass can leave out).
+/// is known (it sizes the sample), and both are all row groups: the source's
+/// are counted to know when its sample is complete, and a target unit it
+/// spills must be one the second pass can leave out.
 fn probe_applies(sides: &[ScanSide<'_>; 2]) -> bool {
-    sides
-        .iter()
-        .all(|s| !s.skip && s.only_units.is_none() && s.only_rows.is_none())
-        && sides[0].table.rows.is_some()
-        && block_keys(sides[1].table).count() == sides[1].table.block_units().len()
+    sides.iter().all(|s| {
+        !s.skip
+            && s.only_units.is_none()
+            && s.only_rows.is_none()
+            && block_keys(s.table).count() == s.table.block_units().len()
+    }) && sides[0].table.rows.is_some()
 }
 
 /// A table's (file, block) units.
@@ -193,45 +195,35 @@ fn block_keys(table: &Table) -> impl Iterator<Item = (usize, usize)> {
     })
 }
 
-/// Pass 1 with the drift probe ([`crate::engine::probe`]): the source to its
-/// end, sampling its digests; then the target, checked against the sample,
-/// spilling whole units once most sampled rows proved unmatched.
+/// Pass 1 with the drift probe ([`crate::engine::probe`]): one scan, the
+/// source's units first, sampling its digests; once the source's last unit
+/// ended, target rows are checked against the sample, and whole target
+/// units are spilled once most sampled rows proved unmatched.
 fn probing_pass(
     sides: &[ScanSide<'_>; 2],
     cfg: &ScanConfig<'_>,
     filter_bits: u32,
     spill: PartitionConfig,
 ) -> Result<FirstPass> {
-    let source_rows = sides[0].table.rows.unwrap_or(0);
-    let sampler = Arc::new(DriftProbe::new(source_rows));
-    let first = scan(
-        &[sides[0].with_skip(false), sides[1].with_skip(true)],
-        cfg,
-        || ProbeSink::new(filter_bits, sampler.clone(), spill.clone()),
-    )?;
-    let mut probe = DriftProbe::new(source_rows);
-    let mut fingerprints = Vec::new();
-    for sink in first.sinks {
-        probe.count_source(sink.sampled);
-        fingerprints.push(sink.fingerprint);
-    }
-    let probe = Arc::new(probe);
-    let second = scan(
-        &[sides[0].with_skip(true), sides[1].with_skip(false)],
-        cfg,
-        || ProbeSink::new(filter_bits, probe.clone(), spill.clone()),
-    )?;
+    let probe = Arc::new(DriftProbe::new(
+        sides[0].table.rows.unwrap_or(0),
+        sides[0].table.block_units().len(),
+    ));
+    let scanned = scan(sides, cfg, || {
+        ProbeSink::new(filter_bits, probe.clone(), spill.clone())
+    })?;
     let mut spilled = HashSet::new();
-    let mut sinks = Vec::new();
-    for sink in second.sinks {
+    let (mut fingerprints, mut sinks) = (Vec::new(), Vec::new());
+    for sink in scanned.sinks {
         spilled.extend(sink.spilled);
         fingerprints.push(sink.fingerprint);
         sinks.push(sink.spill);
     }
     Ok(FirstPass {
-        rows: [first.rows[0], second.rows[1]],
+        rows: scanned.rows,
         fingerprinted: FingerprintSink::merge(fingerprints),
-        probed: probe.switched().then_some(Probed { sinks, spilled }),
+        // Switched too late to spill anything: the usual second pass.
+        probed: (probe.switched() && !spilled.is_empty()).then_some(Probed { sinks, spilled }),
     })
 }
 
@@ -377,7 +369,10 @@ pub fn scan_stage(
             .filter(|k| !probed.spilled.contains(k))
             .collect();
         let units_read = sides[0].table.block_units().len() + rest.len();
-        let second = [sides[0].with_skip(false), sides[1].only(rest)];
+        let second = [
+            sides[0].only(block_keys(sides[0].table).collect()),
+            sides[1].only(rest),
+        ];
         let to_spill = (rows[0] + rows[1])
             .saturating_sub(spilled_rows)
             .saturating_mul(Keyless::LAYOUT.bytes() as u64);
