@@ -137,7 +137,8 @@ impl DriftProbe {
     }
 
     /// Sampled target rows checked, and of those unmatched.
-    pub fn tally(&self) -> (u64, u64) {
+    #[cfg(test)]
+    fn tally(&self) -> (u64, u64) {
         (
             self.checked.load(Ordering::Relaxed),
             self.unmatched.load(Ordering::Relaxed),

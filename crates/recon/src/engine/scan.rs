@@ -30,6 +30,7 @@ const TEXT_CHUNK: usize = 2 << 20;
 pub type RowRanges = std::collections::HashMap<(usize, usize), Vec<(u64, u64)>>;
 
 /// Everything the scan needs to know about one side.
+#[derive(Clone)]
 pub struct ScanSide<'a> {
     pub table: &'a Table,
     /// Top-level column indices of the compared columns, in plan order.

@@ -121,6 +121,15 @@ pub fn check_row_counts(src: &Table, tgt: &Table, rows: [u64; 2]) -> Result<()> 
     Ok(())
 }
 
+/// A second read of the inputs disagreed with the first. Named after the
+/// source: the run cannot tell which side changed.
+pub fn inputs_changed(source: &Table, what: impl std::fmt::Display) -> ReconError {
+    ReconError::input(
+        &source.path,
+        format!("the inputs changed while recon read them: {what}"),
+    )
+}
+
 /// Evidence locator ranges: each side's dense positions (rows, or bytes of
 /// text) cut every `1 << range_bits`.
 pub fn evidence_ranges(ctx: &RunContext, tables: [&Table; 2]) -> usize {

@@ -661,9 +661,12 @@ fn run_passes(
         }
         let mut run = judge_all(2, 2)?;
         if run.rows != rows {
-            return Err(ReconError::input(
-                &tables[0].path,
-                format!("the inputs changed while recon read them: {rows:?} rows in the first pass, {:?} in the second", run.rows),
+            return Err(stages::inputs_changed(
+                tables[0],
+                format!(
+                    "{rows:?} rows in the first pass, {:?} in the second",
+                    run.rows
+                ),
             ));
         }
         run.second_pass = Some(SecondPass {
@@ -683,10 +686,10 @@ fn run_passes(
     ctx.progress.start_pass(2, 2, Phase::Partition);
     let (second, units_read) = targeted_pass(ctx, sides, shape, &found.candidates, bucket_bits)?;
     if second.written != [n, n] {
-        return Err(ReconError::input(
-            &tables[0].path,
+        return Err(stages::inputs_changed(
+            tables[0],
             format!(
-                "the inputs changed while recon read them: the second pass found {:?} of the {n} differing keys' rows",
+                "the second pass found {:?} of the {n} differing keys' rows",
                 second.written
             ),
         ));

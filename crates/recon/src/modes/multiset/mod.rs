@@ -183,7 +183,7 @@ fn probe_applies(sides: &[ScanSide<'_>; 2]) -> bool {
         !s.skip
             && s.only_units.is_none()
             && s.only_rows.is_none()
-            && block_keys(s.table).count() == s.table.block_units().len()
+            && (s.table.block_units().iter()).all(|u| matches!(u, Unit::Block { .. }))
     }) && sides[0].table.rows.is_some()
 }
 
@@ -369,10 +369,7 @@ pub fn scan_stage(
             .filter(|k| !probed.spilled.contains(k))
             .collect();
         let units_read = sides[0].table.block_units().len() + rest.len();
-        let second = [
-            sides[0].only(block_keys(sides[0].table).collect()),
-            sides[1].only(rest),
-        ];
+        let second = [sides[0].clone(), sides[1].only(rest)];
         let to_spill = (rows[0] + rows[1])
             .saturating_sub(spilled_rows)
             .saturating_mul(Keyless::LAYOUT.bytes() as u64);
@@ -387,12 +384,10 @@ pub fn scan_stage(
         sinks.extend(scanned.sinks);
         let (index, written) = PartitionSink::merge(sinks, bucket_bits)?;
         if read_again[0] != rows[0] || read_again[1] + spilled_rows != rows[1] || written != rows {
-            return Err(ReconError::Input {
-                path: sides[0].table.path.clone(),
-                message: format!(
-                    "the inputs changed while recon read them: {rows:?} rows in the first pass, {written:?} in the second"
-                ),
-            });
+            return Err(stages::inputs_changed(
+                sides[0].table,
+                format!("{rows:?} rows in the first pass, {written:?} in the second"),
+            ));
         }
         return Ok(ScanResult {
             index,
@@ -477,18 +472,16 @@ pub fn scan_stage(
     ctx.progress.start_pass(2, 2, Phase::Partition);
     let (index, second_rows, written) = partition(sides, Some(Arc::new(differ)), None)?;
     if second_rows != rows {
-        return Err(ReconError::Input {
-            path: sides[0].table.path.clone(),
-            message: format!(
-                "the inputs changed while recon read them: {rows:?} rows in the first pass, {second_rows:?} in the second"
-            ),
-        });
+        return Err(stages::inputs_changed(
+            sides[0].table,
+            format!("{rows:?} rows in the first pass, {second_rows:?} in the second"),
+        ));
     }
     if written != seen {
-        return Err(ReconError::Input {
-            path: sides[0].table.path.clone(),
-            message: "the inputs changed while recon read them: the second pass found other rows in the differing buckets".into(),
-        });
+        return Err(stages::inputs_changed(
+            sides[0].table,
+            "the second pass found other rows in the differing buckets",
+        ));
     }
     Ok(ScanResult {
         index,
