@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::record::Keyless;
-use super::scan::{Batch, RowSink};
+use super::scan::{Batch, RowRanges, RowSink};
 use super::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
 use crate::digest::{fp_bucket_of, DigestBuildHasher, Fingerprint, UnitFilter, FP_BUCKETS};
 use crate::error::Result;
@@ -157,6 +157,40 @@ impl FingerprintSink {
         self.unfiltered = true;
     }
 
+    /// Adds `digests` (rows at `locators`) to their buckets, and
+    /// `filtered` (one per row, the values a targeted second pass will look
+    /// up: the digests themselves, or keyed mode's key tags) to the batch's
+    /// filter.
+    pub fn add(
+        &mut self,
+        side: Side,
+        digests: &[u128],
+        filtered: &[u128],
+        locators: crate::input::Locators<'_>,
+    ) {
+        if self.pending_side != Some(side) {
+            self.flush();
+            self.pending_side = Some(side);
+        }
+        if let Some((_, slices)) = self.current.as_mut().filter(|_| !filtered.is_empty()) {
+            // Positions of the batch's first and last rows (rows a delete
+            // removes leave gaps, which the slice spans).
+            let (_, first) = crate::input::unpack(locators.get(0));
+            let (_, end) = crate::input::unpack(locators.get(filtered.len() - 1));
+            let mut filter = UnitFilter::new(filtered.len() as u64, self.filter_bits);
+            filter.insert_all(filtered);
+            slices.push(Slice {
+                first,
+                rows: end - first + 1,
+                filter,
+            });
+        }
+        self.pending.extend_from_slice(digests);
+        if self.pending.len() >= PENDING {
+            self.flush();
+        }
+    }
+
     fn close_unit(&mut self) {
         self.flush();
         if let Some(done) = self.current.take() {
@@ -178,28 +212,7 @@ impl RowSink for FingerprintSink {
     }
 
     fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
-        if self.pending_side != Some(side) {
-            self.flush();
-            self.pending_side = Some(side);
-        }
-        let digests = batch.digests;
-        if let Some((_, slices)) = self.current.as_mut().filter(|_| !digests.is_empty()) {
-            // Positions of the batch's first and last rows (rows a delete
-            // removes leave gaps, which the slice spans).
-            let (_, first) = crate::input::unpack(batch.locators.get(0));
-            let (_, end) = crate::input::unpack(batch.locators.get(digests.len() - 1));
-            let mut filter = UnitFilter::new(digests.len() as u64, self.filter_bits);
-            filter.insert_all(digests);
-            slices.push(Slice {
-                first,
-                rows: end - first + 1,
-                filter,
-            });
-        }
-        self.pending.extend_from_slice(digests);
-        if self.pending.len() >= PENDING {
-            self.flush();
-        }
+        self.add(side, batch.digests, batch.digests, batch.locators);
         Ok(())
     }
 
@@ -207,6 +220,35 @@ impl RowSink for FingerprintSink {
         self.close_unit();
         Ok(())
     }
+}
+
+/// Per side, per row group: the batches whose filters `hit`, as row ranges
+/// (adjacent ones joined), and the rows they hold: what a targeted second
+/// pass reads.
+pub fn slices_to_read(
+    filters: &HashMap<UnitKey, Vec<Slice>>,
+    hit: impl Fn(&UnitFilter) -> bool,
+) -> ([RowRanges; 2], u64) {
+    let mut only: [RowRanges; 2] = Default::default();
+    let mut rows_read = 0u64;
+    for ((side, file, block), slices) in filters {
+        let mut ranges: Vec<(u64, u64)> = Vec::new();
+        for s in slices {
+            if !hit(&s.filter) {
+                continue;
+            }
+            rows_read += s.rows;
+            match ranges.last_mut() {
+                Some((first, rows)) if *first + *rows == s.first => *rows += s.rows,
+                _ => ranges.push((s.first, s.rows)),
+            }
+        }
+        if !ranges.is_empty() {
+            ranges.sort_unstable();
+            only[side.index()].insert((*file, *block), ranges);
+        }
+    }
+    (only, rows_read)
 }
 
 /// A set of digests.

@@ -56,11 +56,6 @@ pub struct KeyedSlots {
     pub sample: usize,
     /// First-level buckets of the duplicated keys' keyless records.
     pub dup_bucket_bits: u32,
-    /// Collect the keys whose two rows differ (with their locators) instead
-    /// of judging them: the slim first pass of a two-pass keyed diff, whose
-    /// records carry no column words. At most this many per worker; past
-    /// it, `overflowed` is set and collecting stops.
-    pub collect: Option<usize>,
 }
 
 impl KeyedSlots {
@@ -169,18 +164,6 @@ impl KeyCounts {
         }
     }
 
-    /// Adds a second pass's judgement of the keys whose rows differ (the
-    /// first pass settled every other key and left those uncounted).
-    pub fn merge_judged(&mut self, o: &KeyCounts) {
-        // The slim first pass had no value columns to count.
-        let (v, t) = (o.column_mismatches.len(), o.tolerance_values.len());
-        self.column_mismatches
-            .resize(v.max(self.column_mismatches.len()), 0);
-        self.tolerance_values
-            .resize(t.max(self.tolerance_values.len()), 0);
-        self.add(o);
-    }
-
     fn add(&mut self, o: &KeyCounts) {
         self.matched += o.matched;
         self.value_mismatch += o.value_mismatch;
@@ -217,8 +200,6 @@ pub struct KeyedMatcher {
     pair_buf: Vec<u8>,
     /// Second look: the records of changed keys, per side.
     changed: HashMap<u128, [Vec<u8>; 2], DigestBuildHasher>,
-    candidates: Vec<(u128, u64, u64)>,
-    overflowed: bool,
 }
 
 /// What keyed reconciliation found.
@@ -233,10 +214,6 @@ pub struct KeyedFound {
     /// * dup_buckets + bucket`).
     pub index: SpillIndex,
     pub rows_seen: [u64; 2],
-    /// With `collect`: (key digest, source locator, target locator) of every
-    /// key whose rows differ, unless `overflowed`.
-    pub candidates: Vec<(u128, u64, u64)>,
-    pub overflowed: bool,
 }
 
 impl KeyedFound {
@@ -277,8 +254,6 @@ impl KeyedMatcher {
             rows_seen: [0, 0],
             pair_buf: Vec::new(),
             changed: HashMap::default(),
-            candidates: Vec::new(),
-            overflowed: false,
             slots,
         }
     }
@@ -294,11 +269,7 @@ impl KeyedMatcher {
         let mut missing: [Vec<(u128, u64)>; 2] = Default::default();
         let mut dups = Vec::new();
         let mut writers = Vec::new();
-        let mut candidates = Vec::new();
-        let mut overflowed = false;
         for m in matchers {
-            candidates.extend(m.candidates);
-            overflowed |= m.overflowed;
             counts.add(&m.counts);
             for s in 0..2 {
                 stats[s].add(&m.stats[s]);
@@ -330,8 +301,6 @@ impl KeyedMatcher {
             dup_samples: dups,
             index: SpillIndex::merge(writers, keys)?,
             rows_seen,
-            candidates,
-            overflowed,
         })
     }
 
@@ -494,18 +463,9 @@ impl Matcher for KeyedMatcher {
         for (&key, e) in &map {
             match e.count {
                 [1, 1] if e.row[0] == e.row[1] => self.counts.matched += 1,
-                [1, 1] => match self.slots.collect {
-                    Some(most) => {
-                        if self.candidates.len() < most {
-                            self.candidates.push((key, e.loc[0], e.loc[1]));
-                        } else {
-                            self.overflowed = true;
-                        }
-                    }
-                    None => {
-                        self.changed.insert(key, Default::default());
-                    }
-                },
+                [1, 1] => {
+                    self.changed.insert(key, Default::default());
+                }
                 [1, 0] | [0, 1] => {
                     let s = if e.count[0] == 1 { 0 } else { 1 };
                     let side = Side::BOTH[s];
@@ -585,31 +545,6 @@ mod tests {
         assert_eq!(back, p);
         let changed: Vec<usize> = (0..70).filter(|&v| back.changed(v)).collect();
         assert_eq!(changed, [0, 63, 69]);
-    }
-
-    #[test]
-    fn a_second_pass_adds_its_judgement_to_a_slim_first_pass() {
-        // The slim first pass counted keys only: no value or tolerance columns.
-        let mut first = KeyCounts {
-            matched: 90,
-            missing: [3, 1],
-            duplicate_keys: 2,
-            ..KeyCounts::default()
-        };
-        let mut judged = KeyCounts::new(3, 1);
-        judged.matched = 4;
-        judged.value_mismatch = 6;
-        judged.tolerance_keys = 4;
-        judged.tolerance_values = vec![5];
-        judged.column_mismatches = vec![6, 0, 2];
-        first.merge_judged(&judged);
-        assert_eq!((first.matched, first.value_mismatch), (94, 6));
-        assert_eq!((first.missing, first.duplicate_keys), ([3, 1], 2));
-        assert_eq!(first.column_mismatches, [6, 0, 2]);
-        assert_eq!(
-            (first.tolerance_keys, first.tolerance_values.clone()),
-            (4, vec![5])
-        );
     }
 
     #[test]

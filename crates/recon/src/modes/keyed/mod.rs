@@ -19,6 +19,7 @@
 pub(crate) mod changed;
 pub(crate) mod matcher;
 pub(crate) mod numbers;
+pub(crate) mod sieve;
 pub(crate) mod sink;
 
 use std::collections::BTreeMap;
@@ -27,14 +28,17 @@ use std::sync::Arc;
 
 use changed::{changed_stage, ChangedInputs, ChangedResult};
 use matcher::{KeyCounts, KeyedFound, KeyedMatcher, KeyedSlots, ENTRY_BYTES};
-use sink::{KeyedConfig, KeyedShape, KeyedSink, LocatorSet};
+use sieve::{SieveSink, Sieved, TagSet};
+use sink::{Keep, KeyedConfig, KeyedShape, KeyedSink};
 
 use super::multiset::matcher::Reconciled;
 use super::multiset::{reconcile_keyless, sample_reports, KeylessBuckets, REPORT_FILE};
 use super::options::{DiffOptions, DiffOutcome};
 use super::stages::{self, check_row_counts, evidence_ranges};
 use crate::config::{AlignOptions, Passes};
+use crate::digest::{Fingerprint, FP_BUCKETS};
 use crate::engine::memory::{Records, MAP_SLOT_BYTES};
+use crate::engine::partition::{slices_to_read, Slice, UnitKey};
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::scan::{scan, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
@@ -198,28 +202,20 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
     let KeyedRun {
         rows,
         found,
-        judged,
         null_keys,
         null_rows,
         passes,
+        differing_buckets,
         second_pass,
         mut splits,
     } = run_passes(&ctx, &sides, &shape, opts, bucket_bits)?;
     stages::mark_pass(&sides);
     clock.scanned();
-    // Keys whose rows differ are judged in the second pass when there is one.
-    let judged_ref = judged.as_ref().unwrap_or(&found);
     let mut counts = found.counts.clone();
-    // A slim first pass counts no columns: start from zeros.
+    // With no bucket reconciled, no worker counted columns: start from zeros.
     counts.column_mismatches.resize(shape.values.len(), 0);
     counts.tolerance_values.resize(shape.tolerances.len(), 0);
-    let mut key_stats = found.stats;
-    if let Some(j) = &judged {
-        counts.merge_judged(&j.counts);
-        for (a, b) in key_stats.iter_mut().zip(&j.stats) {
-            a.add(b);
-        }
-    }
+    let key_stats = found.stats;
     let (dups, s1) = reconcile_keyless(
         &ctx,
         [&src, &tgt],
@@ -262,7 +258,6 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
             plan: &plan,
             shape: &shape,
             found: &found,
-            judged: judged_ref,
             counts: &counts,
             dups: &dups,
             nulls: &nulls,
@@ -298,7 +293,7 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
             clock: &clock,
             buckets,
             passes,
-            fingerprint_buckets_differing: None,
+            fingerprint_buckets_differing: differing_buckets,
             second_pass,
             bucket_splits: splits,
         },
@@ -324,7 +319,6 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
     ));
     report.judge(&opts.thresholds);
     drop(found);
-    drop(judged);
     drop(ctx);
     opts.progress.set_phase(Phase::Done);
     stages::write_reports(
@@ -347,8 +341,6 @@ struct KeyedResults<'a> {
     plan: &'a ComparePlan,
     shape: &'a KeyedShape,
     found: &'a KeyedFound,
-    /// The keys judged (by the second pass, when there was one).
-    judged: &'a KeyedFound,
     counts: &'a KeyCounts,
     /// The EXCEPT ALL remainders of duplicated and of NULL keys.
     dups: &'a Reconciled,
@@ -376,7 +368,7 @@ fn keyed_evidence(r: &KeyedResults<'_>, opts: &DiffOptions) -> Result<KeyedEvide
             sides: r.sides,
             plan: r.plan,
             shape: r.shape,
-            found: r.judged,
+            found: r.found,
             ranges,
             sample: opts.run.sample,
             diff_columns: opts.diff_columns,
@@ -549,31 +541,35 @@ fn chunk_pairs(limit: u64, src: &Table, tgt: &Table) -> usize {
 /// What the keyed scan and key judging produced.
 struct KeyedRun {
     rows: [u64; 2],
-    /// Every key's category; missing rows and duplicated keys' rows in its
-    /// index. Without a second pass it also judged the keys whose rows
-    /// differ (their changed-key records are in its index).
+    /// Every key's category; changed and missing keys and duplicated keys'
+    /// rows in its index.
     found: KeyedFound,
-    /// With a second pass: the judged keys whose rows differ.
-    judged: Option<KeyedFound>,
     null_keys: SpillIndex,
     null_rows: [u64; 2],
     passes: u8,
+    /// Fingerprint buckets that differed in pass 1 of two.
+    differing_buckets: Option<usize>,
     second_pass: Option<SecondPass>,
     splits: u64,
 }
+
+/// Wanted tags up to which the second pass reads only the batches whose
+/// filters may hold them (each is looked up in every batch's filter); past
+/// it, whole buckets are read.
+const TAGS_MOST: usize = 1 << 14;
 
 /// Reads the tables once or twice and judges every key.
 ///
 /// One pass partitions full records (key digest, row digest, column words,
 /// carried numbers) for every row. Two passes (the default for Parquet and
-/// IPC) partition slim records (key digest, row digest, locator) first:
-/// that settles every key but the ones whose two rows differ, whose
-/// locators it collects; the second pass reads only the row groups holding
-/// those rows and partitions full records for them alone, so a matching
-/// pair never spills column words. When there are more differing keys than
-/// memory holds locators for, or values were refused under
-/// --max-parse-errors, the second pass reads everything with full records,
-/// as one pass would. All three give the same answer.
+/// IPC) first sum each key bucket ([`sieve`]), so a matching pair spills
+/// nothing but the source's 8-byte key words. The second pass partitions
+/// full records only for the keys that differ and the duplicated ones,
+/// reading only the batches that may hold them; when a bucket holds more
+/// than one differing key (or there are too many), it reads everything and
+/// partitions whole buckets. With values refused under --max-parse-errors,
+/// the second pass is the one-pass diff. All give the same answer; the
+/// report says which ran.
 fn run_passes(
     ctx: &RunContext,
     sides: &[ScanSide<'_>; 2],
@@ -588,9 +584,10 @@ fn run_passes(
         // Parsing text twice costs more than spilling its records once.
         Passes::Auto => !tables[0].format.is_text() && !tables[1].format.is_text(),
     };
+    let units_total: usize = tables.iter().map(|t| t.block_units().len()).sum();
     let judge_all = |pass: u8, passes: u8| -> Result<KeyedRun> {
         ctx.progress.start_pass(pass, passes, Phase::Partition);
-        let (parts, rows) = partition(ctx, sides, shape, bucket_bits, None)?;
+        let (parts, rows) = partition(ctx, sides, shape, bucket_bits, Keep::All)?;
         check_row_counts(tables[0], tables[1], rows)?;
         let (found, splits) = reconcile_keys(
             ctx,
@@ -599,66 +596,43 @@ fn run_passes(
             &parts.keyed,
             bucket_bits,
             opts.run.sample,
-            None,
         )?;
         check_seen(&found, parts.written)?;
         Ok(KeyedRun {
             rows,
             found,
-            judged: None,
             null_keys: parts.null_keys,
             null_rows: parts.null_rows,
             passes,
+            differing_buckets: None,
             second_pass: None,
             splits,
         })
     };
-    if !two_pass || shape.values.is_empty() {
+    if !two_pass {
         return judge_all(1, 1);
     }
-    let slim = Arc::new(KeyedShape {
-        key: shape.key.clone(),
-        values: Vec::new(),
-        tolerances: Vec::new(),
-    });
-    ctx.progress.start_pass(1, 2, Phase::Partition);
-    let (parts, rows) = partition(ctx, sides, &slim, bucket_bits, None)?;
+    ctx.progress.start_pass(1, 2, Phase::Fingerprint);
+    let source_rows = tables[0].rows.unwrap_or(0);
+    let total_rows = source_rows + tables[1].rows.unwrap_or(0);
+    ctx.budget.set_expected(
+        source_rows
+            .saturating_mul(8)
+            .saturating_sub(ctx.sizing.in_memory_spill as u64),
+    );
+    let (sieved, rows) = sieve_pass(ctx, sides, shape, bucket_bits, total_rows)?;
     check_row_counts(tables[0], tables[1], rows)?;
-    // Two locators and a key digest per differing key, in the share that
-    // spill chunks get in memory.
-    let most = (ctx.sizing.in_memory_spill / 32 / ctx.threads.max(1)).max(1024);
-    let (found, splits) = reconcile_keys(
-        ctx,
-        tables,
-        &slim,
-        &parts.keyed,
-        bucket_bits,
-        opts.run.sample,
-        Some(most),
-    )?;
-    check_seen(&found, parts.written)?;
-    let units_total: usize = tables.iter().map(|t| t.block_units().len()).sum();
-    if found.candidates.is_empty() {
-        return Ok(KeyedRun {
-            rows,
-            found,
-            judged: None,
-            null_keys: parts.null_keys,
-            null_rows: parts.null_rows,
-            passes: 1,
-            second_pass: None,
-            splits,
-        });
-    }
-    let refusals = tables
+    // Values refused under --max-parse-errors were counted in pass 1; a
+    // second pass over some rows would count theirs again.
+    if tables
         .iter()
-        .any(|t| t.parse_errors.count.load(Ordering::Relaxed) > 0);
-    if found.overflowed || refusals {
-        drop(found);
-        drop(parts);
+        .any(|t| t.parse_errors.count.load(Ordering::Relaxed) > 0)
+    {
+        drop(sieved);
         for t in tables {
             t.parse_errors.reset();
         }
+        stages::mark_pass(sides);
         let mut run = judge_all(2, 2)?;
         if run.rows != rows {
             return Err(stages::inputs_changed(
@@ -677,209 +651,277 @@ fn run_passes(
             decoded_digests: None,
             spilled_in_pass_1: None,
         });
-        run.splits += splits;
         return Ok(run);
     }
-    // The targeted second pass: only the differing keys' rows.
-    let n = found.candidates.len() as u64;
-    stages::mark_pass(sides);
-    ctx.progress.start_pass(2, 2, Phase::Partition);
-    let (second, units_read) = targeted_pass(ctx, sides, shape, &found.candidates, bucket_bits)?;
-    if second.written != [n, n] {
-        return Err(stages::inputs_changed(
-            tables[0],
-            format!(
-                "the second pass found {:?} of the {n} differing keys' rows",
-                second.written
-            ),
-        ));
-    }
-    let (judged, s2) = reconcile_keys(
-        ctx,
-        tables,
-        shape,
-        &second.keyed,
-        bucket_bits,
-        opts.run.sample,
-        None,
-    )?;
-    check_seen(&judged, second.written)?;
-    let c = &judged.counts;
-    if c.missing != [0, 0] || c.duplicate_keys != 0 || c.matched + c.value_mismatch != n {
-        return Err(ReconError::Internal(format!(
-            "the targeted second pass judged {} of {n} differing keys; rerun with `--passes 1`",
-            c.matched + c.value_mismatch
-        )));
-    }
-    Ok(KeyedRun {
+    let Sieved {
+        fingerprints,
+        filters,
+        sums,
+        words,
+        null_keys,
+        keyed_rows,
+        null_rows,
+    } = sieved;
+    let differ: Vec<bool> = (0..FP_BUCKETS)
+        .map(|b| fingerprints[0][b] != fingerprints[1][b])
+        .collect();
+    let differing = differ.iter().filter(|d| **d).count();
+    // Duplicated keys, by key digest; outside the keys read again, each has
+    // as many copies on both sides, all agreeing.
+    let repeated = sieve::repeated_keys(&words, 1 << bucket_bits, ctx.threads)?;
+    drop(words);
+    let sample = opts.run.sample;
+    let mut run = KeyedRun {
         rows,
-        found,
-        judged: Some(judged),
-        null_keys: parts.null_keys,
-        null_rows: parts.null_rows,
-        passes: 2,
-        second_pass: Some(SecondPass {
-            strategy: "targeted",
-            units_read,
-            units_total,
-            rows_read: None,
-            decoded_digests: None,
-            spilled_in_pass_1: None,
-        }),
-        splits: splits + s2,
-    })
+        found: reconcile_keys(
+            ctx,
+            tables,
+            shape,
+            &SpillIndex::merge(Vec::new(), 2 << bucket_bits)?,
+            bucket_bits,
+            sample,
+        )?
+        .0,
+        null_keys,
+        null_rows,
+        passes: 1,
+        differing_buckets: Some(differing),
+        second_pass: None,
+        splits: 0,
+    };
+    // The duplicated keys shown as samples are read again for their rows:
+    // the smallest key digests, as the matcher picks among keys whose
+    // copies agree.
+    let shown = &repeated[..repeated.len().min(sample)];
+    let mut written = [0u64; 2];
+    // The duplicated keys not read again, and their rows on each side.
+    let agreeing = |read_again: &dyn Fn(u64) -> bool| -> (u64, u64) {
+        let rest = repeated
+            .iter()
+            .filter(|(k, _)| !read_again(sieve::tag_of(*k)));
+        rest.fold((0, 0), |(keys, rows), (_, n)| (keys + 1, rows + n))
+    };
+    let (agreeing_keys, agreeing_rows) = if differing == 0 && shown.is_empty() {
+        agreeing(&|_| false)
+    } else {
+        // The tag of the one differing key of each differing bucket.
+        let decoded: Option<Vec<u64>> = (0..FP_BUCKETS)
+            .filter(|&b| differ[b])
+            .map(|b| sieve::decode(b, &sums[0][b], &sums[1][b]))
+            .collect();
+        stages::mark_pass(sides);
+        ctx.progress.start_pass(2, 2, Phase::Partition);
+        let shown_tags = shown.iter().map(|(k, _)| sieve::tag_of(*k));
+        let targeted = match decoded {
+            Some(tags) if tags.len() + shown.len() <= TAGS_MOST => {
+                let tags: TagSet = tags.into_iter().chain(shown_tags.clone()).collect();
+                targeted_pass(ctx, sides, shape, bucket_bits, tags, filters, &fingerprints)?
+            }
+            _ => None,
+        };
+        let (parts, second_pass, kept) = match targeted {
+            Some((parts, second, tags)) => (parts, second, Keep::Tags(tags)),
+            None => {
+                let mut marked = differ;
+                for t in shown_tags {
+                    marked[sieve::bucket_of_tag(t)] = true;
+                }
+                let marked = Arc::new(marked);
+                let (parts, second) = whole_buckets_pass(
+                    ctx,
+                    sides,
+                    shape,
+                    bucket_bits,
+                    marked.clone(),
+                    &fingerprints,
+                    rows,
+                )?;
+                (parts, second, Keep::Buckets(marked))
+            }
+        };
+        let (found, splits) =
+            reconcile_keys(ctx, tables, shape, &parts.keyed, bucket_bits, sample)?;
+        check_seen(&found, parts.written)?;
+        written = parts.written;
+        run.found = found;
+        run.splits = splits;
+        run.passes = 2;
+        run.second_pass = Some(second_pass);
+        match kept {
+            Keep::Tags(tags) => agreeing(&|t| tags.contains(&t)),
+            Keep::Buckets(marked) => agreeing(&|t| marked[sieve::bucket_of_tag(t)]),
+            Keep::All => (0, 0),
+        }
+    };
+    run.found.counts.duplicate_keys += agreeing_keys;
+    // Every other source row not read again is a key seen once on each side
+    // with equal rows.
+    run.found.counts.matched += keyed_rows[0] - written[0] - agreeing_rows;
+    Ok(run)
 }
 
-/// Scans both sides into keyed records of `shape` (only the rows of `only`
-/// when given), returning the partitions and the rows read per side.
-fn partition(
+/// Pass 1 of two: the sieve sums of both sides ([`sieve`]).
+fn sieve_pass(
     ctx: &RunContext,
     sides: &[ScanSide<'_>; 2],
     shape: &Arc<KeyedShape>,
     bucket_bits: u32,
-    only: Option<Arc<[LocatorSet; 2]>>,
-) -> Result<(sink::KeyedPartitions, [u64; 2])> {
-    // The sink reads the value digests of the key columns and of the value
-    // columns its records carry words for.
-    let columns = sides[0].columns.len();
-    let mut keep = vec![false; columns];
+    total_rows: u64,
+) -> Result<(Sieved, [u64; 2])> {
+    let cfg = scan_config(ctx, sides, shape);
+    let kc = keyed_config(ctx, shape, bucket_bits, Keep::All);
+    let bits = stages::filter_bits(ctx, total_rows);
+    let scanned = scan(sides, &cfg, || SieveSink::new(kc.clone(), bits))?;
+    Ok((SieveSink::merge(scanned.sinks, bucket_bits)?, scanned.rows))
+}
+
+/// The targeted second pass: full records for the rows of the keys in
+/// `tags`, from only the batches whose filters may hold them. `None` when
+/// those rows do not account for pass 1's differences (a bucket decoded to
+/// a wrong tag).
+fn targeted_pass(
+    ctx: &RunContext,
+    sides: &[ScanSide<'_>; 2],
+    shape: &Arc<KeyedShape>,
+    bucket_bits: u32,
+    tags: TagSet,
+    filters: Option<std::collections::HashMap<UnitKey, Vec<Slice>>>,
+    fingerprints: &[Vec<Fingerprint>; 2],
+) -> Result<Option<(sink::KeyedPartitions, SecondPass, Arc<TagSet>)>> {
+    let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
+    let probes: Vec<u128> = tags.iter().map(|&t| sieve::tag_probe(t)).collect();
+    let (read, units_read, rows_read) = match filters {
+        Some(filters) => {
+            let (only, rows_read) =
+                slices_to_read(&filters, |f| probes.iter().any(|&p| f.may_contain(p)));
+            let units = only[0].len() + only[1].len();
+            let [s, t] = only;
+            (
+                [sides[0].only_slices(s), sides[1].only_slices(t)],
+                units,
+                Some(rows_read),
+            )
+        }
+        None => (sides.clone(), units_total, None),
+    };
+    let wanted = tags.len();
+    let tags = Arc::new(tags);
+    let (parts, _) = partition(ctx, &read, shape, bucket_bits, Keep::Tags(tags.clone()))?;
+    if !sieve::accounts_for(fingerprints, &parts.spilled) {
+        return Ok(None);
+    }
+    Ok(Some((
+        parts,
+        SecondPass {
+            strategy: "targeted",
+            units_read,
+            units_total,
+            rows_read,
+            decoded_digests: Some(wanted),
+            spilled_in_pass_1: None,
+        },
+        tags,
+    )))
+}
+
+/// The second pass over whole buckets: reads everything, and partitions
+/// full records for the rows of the `marked` fingerprint buckets.
+fn whole_buckets_pass(
+    ctx: &RunContext,
+    sides: &[ScanSide<'_>; 2],
+    shape: &Arc<KeyedShape>,
+    bucket_bits: u32,
+    marked: Arc<Vec<bool>>,
+    fingerprints: &[Vec<Fingerprint>; 2],
+    rows: [u64; 2],
+) -> Result<(sink::KeyedPartitions, SecondPass)> {
+    let table = sides[0].table;
+    for s in sides {
+        s.table.parse_errors.reset();
+    }
+    let seen = [0, 1].map(|s| {
+        (0..FP_BUCKETS)
+            .filter(|&b| marked[b])
+            .map(|b| fingerprints[s][b].count)
+            .sum::<u64>()
+    });
+    let (parts, second_rows) = partition(ctx, sides, shape, bucket_bits, Keep::Buckets(marked))?;
+    if second_rows != rows {
+        return Err(stages::inputs_changed(
+            table,
+            format!("{rows:?} rows in the first pass, {second_rows:?} in the second"),
+        ));
+    }
+    if parts.written != seen || !sieve::accounts_for(fingerprints, &parts.spilled) {
+        return Err(stages::inputs_changed(
+            table,
+            "the second pass found other rows in the differing buckets",
+        ));
+    }
+    let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
+    Ok((
+        parts,
+        SecondPass {
+            strategy: "full",
+            units_read: units_total,
+            units_total,
+            rows_read: None,
+            decoded_digests: None,
+            spilled_in_pass_1: None,
+        },
+    ))
+}
+
+/// The scan settings of a keyed pass: per-column digests of the key and
+/// value columns.
+fn scan_config<'c>(
+    ctx: &'c RunContext,
+    sides: &[ScanSide<'_>; 2],
+    shape: &KeyedShape,
+) -> ScanConfig<'c> {
+    let mut keep = vec![false; sides[0].columns.len()];
     for &c in shape.key.iter().chain(&shape.values) {
         keep[c] = true;
     }
-    let cfg = ScanConfig {
+    ScanConfig {
         threads: ctx.threads,
         batch_size: ctx.batch_size,
         per_column: Some(keep.into()),
         cancel: &ctx.cancel,
         progress: &ctx.progress,
-    };
-    let kc = KeyedConfig {
+    }
+}
+
+fn keyed_config(
+    ctx: &RunContext,
+    shape: &Arc<KeyedShape>,
+    bucket_bits: u32,
+    keep: Keep,
+) -> KeyedConfig {
+    KeyedConfig {
         shape: shape.clone(),
         bucket_bits,
         chunk_bytes: ctx.sizing.chunk_bytes,
         dir: ctx.dir().to_path_buf(),
         budget: ctx.budget.clone(),
-        only,
-    };
+        keep,
+    }
+}
+
+/// Scans both sides into keyed records of `shape` (the rows `keep` keeps),
+/// returning the partitions and the rows read per side.
+fn partition(
+    ctx: &RunContext,
+    sides: &[ScanSide<'_>; 2],
+    shape: &Arc<KeyedShape>,
+    bucket_bits: u32,
+    keep: Keep,
+) -> Result<(sink::KeyedPartitions, [u64; 2])> {
+    let cfg = scan_config(ctx, sides, shape);
+    let kc = keyed_config(ctx, shape, bucket_bits, keep);
     let scanned = scan(sides, &cfg, || KeyedSink::new(kc.clone()))?;
     let rows = scanned.rows;
     Ok((KeyedSink::merge(scanned.sinks, bucket_bits)?, rows))
-}
-
-/// The targeted second pass: full records for the differing keys' rows
-/// (`candidates`: key digest, source locator, target locator) alone.
-/// Returns them and how many units (row groups, files) were read.
-fn targeted_pass(
-    ctx: &RunContext,
-    sides: &[ScanSide<'_>; 2],
-    shape: &Arc<KeyedShape>,
-    candidates: &[(u128, u64, u64)],
-    bucket_bits: u32,
-) -> Result<(sink::KeyedPartitions, usize)> {
-    let mut sets: [LocatorSet; 2] = Default::default();
-    for &(_, s, t) in candidates {
-        sets[0].insert(s);
-        sets[1].insert(t);
-    }
-    // Few rows: fetch just them (a row selection reads only their pages).
-    // Many: scan the row groups that hold them, on every thread.
-    let tables = [sides[0].table, sides[1].table];
-    let n = candidates.len() as u64;
-    let read = if n <= FETCH_MOST {
-        let sorted = sets.map(|set| {
-            let mut v: Vec<u64> = set.into_iter().collect();
-            v.sort_unstable();
-            v
-        });
-        let units_read =
-            units_with(tables[0], &sorted[0]).len() + units_with(tables[1], &sorted[1]).len();
-        (
-            fetch_pass(ctx, sides, shape, &sorted, bucket_bits)?,
-            units_read,
-        )
-    } else {
-        let sorted = [&sets[0], &sets[1]].map(|set| {
-            let mut v: Vec<u64> = set.iter().copied().collect();
-            v.sort_unstable();
-            v
-        });
-        let [u0, u1] = [
-            units_with(tables[0], &sorted[0]),
-            units_with(tables[1], &sorted[1]),
-        ];
-        let units_read = u0.len() + u1.len();
-        let targeted = [sides[0].only(u0), sides[1].only(u1)];
-        (
-            partition(ctx, &targeted, shape, bucket_bits, Some(Arc::new(sets)))?.0,
-            units_read,
-        )
-    };
-    Ok(read)
-}
-
-/// Differing keys up to which the second pass fetches their rows by
-/// locator (one thread, only their pages) rather than scanning the row
-/// groups that hold them (every thread, whole row groups).
-const FETCH_MOST: u64 = 200_000;
-
-/// The second pass by fetch: reads the rows at `locators` (per side,
-/// sorted), digests them as the scan would, and partitions their full
-/// keyed records.
-fn fetch_pass(
-    ctx: &RunContext,
-    sides: &[ScanSide<'_>; 2],
-    shape: &Arc<KeyedShape>,
-    locators: &[Vec<u64>; 2],
-    bucket_bits: u32,
-) -> Result<sink::KeyedPartitions> {
-    use crate::digest::RowEncoder;
-    use crate::engine::scan::{Batch, RowSink};
-    use crate::input::{Fetcher, Locators};
-    let mut sink = KeyedSink::new(KeyedConfig {
-        shape: shape.clone(),
-        bucket_bits,
-        chunk_bytes: ctx.sizing.chunk_bytes,
-        dir: ctx.dir().to_path_buf(),
-        budget: ctx.budget.clone(),
-        only: None,
-    });
-    let mut encoder = RowEncoder::new();
-    let (mut digests, mut per_column) = (Vec::new(), Vec::new());
-    for side in Side::BOTH {
-        let s = &sides[side.index()];
-        let locs = &locators[side.index()];
-        let mut next = 0usize;
-        s.table.fetch(&mut Fetcher::default(), locs, |batch| {
-            if ctx.cancel.is_cancelled() {
-                return Err(ReconError::Interrupted);
-            }
-            let n = batch.num_rows();
-            let prepared = s.prepare_fetched(&batch)?;
-            digests.clear();
-            for c in per_column.iter_mut() {
-                Vec::clear(c);
-            }
-            encoder
-                .digests_with_columns(&prepared, &mut digests, Some(&mut per_column))
-                .map_err(|m| ReconError::input(&s.table.path, m))?;
-            let here = locs
-                .get(next..next + n)
-                .ok_or_else(|| ReconError::Internal("fetched more rows than asked for".into()))?;
-            sink.rows(
-                side,
-                &Batch {
-                    digests: &digests,
-                    columns: &per_column,
-                    arrays: &prepared,
-                    locators: Locators::List(here),
-                },
-            )?;
-            next += n;
-            Ok(())
-        })?;
-    }
-    sink.finish()?;
-    KeyedSink::merge(vec![sink], bucket_bits)
 }
 
 fn check_seen(found: &KeyedFound, written: [u64; 2]) -> Result<()> {
@@ -892,28 +934,6 @@ fn check_seen(found: &KeyedFound, written: [u64; 2]) -> Result<()> {
     Ok(())
 }
 
-/// The (file, block) units of `table` that hold any of `sorted` locators.
-fn units_with(table: &Table, sorted: &[u64]) -> std::collections::HashSet<(usize, usize)> {
-    let mut out = std::collections::HashSet::new();
-    for u in table.block_units() {
-        if let crate::input::Unit::Block {
-            file,
-            block,
-            first,
-            rows,
-        } = u
-        {
-            let lo = crate::input::pack(file, first);
-            let hi = crate::input::pack(file, first + rows);
-            let at = sorted.partition_point(|&l| l < lo);
-            if sorted.get(at).is_some_and(|&l| l < hi) {
-                out.insert((file, block));
-            }
-        }
-    }
-    out
-}
-
 fn reconcile_keys(
     ctx: &RunContext,
     tables: [&Table; 2],
@@ -921,7 +941,6 @@ fn reconcile_keys(
     index: &SpillIndex,
     bucket_bits: u32,
     sample: usize,
-    collect: Option<usize>,
 ) -> Result<(KeyedFound, u64)> {
     ctx.progress
         .buckets_total
@@ -940,7 +959,6 @@ fn reconcile_keys(
         budget: ctx.budget.clone(),
         sample,
         dup_bucket_bits: DUP_BUCKET_BITS,
-        collect,
     });
     // A keyed map entry costs more than a keyless one: fewer fit the share.
     let max_entries = (ctx.sizing.map_max_entries as u64 * MAP_SLOT_BYTES / ENTRY_BYTES as u64)

@@ -15,11 +15,13 @@
 //! record (row digest, locator) in a second partition, and those rows are
 //! diffed as a multiset.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::numbers::{numbers, Num, NUM_BYTES};
+use super::sieve::{pair_combiner, pair_digest, tag_of, TagSet};
 use crate::config::Tolerance;
-use crate::digest::{null_digest, Combiner};
+use crate::digest::{fp_bucket_of, null_digest, Combiner, Fingerprint};
 use crate::engine::partition::bucket_of;
 use crate::engine::record::{Keyless, RecordLayout, KEY_BYTES};
 use crate::engine::scan::{Batch, RowSink};
@@ -104,22 +106,31 @@ pub struct KeyedConfig {
     pub chunk_bytes: usize,
     pub dir: std::path::PathBuf,
     pub budget: Arc<SpillBudget>,
-    /// Only the rows at these locators, per side (a targeted second pass).
-    pub only: Option<Arc<[LocatorSet; 2]>>,
+    pub keep: Keep,
 }
 
-/// A set of locators.
-pub type LocatorSet = std::collections::HashSet<u64, ahash::RandomState>;
+/// Which rows a keyed scan partitions.
+#[derive(Clone)]
+pub enum Keep {
+    /// Every row; a row with a NULL key goes to the NULL-key partition.
+    All,
+    /// Only rows whose key tag ([`tag_of`]) is in the set (a targeted second
+    /// pass; pass 1 partitioned the NULL-key rows).
+    Tags(Arc<TagSet>),
+    /// Only rows whose key is in a marked fingerprint bucket (a second pass
+    /// over whole buckets).
+    Buckets(Arc<Vec<bool>>),
+}
 
 /// Staging for one partition space, switched per side.
-struct Staged {
-    writer: SpillWriter,
-    staging: Partitioner,
+pub(crate) struct Staged {
+    pub writer: SpillWriter,
+    pub staging: Partitioner,
     side: Option<Side>,
 }
 
 impl Staged {
-    fn new(cfg: &KeyedConfig) -> Staged {
+    pub fn new(cfg: &KeyedConfig) -> Staged {
         Staged {
             writer: SpillWriter::new(cfg.dir.clone(), cfg.budget.clone()),
             staging: Partitioner::new(0, cfg.chunk_bytes, 0),
@@ -127,7 +138,7 @@ impl Staged {
         }
     }
 
-    fn push(&mut self, cfg: &KeyedConfig, side: Side, key: u128, rec: &[u8]) -> Result<()> {
+    pub fn push(&mut self, cfg: &KeyedConfig, side: Side, key: u128, rec: &[u8]) -> Result<()> {
         let buckets = 1usize << cfg.bucket_bits;
         if self.side != Some(side) {
             // Units come source first, so a worker switches side at most
@@ -160,6 +171,10 @@ pub struct KeyedSink {
     pub written: [u64; 2],
     /// Rows with a NULL in a key column, per side.
     pub null_rows: [u64; 2],
+    pair: Combiner,
+    /// Unless every row is kept: the pair digests of the rows written, per
+    /// fingerprint bucket, to check them against pass 1's.
+    spilled: HashMap<usize, [Fingerprint; 2]>,
 }
 
 /// What the workers' keyed sinks add up to.
@@ -168,6 +183,8 @@ pub struct KeyedPartitions {
     pub null_keys: SpillIndex,
     pub written: [u64; 2],
     pub null_rows: [u64; 2],
+    /// Unless every row was kept: fingerprints of the rows written.
+    pub spilled: HashMap<usize, [Fingerprint; 2]>,
 }
 
 impl KeyedSink {
@@ -182,6 +199,8 @@ impl KeyedSink {
             nums: vec![Vec::new(); cfg.shape.tolerances.len()],
             written: [0, 0],
             null_rows: [0, 0],
+            pair: pair_combiner(),
+            spilled: HashMap::new(),
             cfg,
         }
     }
@@ -190,10 +209,16 @@ impl KeyedSink {
         let mut written = [0u64; 2];
         let mut null_rows = [0u64; 2];
         let (mut keyed, mut nulls) = (Vec::new(), Vec::new());
+        let mut spilled: HashMap<usize, [Fingerprint; 2]> = HashMap::new();
         for s in sinks {
             for i in 0..2 {
                 written[i] += s.written[i];
                 null_rows[i] += s.null_rows[i];
+            }
+            for (b, fps) in s.spilled {
+                let into = spilled.entry(b).or_default();
+                into[0].merge(&fps[0]);
+                into[1].merge(&fps[1]);
             }
             keyed.push(s.keyed.writer);
             nulls.push(s.null_keys.writer);
@@ -203,6 +228,7 @@ impl KeyedSink {
             null_keys: SpillIndex::merge(nulls, 2 << bucket_bits)?,
             written,
             null_rows,
+            spilled,
         })
     }
 }
@@ -226,19 +252,23 @@ impl RowSink for KeyedSink {
             })?;
         }
         let nums_at = shape.nums_at();
-        let only = self.cfg.only.clone();
+        let keep = self.cfg.keep.clone();
+        let all = matches!(keep, Keep::All);
         for i in 0..batch.len() {
-            if let Some(only) = &only {
-                if !only[side.index()].contains(&batch.locators.get(i)) {
-                    continue;
-                }
-            }
             let mut null_key = false;
             let key = self.combiner.digest(shape.key.iter().map(|&c| {
                 let v = batch.columns[c][i];
                 null_key |= v == self.null;
                 v
             }));
+            let kept = match &keep {
+                Keep::All => true,
+                Keep::Tags(tags) => !null_key && tags.contains(&tag_of(key)),
+                Keep::Buckets(marked) => !null_key && marked[fp_bucket_of(key)],
+            };
+            if !kept {
+                continue;
+            }
             let row = batch.digests[i];
             let loc = batch.locators.get(i);
             if null_key {
@@ -261,6 +291,10 @@ impl RowSink for KeyedSink {
             }
             self.written[side.index()] += 1;
             self.keyed.push(&self.cfg, side, key, &self.rec)?;
+            if !all {
+                let p = pair_digest(&self.pair, key, row);
+                self.spilled.entry(fp_bucket_of(key)).or_default()[side.index()].add(p);
+            }
         }
         Ok(())
     }

@@ -29,12 +29,12 @@ use crate::config::Passes;
 use crate::digest::{fp_bucket_of, single_difference, Difference, Fingerprint, FP_BUCKETS};
 use crate::engine::memory::Records;
 use crate::engine::partition::{
-    DigestSet, FingerprintSink, Fingerprinted, PartitionConfig, PartitionSink,
+    slices_to_read, DigestSet, FingerprintSink, Fingerprinted, PartitionConfig, PartitionSink,
 };
 use crate::engine::probe::{DriftProbe, ProbeSink};
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::record::Keyless;
-use crate::engine::scan::{scan, RowRanges, ScanConfig, ScanSide};
+use crate::engine::scan::{scan, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
 use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
@@ -227,23 +227,6 @@ fn probing_pass(
     })
 }
 
-/// Bits per row of the batch filters that a targeted second pass needs:
-/// as many as fit a quarter of the memory limit (the share spill chunks
-/// get, unused in the fingerprint pass), up to 20; none below 6 (too many
-/// false positives to save a read). Each decoded digest is looked up in
-/// every batch's filter, so the false-positive rate decides how many
-/// batches are read for nothing: about 0.5% per digest at 12 bits, 0.1% at
-/// 16, 0.03% at 20.
-fn filter_bits(ctx: &RunContext, rows: u64) -> u32 {
-    let budget_bits = (ctx.sizing.in_memory_spill as u64).saturating_mul(8);
-    let per_row = budget_bits / rows.max(1);
-    if per_row >= 6 {
-        per_row.min(20) as u32
-    } else {
-        0
-    }
-}
-
 /// Stage 3: reads the tables once (partitioning every record) or twice.
 ///
 /// Two passes: the first fingerprints every bucket and fills a Bloom filter
@@ -310,7 +293,7 @@ pub fn scan_stage(
     }
     ctx.progress.start_pass(1, 2, Phase::Fingerprint);
     let total_rows = sides[0].table.rows.unwrap_or(0) + sides[1].table.rows.unwrap_or(0);
-    let bits = filter_bits(ctx, total_rows);
+    let bits = stages::filter_bits(ctx, total_rows);
     let FirstPass {
         rows,
         fingerprinted:
@@ -415,27 +398,8 @@ pub fn scan_stage(
         .collect();
     if let (Some(diffs), Some(filters), false) = (decoded, filters, refusals) {
         let wanted: DigestSet = diffs.iter().map(|d| d.0).collect();
-        // Per side, per row group: the batches whose filters may hold a
-        // decoded digest, as row ranges (adjacent ones joined).
-        let mut only: [RowRanges; 2] = Default::default();
-        let mut rows_read = 0u64;
-        for ((side, file, block), slices) in &filters {
-            let mut ranges: Vec<(u64, u64)> = Vec::new();
-            for s in slices {
-                if !wanted.iter().any(|d| s.filter.may_contain(*d)) {
-                    continue;
-                }
-                rows_read += s.rows;
-                match ranges.last_mut() {
-                    Some((first, rows)) if *first + *rows == s.first => *rows += s.rows,
-                    _ => ranges.push((s.first, s.rows)),
-                }
-            }
-            if !ranges.is_empty() {
-                ranges.sort_unstable();
-                only[side.index()].insert((*file, *block), ranges);
-            }
-        }
+        let (only, rows_read) =
+            slices_to_read(&filters, |f| wanted.iter().any(|d| f.may_contain(*d)));
         drop(filters);
         let units_read = only[0].len() + only[1].len();
         let [only_s, only_t] = only;
