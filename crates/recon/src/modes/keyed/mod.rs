@@ -671,93 +671,91 @@ fn run_passes(
     let repeated = sieve::repeated_keys(&words, 1 << bucket_bits, ctx.threads)?;
     drop(words);
     let sample = opts.run.sample;
-    let mut run = KeyedRun {
-        rows,
-        found: reconcile_keys(
-            ctx,
-            tables,
-            shape,
-            &SpillIndex::merge(Vec::new(), 2 << bucket_bits)?,
-            bucket_bits,
-            sample,
-        )?
-        .0,
-        null_keys,
-        null_rows,
-        passes: 1,
-        differing_buckets: Some(differing),
-        second_pass: None,
-        splits: 0,
-    };
     // The duplicated keys shown as samples are read again for their rows:
     // the smallest key digests, as the matcher picks among keys whose
     // copies agree.
     let shown = &repeated[..repeated.len().min(sample)];
-    let mut written = [0u64; 2];
-    // The duplicated keys not read again, and their rows on each side.
-    let agreeing = |read_again: &dyn Fn(u64) -> bool| -> (u64, u64) {
+    let (mut found, splits, second_pass, written, read_again) =
+        if differing == 0 && shown.is_empty() {
+            let empty = SpillIndex::merge(Vec::new(), 2 << bucket_bits)?;
+            let (found, splits) = reconcile_keys(ctx, tables, shape, &empty, bucket_bits, sample)?;
+            (found, splits, None, [0, 0], Keep::Tags(Arc::default()))
+        } else {
+            // The tag of the one differing key of each differing bucket.
+            let decoded: Option<Vec<u64>> = (0..FP_BUCKETS)
+                .filter(|&b| differ[b])
+                .map(|b| sieve::decode(b, &sums[0][b], &sums[1][b]))
+                .collect();
+            stages::mark_pass(sides);
+            ctx.progress.start_pass(2, 2, Phase::Partition);
+            let shown_tags = shown.iter().map(|(k, _)| sieve::tag_of(*k));
+            let targeted = match decoded {
+                Some(tags) if tags.len() + shown.len() <= TAGS_MOST => {
+                    let tags: TagSet = tags.into_iter().chain(shown_tags.clone()).collect();
+                    targeted_pass(ctx, sides, shape, bucket_bits, tags, filters, &fingerprints)?
+                }
+                _ => None,
+            };
+            let (parts, second_pass, kept) = match targeted {
+                Some((parts, second, tags)) => (parts, second, Keep::Tags(tags)),
+                None => {
+                    let mut marked = differ;
+                    for t in shown_tags {
+                        marked[sieve::bucket_of_tag(t)] = true;
+                    }
+                    let marked = Arc::new(marked);
+                    let (parts, second) = whole_buckets_pass(
+                        ctx,
+                        sides,
+                        shape,
+                        bucket_bits,
+                        marked.clone(),
+                        &fingerprints,
+                        rows,
+                    )?;
+                    (parts, second, Keep::Buckets(marked))
+                }
+            };
+            let (found, splits) =
+                reconcile_keys(ctx, tables, shape, &parts.keyed, bucket_bits, sample)?;
+            check_seen(&found, parts.written)?;
+            (found, splits, Some(second_pass), parts.written, kept)
+        };
+    // The duplicated keys not read again (their copies agree, as many on
+    // each side), and their source rows.
+    let agreeing = |was_read: &dyn Fn(u64) -> bool| -> (u64, u64) {
         let rest = repeated
             .iter()
-            .filter(|(k, _)| !read_again(sieve::tag_of(*k)));
+            .filter(|(k, _)| !was_read(sieve::tag_of(*k)));
         rest.fold((0, 0), |(keys, rows), (_, n)| (keys + 1, rows + n))
     };
-    let (agreeing_keys, agreeing_rows) = if differing == 0 && shown.is_empty() {
-        agreeing(&|_| false)
-    } else {
-        // The tag of the one differing key of each differing bucket.
-        let decoded: Option<Vec<u64>> = (0..FP_BUCKETS)
-            .filter(|&b| differ[b])
-            .map(|b| sieve::decode(b, &sums[0][b], &sums[1][b]))
-            .collect();
-        stages::mark_pass(sides);
-        ctx.progress.start_pass(2, 2, Phase::Partition);
-        let shown_tags = shown.iter().map(|(k, _)| sieve::tag_of(*k));
-        let targeted = match decoded {
-            Some(tags) if tags.len() + shown.len() <= TAGS_MOST => {
-                let tags: TagSet = tags.into_iter().chain(shown_tags.clone()).collect();
-                targeted_pass(ctx, sides, shape, bucket_bits, tags, filters, &fingerprints)?
-            }
-            _ => None,
-        };
-        let (parts, second_pass, kept) = match targeted {
-            Some((parts, second, tags)) => (parts, second, Keep::Tags(tags)),
-            None => {
-                let mut marked = differ;
-                for t in shown_tags {
-                    marked[sieve::bucket_of_tag(t)] = true;
-                }
-                let marked = Arc::new(marked);
-                let (parts, second) = whole_buckets_pass(
-                    ctx,
-                    sides,
-                    shape,
-                    bucket_bits,
-                    marked.clone(),
-                    &fingerprints,
-                    rows,
-                )?;
-                (parts, second, Keep::Buckets(marked))
-            }
-        };
-        let (found, splits) =
-            reconcile_keys(ctx, tables, shape, &parts.keyed, bucket_bits, sample)?;
-        check_seen(&found, parts.written)?;
-        written = parts.written;
-        run.found = found;
-        run.splits = splits;
-        run.passes = 2;
-        run.second_pass = Some(second_pass);
-        match kept {
-            Keep::Tags(tags) => agreeing(&|t| tags.contains(&t)),
-            Keep::Buckets(marked) => agreeing(&|t| marked[sieve::bucket_of_tag(t)]),
-            Keep::All => (0, 0),
-        }
+    let (agreeing_keys, agreeing_rows) = match read_again {
+        Keep::All => (0, 0),
+        Keep::Tags(tags) => agreeing(&|t| tags.contains(&t)),
+        Keep::Buckets(marked) => agreeing(&|t| marked[sieve::bucket_of_tag(t)]),
     };
-    run.found.counts.duplicate_keys += agreeing_keys;
+    found.counts.duplicate_keys += agreeing_keys;
     // Every other source row not read again is a key seen once on each side
     // with equal rows.
-    run.found.counts.matched += keyed_rows[0] - written[0] - agreeing_rows;
-    Ok(run)
+    let matched = keyed_rows[0]
+        .checked_sub(written[0] + agreeing_rows)
+        .ok_or_else(|| {
+            stages::inputs_changed(
+                tables[0],
+                format!("{keyed_rows:?} keyed rows in the first pass, {written:?} read again"),
+            )
+        })?;
+    found.counts.matched += matched;
+    Ok(KeyedRun {
+        rows,
+        found,
+        null_keys,
+        null_rows,
+        passes: if second_pass.is_some() { 2 } else { 1 },
+        differing_buckets: Some(differing),
+        second_pass,
+        splits,
+    })
 }
 
 /// Pass 1 of two: the sieve sums of both sides ([`sieve`]).
