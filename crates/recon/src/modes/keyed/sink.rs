@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::numbers::{numbers, Num, NUM_BYTES};
-use super::sieve::{pair_combiner, pair_digest, tag_of, TagSet};
+use super::sieve::{pair_digest, tag_of, TagSet};
 use crate::config::Tolerance;
 use crate::digest::{fp_bucket_of, null_digest, Combiner, Fingerprint};
 use crate::engine::partition::bucket_of;
@@ -171,7 +171,6 @@ pub struct KeyedSink {
     pub written: [u64; 2],
     /// Rows with a NULL in a key column, per side.
     pub null_rows: [u64; 2],
-    pair: Combiner,
     /// Unless every row is kept: the pair digests of the rows written, per
     /// fingerprint bucket, to check them against pass 1's.
     spilled: HashMap<usize, [Fingerprint; 2]>,
@@ -199,7 +198,6 @@ impl KeyedSink {
             nums: vec![Vec::new(); cfg.shape.tolerances.len()],
             written: [0, 0],
             null_rows: [0, 0],
-            pair: pair_combiner(),
             spilled: HashMap::new(),
             cfg,
         }
@@ -292,7 +290,7 @@ impl RowSink for KeyedSink {
             self.written[side.index()] += 1;
             self.keyed.push(&self.cfg, side, key, &self.rec)?;
             if !all {
-                let p = pair_digest(&self.pair, key, row);
+                let p = pair_digest(key, row);
                 self.spilled.entry(fp_bucket_of(key)).or_default()[side.index()].add(p);
             }
         }
