@@ -1,10 +1,13 @@
 //! Generates a fact-table pair with planted drift, so the expected verdict is known.
 //!
 //! ```text
-//! cargo run --release --example gen_pair -- ROWS OUT_DIR
+//! cargo run --release --example gen_pair -- ROWS OUT_DIR [--source-only]
 //! ```
 //!
-//! Writes OUT_DIR/source.parquet, OUT_DIR/target.parquet and OUT_DIR/expected.json.
+//! Writes OUT_DIR/source.parquet, OUT_DIR/target.parquet and OUT_DIR/expected.json
+//! (with `--source-only`, the source alone: a 1B-row pair does not fit
+//! where the source does, and diffing the source with itself measures
+//! linearity).
 //! 11 columns (ints, date, decimal(18,2), double, microsecond timestamp,
 //! strings with NULLs); 0.1% of rows are duplicates (every 1000th row copies
 //! its predecessor). The target is written in a permuted order with a
@@ -247,8 +250,9 @@ fn write_target(plan: &Plan, out: &Path) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 3 {
-        eprintln!("usage: gen_pair ROWS OUT_DIR");
+    let source_only = args.get(3).is_some_and(|a| a == "--source-only");
+    if args.len() != 3 && !(args.len() == 4 && source_only) {
+        eprintln!("usage: gen_pair ROWS OUT_DIR [--source-only]");
         std::process::exit(2);
     }
     let n: u64 = args[1]
@@ -259,6 +263,11 @@ fn main() {
     let out = Path::new(&args[2]);
     std::fs::create_dir_all(out).unwrap();
     let plan = Plan::new(n);
+    if source_only {
+        write_source(&plan, out);
+        println!("wrote {} source rows to {}", n, out.display());
+        return;
+    }
     std::thread::scope(|s| {
         s.spawn(|| write_source(&plan, out));
         s.spawn(|| write_target(&plan, out));
