@@ -766,7 +766,7 @@ fn sieve_pass(
     bucket_bits: u32,
     total_rows: u64,
 ) -> Result<(Sieved, [u64; 2])> {
-    let cfg = scan_config(ctx, sides, shape);
+    let cfg = scan_config(ctx, sides, shape, false);
     let kc = keyed_config(ctx, shape, bucket_bits, Keep::All);
     let bits = stages::filter_bits(ctx, total_rows);
     let scanned = scan(sides, &cfg, || SieveSink::new(kc.clone(), bits))?;
@@ -870,15 +870,19 @@ fn whole_buckets_pass(
     ))
 }
 
-/// The scan settings of a keyed pass: per-column digests of the key and
-/// value columns.
+/// The scan settings of a keyed pass: per-column digests of the key
+/// columns, and of the value columns when the records carry their words
+/// (the sieve needs only the key's: without the others' lists per batch,
+/// the 10M drifting pair took 0.92× the time).
 fn scan_config<'c>(
     ctx: &'c RunContext,
     sides: &[ScanSide<'_>; 2],
     shape: &KeyedShape,
+    values: bool,
 ) -> ScanConfig<'c> {
     let mut keep = vec![false; sides[0].columns.len()];
-    for &c in shape.key.iter().chain(&shape.values) {
+    let values = if values { &shape.values[..] } else { &[] };
+    for &c in shape.key.iter().chain(values) {
         keep[c] = true;
     }
     ScanConfig {
@@ -915,7 +919,7 @@ fn partition(
     bucket_bits: u32,
     keep: Keep,
 ) -> Result<(sink::KeyedPartitions, [u64; 2])> {
-    let cfg = scan_config(ctx, sides, shape);
+    let cfg = scan_config(ctx, sides, shape, true);
     let kc = keyed_config(ctx, shape, bucket_bits, keep);
     let scanned = scan(sides, &cfg, || KeyedSink::new(kc.clone()))?;
     let rows = scanned.rows;
