@@ -58,7 +58,12 @@ pub fn mark_pass(sides: &[ScanSide<'_>; 2]) {
 /// batches are read for nothing: about 0.5% per digest at 12 bits, 0.1% at
 /// 16, 0.03% at 20.
 pub fn filter_bits(ctx: &RunContext, rows: u64) -> u32 {
-    let budget_bits = (ctx.sizing.in_memory_spill as u64).saturating_mul(8);
+    filter_bits_within(ctx.sizing.in_memory_spill as u64, rows)
+}
+
+/// [`filter_bits`] for filters of at most `budget` bytes in all.
+pub fn filter_bits_within(budget: u64, rows: u64) -> u32 {
+    let budget_bits = budget.saturating_mul(8);
     let per_row = budget_bits / rows.max(1);
     if per_row >= 6 {
         per_row.min(20) as u32

@@ -768,7 +768,10 @@ fn sieve_pass(
 ) -> Result<(Sieved, [u64; 2])> {
     let cfg = scan_config(ctx, sides, shape, false);
     let kc = keyed_config(ctx, shape, bucket_bits, Keep::All);
-    let bits = stages::filter_bits(ctx, total_rows);
+    // The filters take what keyless mode gives them, a quarter of the
+    // limit, out of the maps' share: no map is built during the scans.
+    let maps_share = ctx.sizing.map_max_entries as u64 * MAP_SLOT_BYTES * ctx.threads as u64;
+    let bits = stages::filter_bits_within(maps_share / 2, total_rows);
     let scanned = scan(sides, &cfg, || SieveSink::new(kc.clone(), bits))?;
     Ok((SieveSink::merge(scanned.sinks, bucket_bits)?, scanned.rows))
 }
