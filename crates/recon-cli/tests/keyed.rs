@@ -413,6 +413,32 @@ fn the_sieve_reads_back_only_what_differs_and_answers_as_one_pass_does() {
 }
 
 #[test]
+fn refused_values_make_the_second_pass_the_one_pass_diff() {
+    use arrow::array::{Date32Array, TimestampMicrosecondArray};
+    let dir = tempfile::tempdir().unwrap();
+    let (s, t) = (dir.path().join("s.parquet"), dir.path().join("t.parquet"));
+    let keys: ArrayRef = Arc::new(Int64Array::from((0..3000).collect::<Vec<i64>>()));
+    let days: ArrayRef = Arc::new(Date32Array::from((0..3000).collect::<Vec<i32>>()));
+    let day = 86_400_000_000i64;
+    // Key 5's timestamp has a time of day: casting it to a date is refused.
+    let stamps: ArrayRef = Arc::new(TimestampMicrosecondArray::from(
+        (0..3000i64)
+            .map(|i| i * day + if i == 5 { 5_400_000_000 } else { 0 })
+            .collect::<Vec<_>>(),
+    ));
+    let batch = |d: ArrayRef| RecordBatch::try_from_iter([("k", keys.clone()), ("d", d)]).unwrap();
+    write_parquet(&s, &batch(days), 500);
+    write_parquet(&t, &batch(stamps), 500);
+    let args = ["--key", "k", "--cast", "d=date", "--max-parse-errors", "1"];
+    let (_, one) = keyed_json(&s, &t, &[&args[..], &["--passes", "1"]].concat());
+    let (_, two) = keyed_json(&s, &t, &args);
+    assert_eq!(keyed_answer(&two), keyed_answer(&one));
+    assert_eq!(two["parse_errors"], one["parse_errors"]);
+    assert_eq!(two["parse_errors"]["target"], 1, "{two}");
+    assert_eq!(two["settings"]["second_pass"]["strategy"], "full", "{two}");
+}
+
+#[test]
 fn an_int32_key_matches_an_int64_key_by_value() {
     // The orders fixture's source key is int32, the target's int64.
     let (s, t) = orders();
