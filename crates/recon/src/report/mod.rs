@@ -212,13 +212,28 @@ pub struct SecondPass {
     /// whose filters may hold a decoded digest).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rows_read: Option<u64>,
-    /// Differing digests decoded from the fingerprint pass's sketch (targeted only).
+    /// Differing digests decoded from the fingerprint pass's sketch
+    /// (targeted only; in keyed mode, the key tags read again).
     pub decoded_digests: Option<usize>,
     /// "adaptive": target row groups the first pass spilled once it had
     /// proved that most rows differ (the second pass read the source and
     /// the target's other row groups).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spilled_in_pass_1: Option<usize>,
+}
+
+impl SecondPass {
+    /// A second pass that read all `units_total` units.
+    pub fn full(units_total: usize) -> SecondPass {
+        SecondPass {
+            strategy: "full",
+            units_read: units_total,
+            units_total,
+            rows_read: None,
+            decoded_digests: None,
+            spilled_in_pass_1: None,
+        }
+    }
 }
 
 /// Output files written, if any.

@@ -643,14 +643,7 @@ fn run_passes(
                 ),
             ));
         }
-        run.second_pass = Some(SecondPass {
-            strategy: "full",
-            units_read: units_total,
-            units_total,
-            rows_read: None,
-            decoded_digests: None,
-            spilled_in_pass_1: None,
-        });
+        run.second_pass = Some(SecondPass::full(units_total));
         return Ok(run);
     }
     let Sieved {
@@ -860,17 +853,7 @@ fn whole_buckets_pass(
         ));
     }
     let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
-    Ok((
-        parts,
-        SecondPass {
-            strategy: "full",
-            units_read: units_total,
-            units_total,
-            rows_read: None,
-            decoded_digests: None,
-            spilled_in_pass_1: None,
-        },
-    ))
+    Ok((parts, SecondPass::full(units_total)))
 }
 
 /// The scan settings of a keyed pass: per-column digests of the key

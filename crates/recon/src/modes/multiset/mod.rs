@@ -453,14 +453,7 @@ pub fn scan_stage(
         rows,
         passes: 2,
         differing_buckets: Some(differing),
-        second_pass: Some(SecondPass {
-            strategy: "full",
-            units_read: units_total,
-            units_total,
-            rows_read: None,
-            decoded_digests: None,
-            spilled_in_pass_1: None,
-        }),
+        second_pass: Some(SecondPass::full(units_total)),
         partitioned: written,
         decoded: None,
     })
