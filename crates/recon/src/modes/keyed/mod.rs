@@ -615,9 +615,10 @@ fn run_passes(
     ctx.progress.start_pass(1, 2, Phase::Fingerprint);
     let source_rows = tables[0].rows.unwrap_or(0);
     let total_rows = source_rows + tables[1].rows.unwrap_or(0);
+    // Pass 1 spills the source's key digests, 16 bytes a row.
     ctx.budget.set_expected(
         source_rows
-            .saturating_mul(8)
+            .saturating_mul(16)
             .saturating_sub(ctx.sizing.in_memory_spill as u64),
     );
     let (sieved, rows) = sieve_pass(ctx, sides, shape, bucket_bits, total_rows)?;
