@@ -20,12 +20,12 @@
 //! The keys that make a bucket differ are found from two more sums per
 //! side, modulo the prime 2^61 − 1: U = Σ g and T = Σ tag · g, where tag is
 //! the key digest's top 61 bits and g is the row digest's low 64 bits mod
-//! 2^61 − 1. When
-//! every row that differs in a bucket has the same key (a changed key, a
-//! missing one, a key with an extra copy), T_s − T_t = tag · (U_s − U_t), so
-//! tag = ΔT / ΔU. A bucket where more than one key differs gives a quotient
-//! that is not one of its tags (or, 2^-14 of the time, a wrong one; the
-//! second pass then fails its check below).
+//! 2^61 − 1. When every row that differs in a bucket has the same key (a
+//! changed key, a missing one, a key with an extra copy),
+//! T_s − T_t = tag · (U_s − U_t), so tag = ΔT / ΔU. A bucket where more
+//! than one key differs gives a quotient that is not one of its tags (or,
+//! 2^-14 of the time, a wrong one, which the second pass's check below
+//! catches).
 //!
 //! The second pass reads only the batches whose filters may hold a wanted
 //! tag and partitions those keys' rows in full. It checks that the rows it
