@@ -698,7 +698,7 @@ fn run_passes(
                         marked[sieve::bucket_of_tag(t)] = true;
                     }
                     let marked = Arc::new(marked);
-                    let (parts, second) = whole_buckets_pass(
+                    let parts = whole_buckets_pass(
                         ctx,
                         sides,
                         shape,
@@ -707,6 +707,7 @@ fn run_passes(
                         &fingerprints,
                         rows,
                     )?;
+                    let second = SecondPass::full(units_total);
                     (parts, second, Keep::Buckets(marked))
                 }
             };
@@ -829,11 +830,8 @@ fn whole_buckets_pass(
     marked: Arc<Vec<bool>>,
     fingerprints: &[Vec<Fingerprint>; 2],
     rows: [u64; 2],
-) -> Result<(sink::KeyedPartitions, SecondPass)> {
+) -> Result<sink::KeyedPartitions> {
     let table = sides[0].table;
-    for s in sides {
-        s.table.parse_errors.reset();
-    }
     let seen = [0, 1].map(|s| {
         (0..FP_BUCKETS)
             .filter(|&b| marked[b])
@@ -853,8 +851,7 @@ fn whole_buckets_pass(
             "the second pass found other rows in the differing buckets",
         ));
     }
-    let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
-    Ok((parts, SecondPass::full(units_total)))
+    Ok(parts)
 }
 
 /// The scan settings of a keyed pass: per-column digests of the key

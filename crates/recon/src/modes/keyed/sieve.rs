@@ -367,13 +367,11 @@ pub fn repeated_keys(
     Ok(keys)
 }
 
-/// Whether the rows a second pass partitioned (`spilled`, per bucket)
-/// account for every bucket's difference in pass 1 (`pass1`): then the rows
-/// it did not partition are the same on both sides, bucket by bucket.
-pub fn accounts_for(
-    pass1: &[Vec<Fingerprint>; 2],
-    spilled: &HashMap<usize, [Fingerprint; 2]>,
-) -> bool {
+/// Whether the rows a second pass partitioned (`spilled`, per side and
+/// bucket; empty: none) account for every bucket's difference in pass 1
+/// (`pass1`): then the rows it did not partition are the same on both
+/// sides, bucket by bucket.
+pub fn accounts_for(pass1: &[Vec<Fingerprint>; 2], spilled: &[Vec<Fingerprint>; 2]) -> bool {
     let delta = |a: &Fingerprint, b: &Fingerprint| {
         (
             a.count as i128 - b.count as i128,
@@ -381,10 +379,10 @@ pub fn accounts_for(
             a.mix.wrapping_sub(b.mix),
         )
     };
-    let none = [Fingerprint::default(); 2];
+    let none = Fingerprint::default();
+    let at = |v: &[Fingerprint], b: usize| *v.get(b).unwrap_or(&none);
     (0..FP_BUCKETS).all(|b| {
-        let sp = spilled.get(&b).unwrap_or(&none);
-        delta(&pass1[0][b], &pass1[1][b]) == delta(&sp[0], &sp[1])
+        delta(&pass1[0][b], &pass1[1][b]) == delta(&at(&spilled[0], b), &at(&spilled[1], b))
     })
 }
 
@@ -484,13 +482,7 @@ mod tests {
             fp(&[(k1, 1), (k2, 5), (k3, 1)]),
             fp(&[(k1, 2), (k2, 5), (k3, 1)]),
         ];
-        let spilled = |s: &[(u128, u128)], t: &[(u128, u128)]| {
-            let (s, t) = (fp(s), fp(t));
-            (0..FP_BUCKETS)
-                .filter(|&b| s[b].count + t[b].count > 0)
-                .map(|b| (b, [s[b], t[b]]))
-                .collect::<HashMap<_, _>>()
-        };
+        let spilled = |s: &[(u128, u128)], t: &[(u128, u128)]| [fp(s), fp(t)];
         // k1's rows: the whole difference. k2's as well: still accounted for.
         assert!(accounts_for(&pass1, &spilled(&[(k1, 1)], &[(k1, 2)])));
         assert!(accounts_for(

@@ -15,13 +15,12 @@
 //! record (row digest, locator) in a second partition, and those rows are
 //! diffed as a multiset.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::numbers::{numbers, Num, NUM_BYTES};
 use super::sieve::{pair_digest, tag_of, TagSet};
 use crate::config::Tolerance;
-use crate::digest::{fp_bucket_of, null_digest, Combiner, Fingerprint};
+use crate::digest::{fp_bucket_of, null_digest, Combiner, Fingerprint, FP_BUCKETS};
 use crate::engine::partition::bucket_of;
 use crate::engine::record::{Keyless, RecordLayout, KEY_BYTES};
 use crate::engine::scan::{Batch, RowSink};
@@ -171,9 +170,10 @@ pub struct KeyedSink {
     pub written: [u64; 2],
     /// Rows with a NULL in a key column, per side.
     pub null_rows: [u64; 2],
-    /// Unless every row is kept: the pair digests of the rows written, per
-    /// fingerprint bucket, to check them against pass 1's.
-    spilled: HashMap<usize, [Fingerprint; 2]>,
+    /// Unless every row is kept: per side, per fingerprint bucket, the pair
+    /// digests of the rows written, to check them against pass 1's (empty
+    /// when every row is kept).
+    spilled: [Vec<Fingerprint>; 2],
 }
 
 /// What the workers' keyed sinks add up to.
@@ -182,8 +182,9 @@ pub struct KeyedPartitions {
     pub null_keys: SpillIndex,
     pub written: [u64; 2],
     pub null_rows: [u64; 2],
-    /// Unless every row was kept: fingerprints of the rows written.
-    pub spilled: HashMap<usize, [Fingerprint; 2]>,
+    /// Unless every row was kept: fingerprints of the rows written, per
+    /// side and fingerprint bucket.
+    pub spilled: [Vec<Fingerprint>; 2],
 }
 
 impl KeyedSink {
@@ -198,7 +199,10 @@ impl KeyedSink {
             nums: vec![Vec::new(); cfg.shape.tolerances.len()],
             written: [0, 0],
             null_rows: [0, 0],
-            spilled: HashMap::new(),
+            spilled: match cfg.keep {
+                Keep::All => Default::default(),
+                _ => std::array::from_fn(|_| vec![Fingerprint::default(); FP_BUCKETS]),
+            },
             cfg,
         }
     }
@@ -207,16 +211,20 @@ impl KeyedSink {
         let mut written = [0u64; 2];
         let mut null_rows = [0u64; 2];
         let (mut keyed, mut nulls) = (Vec::new(), Vec::new());
-        let mut spilled: HashMap<usize, [Fingerprint; 2]> = HashMap::new();
+        let mut spilled: [Vec<Fingerprint>; 2] = Default::default();
         for s in sinks {
             for i in 0..2 {
                 written[i] += s.written[i];
                 null_rows[i] += s.null_rows[i];
             }
-            for (b, fps) in s.spilled {
-                let into = spilled.entry(b).or_default();
-                into[0].merge(&fps[0]);
-                into[1].merge(&fps[1]);
+            for (into, from) in spilled.iter_mut().zip(s.spilled) {
+                if into.is_empty() {
+                    *into = from;
+                } else {
+                    for (a, b) in into.iter_mut().zip(&from) {
+                        a.merge(b);
+                    }
+                }
             }
             keyed.push(s.keyed.writer);
             nulls.push(s.null_keys.writer);
@@ -291,7 +299,7 @@ impl RowSink for KeyedSink {
             self.keyed.push(&self.cfg, side, key, &self.rec)?;
             if !all {
                 let p = pair_digest(key, row);
-                self.spilled.entry(fp_bucket_of(key)).or_default()[side.index()].add(p);
+                self.spilled[side.index()][fp_bucket_of(key)].add(p);
             }
         }
         Ok(())
