@@ -62,3 +62,22 @@ def test_the_padding_hint_names_trim_as_a_list(tmp_path):
         recon.diff(csv, typed)
     assert 'trim=["year"]' in str(e.value), str(e.value)
     assert recon.diff(csv, typed, trim=["year"]).exact_match
+
+
+@pytest.mark.parametrize("name, value, spelled", [
+    ("trim", "year", 'trim=["year"]'),
+    ("skip_rows", "3", "skip_rows=3"),
+    ("map", "a=b", 'map={"a": "b"}'),
+    ("round", "amount=2", 'round={"amount": 2}'),
+    ("no_header", None, "header=False"),
+    ("infer_types", None, "infer_types=True"),
+    ("map", None, "map={...}"),
+    ("memory_limit", None, "memory_limit=..."),
+    ("delimiter", ";", 'delimiter=";"'),
+    ("passes", "1", "passes=1"),
+    ("passes", "auto", 'passes="auto"'),
+])
+def test_hints_are_spelled_as_keyword_arguments(name, value, spelled):
+    from recon import _recon
+
+    assert _recon._hint_keyword(name, value) == spelled

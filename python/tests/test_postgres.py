@@ -24,9 +24,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import run_cli
+from conftest import _recon_bin, run_cli
 
-psycopg = pytest.importorskip("psycopg")
+import psycopg  # requirements-test.txt: missing is a failure, not a skip
 
 PASSWORD = "s3cret-admin"
 USER = "recon_admin"
@@ -322,7 +322,7 @@ def test_rows_committed_during_the_read_are_not_seen(server, orders, tmp_path):
         # Hold the table so recon has its snapshot but cannot read yet.
         conn.execute("LOCK TABLE snap IN ACCESS EXCLUSIVE MODE")
         proc = subprocess.Popen(
-            [os.environ.get("RECON_BIN", "recon"), "diff", server.url("public.snap"), str(path),
+            [_recon_bin(), "diff", server.url("public.snap"), str(path),
              "--json", "--connections", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True)
         with server.connect() as watcher:
@@ -348,7 +348,7 @@ def test_a_dropped_connection_is_an_error_and_leaves_nothing(server, orders, tmp
         conn.autocommit = False
         conn.execute("LOCK TABLE orders IN ACCESS EXCLUSIVE MODE")
         proc = subprocess.Popen(
-            [os.environ.get("RECON_BIN", "recon"), "diff", server.url("public.orders"), str(path),
+            [_recon_bin(), "diff", server.url("public.orders"), str(path),
              "--temp-dir", str(temp), "-o", str(tmp_path / "out")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         with server.connect() as admin:
@@ -404,10 +404,10 @@ def test_passwords_come_from_the_environment_and_pgpass(server, orders, tmp_path
     pgpass.write_text(f"127.0.0.1:{server.port}:postgres:{USER}:{PASSWORD}\n")
     pgpass.chmod(0o600)
     for extra in ({"PGPASSWORD": PASSWORD}, {"PGPASSFILE": str(pgpass)}):
-        p = subprocess.run([os.environ.get("RECON_BIN", "recon"), "diff", url, str(path)],
+        p = subprocess.run([_recon_bin(), "diff", url, str(path)],
                            capture_output=True, text=True, env={**env, **extra})
         assert p.returncode == 0, (extra.keys(), p.stderr)
-    p = subprocess.run([os.environ.get("RECON_BIN", "recon"), "diff", url, str(path)],
+    p = subprocess.run([_recon_bin(), "diff", url, str(path)],
                        capture_output=True, text=True, env=env)
     assert p.returncode == 2
 
@@ -434,7 +434,7 @@ def test_tls_follows_sslmode(server, orders, tmp_path):
         conn.autocommit = False
         conn.execute("LOCK TABLE orders IN ACCESS EXCLUSIVE MODE")
         proc = subprocess.Popen(
-            [os.environ.get("RECON_BIN", "recon"), "diff",
+            [_recon_bin(), "diff",
              server.url("public.orders", sslmode="require"), str(path)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         with server.connect() as watcher:
@@ -447,7 +447,8 @@ def test_tls_follows_sslmode(server, orders, tmp_path):
 
 
 def test_python_takes_the_same_sources(server, orders, tmp_path):
-    recon = pytest.importorskip("recon")
+    import recon
+
     path, table = orders
     d = recon.diff(server.url("public.orders"), str(path), connections=2)
     assert d.exact_match

@@ -9,7 +9,7 @@
 //! unmatched rows back by locator ([`evidence`]).
 //!
 //! Modules are layered; each imports only from the layers below it (checked
-//! by `tests/layers.rs`; see docs/architecture.md):
+//! by `tests/it/layers.rs`; see docs/architecture.md):
 //!
 //! | layer | modules | what |
 //! |---|---|---|

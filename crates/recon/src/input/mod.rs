@@ -15,7 +15,7 @@
 //! # Layout
 //!
 //! Lowest first; a sub-module uses only those of the items before its own
-//! (`tests/layers.rs` checks it):
+//! (`tests/it/layers.rs` checks it):
 //!
 //! - `locator`: locators and the units of scan work; [`types`]: exact type
 //!   unification; `source`: what a caller passes; [`store`]: files in

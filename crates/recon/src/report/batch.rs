@@ -140,7 +140,7 @@ pub fn junit(outcomes: &[PairOutcome]) -> crate::error::Result<String> {
 /// `<testsuite>`, which the Jenkins xUnit plugin's junit-10.xsd does not
 /// declare (xUnit rejects the file); that schema's name for the count is
 /// `skipped`. Renames it in the suite's start tag; anything else is left
-/// as written (tests/batch.rs validates the result against the schema).
+/// as written (tests/it/batch.rs validates the result against the schema).
 fn skipped_not_disabled(xml: String, skipped: usize) -> String {
     let Some(start) = xml.find("<testsuite ") else {
         return xml;

@@ -446,7 +446,7 @@ fn different_values_encode_differently() {
 
 #[test]
 fn all_null_dictionary_with_no_values_encodes_as_nulls() {
-    // Found by tests/encoding_props.rs: arrow's normalized_keys panics on
+    // Found by tests/it/encoding_props.rs: arrow's normalized_keys panics on
     // an empty dictionary, which an all-NULL batch may carry.
     let d: DictionaryArray<Int16Type> = vec![None::<&str>, None].into_iter().collect();
     assert!(d.values().is_empty());

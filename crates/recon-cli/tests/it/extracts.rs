@@ -2,7 +2,7 @@
 //! sniffed dialects, text rules before typing, date patterns, encodings,
 //! and the hints that lead from an error to a working command.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! End-to-end tests through the `recon` binary on the committed fixtures in
 //! testdata/ (described in testdata/README.md) and on small generated tables.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! NaN/-0.0, empty strings and nested lists, under random thread counts,
 //! memory limits, row-group sizes and forced bucket splitting.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

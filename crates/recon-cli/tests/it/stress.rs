@@ -2,7 +2,7 @@
 //! every memory limit and thread count, within the memory limit.
 //! The long variants (10M rows) are `#[ignore]`d: `cargo test --release --test stress -- --ignored`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

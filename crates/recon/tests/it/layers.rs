@@ -86,7 +86,7 @@ fn modules_only_use_lower_layers() {
         }
         let Some(own) = rank(&module) else {
             problems.push(format!(
-                "{}: top-level module '{module}' has no layer in tests/layers.rs",
+                "{}: top-level module '{module}' has no layer in tests/it/layers.rs",
                 rel.display()
             ));
             continue;
@@ -240,7 +240,7 @@ fn check_sub_layers(src: &Path, module: &str, layers: &[(&str, u32)]) -> Vec<Str
         let Some((own, own_rank)) = unit_of(&at) else {
             if !is_root {
                 problems.push(format!(
-                    "{shown}: {module}::{} has no rank in tests/layers.rs",
+                    "{shown}: {module}::{} has no rank in tests/it/layers.rs",
                     at.join("::")
                 ));
             }
@@ -263,7 +263,7 @@ fn check_sub_layers(src: &Path, module: &str, layers: &[(&str, u32)]) -> Vec<Str
                     "{shown}: '{own}' uses {named} ('{used}'), which is not in a lower layer"
                 )),
                 None => problems.push(format!(
-                    "{shown}: {named} is no sub-module with a rank in tests/layers.rs (name the sub-module, not the root)"
+                    "{shown}: {named} is no sub-module with a rank in tests/it/layers.rs (name the sub-module, not the root)"
                 )),
             }
         }
@@ -480,7 +480,7 @@ fn the_sub_module_checker_fails_on_an_upward_use() {
         check_sub_layers(src.path(), "m", &layers),
         [
             "src/m/b.rs: 'b' uses m::a::g ('a'), which is not in a lower layer",
-            "src/m/c/d.rs: m::c::* is no sub-module with a rank in tests/layers.rs (name the sub-module, not the root)",
+            "src/m/c/d.rs: m::c::* is no sub-module with a rank in tests/it/layers.rs (name the sub-module, not the root)",
             "no sources found for m::gone",
         ]
     );

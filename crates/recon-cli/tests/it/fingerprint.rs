@@ -1,7 +1,7 @@
 //! Fingerprints: the spec's test vectors, stability across everything that
 //! is not a value, sensitivity to every kind of drift, groups, refusals.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -443,4 +443,26 @@ fn quick_batch_pairs_refuse_thresholds_fingerprints_cannot_decide() {
         err.contains("pair \"q\"") && err.contains("max_unmatched_rows = 5"),
         "{err}"
     );
+}
+
+#[test]
+fn target_side_flags_are_refused_not_dropped() {
+    // fingerprint reads one table: a --target-* flag would be silently
+    // ignored, so it is an error naming the flag.
+    let s = fixture("demo/source.parquet");
+    for flag in [
+        ["--target-format", "csv"],
+        ["--target-skip-rows", "2"],
+        ["--target-query", "select 1"],
+    ] {
+        recon(["fingerprint"])
+            .arg(&s)
+            .args(flag)
+            .fails_with(format!("{}: recon fingerprint reads one table", flag[0]));
+    }
+    // The source-side and unsided forms still apply.
+    recon(["fingerprint"])
+        .arg(&s)
+        .args(["--source-format", "parquet"])
+        .exits(0);
 }

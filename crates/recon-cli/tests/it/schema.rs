@@ -1,7 +1,7 @@
 //! Schema preflight, alignment, type compatibility by value, conversions and
 //! normalization rules, through the binary on tables generated per test.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

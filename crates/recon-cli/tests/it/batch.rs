@@ -1,8 +1,8 @@
 //! Batch runs and thresholds: the shipped example config, bad config files,
 //! thresholds at their boundaries, JUnit output and mixed exit codes.
 
-mod common;
-mod junit_schema;
+use crate::common;
+use crate::junit_schema;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! so every test here also reads a table copied away from its location.
 #![cfg(feature = "iceberg")]
 
-mod common;
+use crate::common;
 
 use common::{fixture, read_parquet, recon, Run};
 use serde_json::Value;
@@ -276,5 +276,186 @@ fn a_delta_version_against_an_iceberg_snapshot_of_the_same_rows() {
         let amount = rows[0].column_by_name("amount").unwrap();
         let shown = arrow::util::display::array_value_to_string(amount, 0).unwrap();
         assert_eq!(shown, side);
+    }
+}
+
+/// A peer table's snapshots: (id, expected rows file, None where the
+/// referee refuses the snapshot).
+type PeerSnapshots = Vec<(String, Option<String>)>;
+
+/// The peers' tables (testdata/iceberg/peers, copied by
+/// scripts/copy_peer_iceberg_tables.py) and their snapshots.
+fn peers() -> Vec<(String, PeerSnapshots)> {
+    let path = fixture("iceberg/peers/peers.json");
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    all.as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, t)| {
+            let snaps = t["snapshots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    let expected = s["expected"].as_str().map(|e| {
+                        fixture(&format!("iceberg/expected/{e}"))
+                            .display()
+                            .to_string()
+                    });
+                    (s["snapshot_id"].as_str().unwrap().to_string(), expected)
+                })
+                .collect();
+            (name.clone(), snaps)
+        })
+        .collect()
+}
+
+fn peer(name: &str) -> String {
+    fixture(&format!("iceberg/peers/duckdb/{name}"))
+        .display()
+        .to_string()
+}
+
+#[test]
+fn identity_partition_values_missing_from_data_files_come_from_the_manifest() {
+    // DuckDB's partition_* tables: Spark and pyiceberg wrote the data files
+    // without the partition column (write.parquet.write-partition-values
+    // false); its value is only in each manifest entry's partition tuple.
+    // Every type: int, long, boolean, binary, fixed, float, double, the four
+    // decimal widths up to decimal(38,…), time, timestamp, timestamptz.
+    let mut seen = 0;
+    for (name, snaps) in peers() {
+        if !name.starts_with("partition_") {
+            continue;
+        }
+        for (id, expected) in snaps {
+            let expected = expected.unwrap_or_else(|| panic!("{name}@{id}: no expected rows"));
+            Run::diff(format!("iceberg:{}@{id}", peer(&name)), &expected).exits(0);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 14);
+    // Read as NULL, the partition value would match a table that differs
+    // only there: 42 -> 43 is drift, one row each way.
+    let tmp = TempDir::new().unwrap();
+    let other = tmp.path().join("other.parquet");
+    let batch = arrow::array::RecordBatch::try_from_iter([
+        (
+            "partition_col",
+            std::sync::Arc::new(arrow::array::Int32Array::from(vec![1337, 43])) as _,
+        ),
+        (
+            "user_id",
+            std::sync::Arc::new(arrow::array::Int64Array::from(vec![67890, 12345])) as _,
+        ),
+        (
+            "event_type",
+            std::sync::Arc::new(arrow::array::StringArray::from(vec!["purchase", "click"])) as _,
+        ),
+    ])
+    .unwrap();
+    common::write_parquet(&other, &batch, 10);
+    let out = Run::diff(format!("iceberg:{}", peer("partition_integer")), &other)
+        .json()
+        .exits(1);
+    assert_eq!(out.report()["source_only_rows"], 1, "{}", out.report());
+    assert_eq!(out.report()["target_only_rows"], 1, "{}", out.report());
+}
+
+#[test]
+fn a_required_column_missing_from_a_file_is_refused_not_read_as_null() {
+    // partition_time declares partition_col required and its files lack
+    // it. Without the identity transform that supplies it, reading NULL
+    // would invent rows: refused, naming the column.
+    let tmp = TempDir::new().unwrap();
+    let table = tmp.path().join("partition_time");
+    common::copy_dir(&fixture("iceberg/peers/duckdb/partition_time"), &table);
+    let meta = table.join("metadata/00001-44546aa6-1ee5-48c5-9e3b-bc6c0bc0a60c.metadata.json");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    let voided = text.replace(r#""transform":"identity""#, r#""transform":"void""#);
+    assert_ne!(voided, text);
+    std::fs::write(&meta, &voided).unwrap();
+    let expected = fixture("iceberg/expected/peer_partition_time_0.parquet");
+    Run::diff(format!("iceberg:{}", meta.display()), &expected)
+        .fails_with("lacks required column partition_col (field id 1)");
+    // Optional, the same column reads as NULL, as the spec says.
+    let optional = voided.replacen(
+        r#""name":"partition_col","type":"time","required":true"#,
+        r#""name":"partition_col","type":"time","required":false"#,
+        1,
+    );
+    assert_ne!(optional, voided);
+    std::fs::write(&meta, optional).unwrap();
+    let out = Run::diff(format!("iceberg:{}", meta.display()), &expected)
+        .json()
+        .exits(1);
+    assert_eq!(out.report()["source_only_rows"], 2, "{}", out.report());
+}
+
+#[test]
+fn snapshot_ids_above_the_signed_64_bit_range_are_read_not_taken_as_no_snapshot() {
+    // duckdb-iceberg's equality_delete_extra_column: current-snapshot-id
+    // 9876543210123456789 > 2^63. Read as "no snapshot" it held 0 rows and
+    // matched an empty table. Now its snapshot is found; it has equality
+    // deletes, which this recon refuses by name.
+    let meta = format!(
+        "{}/metadata/vfinal.metadata.json",
+        peer("equality_delete_extra_column")
+    );
+    let snaps = &peers()
+        .into_iter()
+        .find(|(n, _)| n == "equality_delete_extra_column")
+        .unwrap()
+        .1;
+    let (first, expected) = (&snaps[0].0, snaps[0].1.as_ref().unwrap());
+    let tmp = TempDir::new().unwrap();
+    let empty = tmp.path().join("empty.parquet");
+    let batch = arrow::array::RecordBatch::try_from_iter([
+        (
+            "id",
+            std::sync::Arc::new(arrow::array::Int64Array::from(Vec::<i64>::new())) as _,
+        ),
+        (
+            "val",
+            std::sync::Arc::new(arrow::array::StringArray::from(Vec::<&str>::new())) as _,
+        ),
+    ])
+    .unwrap();
+    common::write_parquet(&empty, &batch, 10);
+    for source in [
+        format!("iceberg:{meta}"),
+        format!("iceberg:{meta}@9876543210123456789"),
+    ] {
+        Run::diff(&source, &empty).fails_with("snapshot 9876543210123456789 has equality deletes");
+    }
+    // The earlier snapshot (a signed id) reads its three rows.
+    Run::diff(format!("iceberg:{meta}@{first}"), expected).exits(0);
+    // An id past 2^64 - 1 is refused as such, not as "not a number".
+    Run::diff(format!("iceberg:{meta}@18446744073709551616"), expected)
+        .fails_with("from -2^63 to 2^64-1");
+}
+
+#[test]
+fn a_version_hint_holding_a_stem_or_nothing_is_read_as_java_reads_it() {
+    // partition_integer's folder holds v1 (no snapshot) and v2 (two rows).
+    let tmp = TempDir::new().unwrap();
+    let table = tmp.path().join("t");
+    common::copy_dir(&fixture("iceberg/peers/duckdb/partition_integer"), &table);
+    let hint = table.join("metadata/version-hint.text");
+    let expected = fixture("iceberg/expected/peer_partition_integer_0.parquet");
+    let source = format!("iceberg:{}", table.display());
+    // A stem names its metadata file: v1, no rows.
+    std::fs::write(&hint, "v1\n").unwrap();
+    Run::diff(&source, &expected)
+        .json()
+        .exits(1)
+        .stdout_has("v1.metadata.json");
+    // Empty, or naming nothing here: the highest version, as Java lists it.
+    for text in ["", "\n", "00007-gone"] {
+        std::fs::write(&hint, text).unwrap();
+        Run::diff(&source, &expected)
+            .json()
+            .exits(0)
+            .stdout_has("v2.metadata.json");
     }
 }

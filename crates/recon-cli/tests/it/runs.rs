@@ -2,7 +2,7 @@
 //! token, progress and temp directory; cancelling one leaves the other to
 //! finish with the right answer.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! before a header, and multi-line messages. Each test is named after the
 //! defect it pins.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

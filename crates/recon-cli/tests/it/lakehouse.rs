@@ -4,7 +4,7 @@
 //! table is delta-kernel-rs's own test data).
 #![cfg(feature = "delta")]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

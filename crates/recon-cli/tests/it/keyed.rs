@@ -2,7 +2,7 @@
 //! CLI, the edge cases the issue names, the spill path under a tiny memory
 //! limit, and a property test against a naive in-memory keyed diff.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

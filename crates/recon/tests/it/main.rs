@@ -1,0 +1,6 @@
+//! The library's integration tests, one test binary (one link of the engine
+//! instead of one per file).
+
+mod encoding_props;
+mod layers;
+mod sources;
