@@ -49,7 +49,7 @@ fn stored_columns(f: &TableFile, projected: &[usize]) -> Vec<usize> {
         .iter()
         .filter_map(|&c| match &layout[c] {
             FileColumn::Stored { index, .. } => Some(*index),
-            FileColumn::Missing => None,
+            FileColumn::Missing | FileColumn::Constant(_) => None,
         })
         .collect();
     stored.sort_unstable();

@@ -60,6 +60,10 @@ pub enum FileColumn {
     },
     /// Not in the file (written before the column was added): NULL.
     Missing,
+    /// Not in the file, but one value for all its rows: an Iceberg identity
+    /// partition value from the manifest, a one-row array of the table
+    /// column's type.
+    Constant(ArrayRef),
 }
 
 impl TableFile {
@@ -176,7 +180,7 @@ pub struct Snapshot {
     pub format: &'static str,
     /// The Delta version or the Iceberg snapshot id (None: an Iceberg table
     /// with no snapshot yet).
-    pub version: Option<i64>,
+    pub version: Option<i128>,
     /// How the version was found: the Iceberg metadata file read (relative
     /// to the table's folder), the commit time of a Delta version pinned by
     /// a timestamp.
@@ -472,6 +476,11 @@ impl Table {
                     self.schema.field(c).data_type(),
                     rows,
                 )),
+                FileColumn::Constant(value) => {
+                    let zeros = arrow::array::UInt32Array::from(vec![0u32; rows]);
+                    arrow::compute::take(value.as_ref(), &zeros, None)
+                        .map_err(|e| ReconError::arrow(&f.path, e))
+                }
                 FileColumn::Stored { index, widen } => {
                     let i = stored
                         .binary_search(index)

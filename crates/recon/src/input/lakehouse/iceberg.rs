@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use apache_avro::types::Value;
-use arrow::array::{Array, Int64Array, StringArray};
+use arrow::array::{Array, ArrayRef, Int64Array, StringArray};
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
@@ -44,6 +44,9 @@ pub const FIELD_ID: &str = "PARQUET:field_id";
 pub struct Column {
     pub id: i32,
     pub field: Field,
+    /// Declared `required`: a file without it must supply it some other
+    /// way (its identity partition value), or it is refused, never NULL.
+    pub required: bool,
 }
 
 /// A live data file of a snapshot.
@@ -56,6 +59,11 @@ pub struct LiveFile {
     pub record_count: Option<u64>,
     /// Positions (from 0, ascending, unique) that position deletes remove.
     pub deleted: Option<Vec<u64>>,
+    /// The values of the file's identity partition fields by source field
+    /// id, each a one-row array of the column's type: a file written
+    /// without its partition columns (Hive-migrated tables, writers with
+    /// `write.parquet.write-partition-values=false`) holds them only here.
+    pub identity: HashMap<i32, ArrayRef>,
 }
 
 /// What an Iceberg table is at one snapshot.
@@ -63,8 +71,10 @@ pub struct LiveFile {
 pub struct IcebergSnapshot {
     /// The metadata file read.
     pub metadata_file: PathBuf,
-    /// None: the table has no snapshot yet (no rows).
-    pub snapshot_id: Option<i64>,
+    /// None: the table has no snapshot yet (no rows). Wide enough for
+    /// every id a metadata file holds: the spec's longs, and the unsigned
+    /// 64-bit ids some writers put there (9876543210123456789).
+    pub snapshot_id: Option<SnapshotId>,
     pub columns: Vec<Column>,
     /// Field ids by column name in files written without ids
     /// (`schema.name-mapping.default`).
@@ -78,18 +88,31 @@ impl IcebergSnapshot {
     }
 }
 
+/// A snapshot id: a signed 64-bit long by the spec, but metadata written by
+/// other engines holds unsigned ids above 2^63 too; both fit here.
+pub type SnapshotId = i128;
+
 /// Splits `iceberg:PATH[@SNAPSHOT_ID]` into the path and the snapshot id.
-pub fn parse_source(text: &str) -> Option<std::result::Result<(PathBuf, Option<i64>), String>> {
+pub fn parse_source(
+    text: &str,
+) -> Option<std::result::Result<(PathBuf, Option<SnapshotId>), String>> {
     let rest = text.strip_prefix("iceberg:")?;
     Some(match rest.rsplit_once('@') {
-        Some((path, id)) if !path.is_empty() => id
-            .parse::<i64>()
+        Some((path, id)) if !path.is_empty() => parse_id(id)
             .map(|id| (PathBuf::from(path), Some(id)))
-            .map_err(|_| {
-                format!("iceberg:{path}@{id}: the snapshot id must be a whole number (the table's snapshots list them)")
+            .ok_or_else(|| {
+                format!("iceberg:{path}@{id}: the snapshot id must be a whole number from -2^63 to 2^64-1 (the table's snapshots list them)")
             }),
         _ => Ok((PathBuf::from(rest), None)),
     })
+}
+
+/// A snapshot id as text: any i64 or u64.
+fn parse_id(text: &str) -> Option<SnapshotId> {
+    let id = text.parse::<i128>().ok()?;
+    (i128::from(i64::MIN)..=i128::from(u64::MAX))
+        .contains(&id)
+        .then_some(id)
 }
 
 /// Where a table's files are read from: a path on this machine, or an
@@ -277,54 +300,45 @@ pub fn locate(fs: &Fs, path: &Path) -> Result<(PathBuf, PathBuf)> {
     let hint_text = fs
         .read_if_exists(&hint)?
         .and_then(|b| String::from_utf8(b).ok());
-    if let Some(text) = hint_text {
-        let text = text.trim();
-        let chosen = match text.parse::<u64>() {
-            Ok(n) => {
-                let matching: Vec<&String> = names
-                    .iter()
-                    .filter(|name| metadata_version(name) == Some(n))
-                    .collect();
-                match matching.as_slice() {
-                    [one] => dir.join(one),
-                    [] => {
-                        return Err(ReconError::input(
-                            &hint,
-                            format!("names version {n}, but no metadata file of that version is in the folder"),
-                        ))
-                    }
-                    many => {
-                        return Err(ReconError::input(
-                            &hint,
-                            format!(
-                                "names version {n}, which {} metadata files claim ({}): pin one with iceberg:FILE",
-                                many.len(),
-                                many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                            ),
-                        ))
-                    }
-                }
-            }
-            // Some writers put the file's name (or its path) in the hint.
-            Err(_) => {
-                let named = Path::new(text);
-                let named = if named.is_absolute() {
-                    named.to_path_buf()
-                } else {
-                    dir.join(named)
-                };
-                if !fs.is_file(&named)? {
-                    return Err(ReconError::input(
-                        &hint,
-                        format!("names '{text}', which is neither a version number nor a metadata file here"),
-                    ));
-                }
-                named
-            }
+    if let Some(text) = hint_text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        if let Ok(n) = text.parse::<u64>() {
+            let matching: Vec<&String> = names
+                .iter()
+                .filter(|name| metadata_version(name) == Some(n))
+                .collect();
+            return match matching.as_slice() {
+                [one] => Ok((dir.join(one), root)),
+                [] => Err(ReconError::input(
+                    &hint,
+                    format!("names version {n}, but no metadata file of that version is in the folder"),
+                )),
+                many => Err(ReconError::input(
+                    &hint,
+                    format!(
+                        "names version {n}, which {} metadata files claim ({}): pin one with iceberg:FILE",
+                        many.len(),
+                        many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                )),
+            };
+        }
+        // Some writers put the file's name, its path or its stem in the hint.
+        let named = Path::new(text);
+        let named = if named.is_absolute() {
+            named.to_path_buf()
+        } else {
+            dir.join(named)
         };
-        return Ok((chosen, root));
+        let stem = PathBuf::from(format!("{}.metadata.json", named.display()));
+        for candidate in [named, stem] {
+            if fs.is_file(&candidate)? {
+                return Ok((candidate, root));
+            }
+        }
+        // Otherwise, as Java's HadoopTableOperations does with a hint it
+        // cannot use, the folder's highest version is the current one.
     }
-    // No hint: the highest-numbered metadata file is the current one.
+    // No (usable) hint: the highest-numbered metadata file is the current one.
     let mut best: Option<(u64, Vec<&String>)> = None;
     for name in &names {
         let Some(v) = metadata_version(name) else {
@@ -423,6 +437,26 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> ReconError {
 
 fn json_i64(v: &Json, key: &str) -> Option<i64> {
     v.get(key).and_then(Json::as_i64)
+}
+
+/// A snapshot id held under `key`: None when absent or null; an error when
+/// it is there but not an id (a fraction, a number past u64), rather than
+/// reading it as "no snapshot".
+fn json_id(path: &Path, v: &Json, key: &str) -> Result<Option<SnapshotId>> {
+    match v.get(key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(n) => n
+            .as_i64()
+            .map(SnapshotId::from)
+            .or_else(|| n.as_u64().map(SnapshotId::from))
+            .map(Some)
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    format!("{key} {n} is not a whole number from -2^63 to 2^64-1"),
+                )
+            }),
+    }
 }
 
 /// Maps an Iceberg type (a string, or a struct/list/map object) to the
@@ -532,6 +566,7 @@ fn struct_fields(path: &Path, schema: &Json) -> Result<Vec<Column>> {
         out.push(Column {
             id: id as i32,
             field: Field::new(name, data_type, true),
+            required: f.get("required").and_then(Json::as_bool) == Some(true),
         });
     }
     Ok(out)
@@ -596,13 +631,19 @@ fn avro_str<'v>(record: &'v Value, name: &str) -> Option<&'v str> {
     }
 }
 
-fn read_avro(fs: &Fs, path: &Path) -> Result<Vec<Value>> {
+/// An Avro file's header key-value metadata (`partition-spec`, …).
+type AvroHeader = HashMap<String, Vec<u8>>;
+
+/// An Avro file's records and its header's key-value metadata.
+fn read_avro(fs: &Fs, path: &Path) -> Result<(Vec<Value>, AvroHeader)> {
     let bytes = fs.read(path)?;
     let reader = apache_avro::Reader::new(bytes.as_slice())
         .map_err(|e| ReconError::input(path, format!("not a readable Avro file: {e}")))?;
-    reader
+    let header = reader.user_metadata().clone();
+    let records = reader
         .map(|v| v.map_err(|e| ReconError::input(path, format!("Avro: {e}"))))
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((records, header))
 }
 
 /// A file a manifest lists as live in the snapshot.
@@ -614,11 +655,79 @@ struct Entry {
     sequence: i64,
     equality_ids: Vec<i64>,
     manifest: PathBuf,
+    /// The partition tuple (`data_file.partition`), fields in spec order.
+    partition: Vec<(String, Value)>,
+    /// The fields of the partition spec the file was written with.
+    spec: Arc<[SpecField]>,
+}
+
+/// A field of a partition spec: the partition tuple's field `name`, made
+/// from schema field `source_id` by `transform`.
+#[derive(Debug)]
+struct SpecField {
+    name: String,
+    source_id: i64,
+    transform: String,
+}
+
+/// A manifest of a snapshot, with what its entries inherit.
+struct ManifestRef {
+    path: PathBuf,
+    sequence: i64,
+    /// `partition_spec_id` from the manifest list (format 2; optional in 1).
+    spec_id: Option<i64>,
+}
+
+/// A spec's fields (`partition-specs[].fields`, or format 1's
+/// `partition-spec` list).
+fn spec_fields(path: &Path, fields: &Json) -> Result<Arc<[SpecField]>> {
+    let list = fields
+        .as_array()
+        .ok_or_else(|| bad(path, "a partition spec's fields must be a list"))?;
+    list.iter()
+        .map(|f| {
+            let text = |key: &str| f.get(key).and_then(Json::as_str).map(str::to_string);
+            Ok(SpecField {
+                name: text("name").ok_or_else(|| bad(path, "a partition field without a name"))?,
+                source_id: json_i64(f, "source-id")
+                    .or_else(|| {
+                        // Format 3 may name several sources; identity has one.
+                        f.get("source-ids")?.as_array()?.first()?.as_i64()
+                    })
+                    .ok_or_else(|| bad(path, "a partition field without a source-id"))?,
+                transform: text("transform").unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// The table's partition specs by id.
+fn partition_specs(mf: &Path, meta: &Json) -> Result<HashMap<i64, Arc<[SpecField]>>> {
+    let mut specs = HashMap::new();
+    for spec in meta
+        .get("partition-specs")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let id = json_i64(spec, "spec-id")
+            .ok_or_else(|| bad(mf, "a partition spec without a spec-id"))?;
+        let fields = spec.get("fields").unwrap_or(&Json::Null);
+        specs.insert(id, spec_fields(mf, fields)?);
+    }
+    // Format 1: the one spec may be given as a bare list.
+    if let Some(fields) = meta.get("partition-spec") {
+        let id = json_i64(meta, "default-spec-id").unwrap_or(0);
+        if let std::collections::hash_map::Entry::Vacant(slot) = specs.entry(id) {
+            slot.insert(spec_fields(mf, fields)?);
+        }
+    }
+    Ok(specs)
 }
 
 /// Reads the table at `path` (see [`locate`]) as of `snapshot_id` (None:
 /// the metadata's current snapshot).
-pub fn open(path: &Path, snapshot_id: Option<i64>, fs: &Fs) -> Result<IcebergSnapshot> {
+pub fn open(path: &Path, snapshot_id: Option<SnapshotId>, fs: &Fs) -> Result<IcebergSnapshot> {
     let (metadata_file, root) = locate(fs, path)?;
     let meta = read_json(fs, &metadata_file)?;
     let mf = metadata_file.as_path();
@@ -646,7 +755,10 @@ pub fn open(path: &Path, snapshot_id: Option<i64>, fs: &Fs) -> Result<IcebergSna
     let name_mapping = name_mapping(mf, &meta)?;
     let mut result = IcebergSnapshot {
         metadata_file: metadata_file.clone(),
-        snapshot_id: snapshot.and_then(|s| json_i64(s, "snapshot-id")),
+        snapshot_id: match snapshot {
+            Some(s) => json_id(mf, s, "snapshot-id")?,
+            None => None,
+        },
         columns,
         name_mapping,
         files: Vec::new(),
@@ -655,7 +767,8 @@ pub fn open(path: &Path, snapshot_id: Option<i64>, fs: &Fs) -> Result<IcebergSna
         return Ok(result);
     };
     let manifests = manifests(mf, snapshot, &locations)?;
-    let entries = manifest_entries(fs, &manifests)?;
+    let specs = partition_specs(mf, &meta)?;
+    let entries = manifest_entries(fs, &manifests, &specs)?;
     let id = result.snapshot_id.unwrap_or_default();
     let data: Vec<&Entry> = entries.iter().filter(|e| e.content == 0).collect();
     for d in &data {
@@ -671,7 +784,7 @@ pub fn open(path: &Path, snapshot_id: Option<i64>, fs: &Fs) -> Result<IcebergSna
     }
     let min_data_sequence = data.iter().map(|d| d.sequence).min();
     let deletes = position_deletes(&entries, &result.columns, id, min_data_sequence, &locations)?;
-    result.files = live_files(mf, id, data, &deletes, &locations)?;
+    result.files = live_files(mf, id, &result.columns, data, &deletes, &locations)?;
     Ok(result)
 }
 
@@ -680,27 +793,34 @@ pub fn open(path: &Path, snapshot_id: Option<i64>, fs: &Fs) -> Result<IcebergSna
 fn find_snapshot<'m>(
     mf: &Path,
     meta: &'m Json,
-    snapshot_id: Option<i64>,
+    snapshot_id: Option<SnapshotId>,
 ) -> Result<Option<&'m Json>> {
-    let snapshots: Vec<&Json> = meta
+    let snapshots: Vec<(&Json, Option<SnapshotId>)> = meta
         .get("snapshots")
         .and_then(Json::as_array)
-        .map(|a| a.iter().collect())
+        .map(|a| {
+            a.iter()
+                .map(|s| Ok((s, json_id(mf, s, "snapshot-id")?)))
+                .collect::<Result<_>>()
+        })
+        .transpose()?
         .unwrap_or_default();
     let wanted = match snapshot_id {
         Some(id) => Some(id),
-        None => json_i64(meta, "current-snapshot-id").filter(|&id| id != -1),
+        // -1 is how format 1 writers say "no snapshot".
+        None => json_id(mf, meta, "current-snapshot-id")?.filter(|&id| id != -1),
     };
     let snapshot = match wanted {
         None => None,
         Some(id) => Some(
-            *snapshots
+            snapshots
                 .iter()
-                .find(|s| json_i64(s, "snapshot-id") == Some(id))
+                .find(|(_, s)| *s == Some(id))
+                .map(|(s, _)| *s)
                 .ok_or_else(|| {
                     let known: Vec<String> = snapshots
                         .iter()
-                        .filter_map(|s| json_i64(s, "snapshot-id"))
+                        .filter_map(|(_, s)| *s)
                         .map(|i| i.to_string())
                         .collect();
                     bad(
@@ -738,17 +858,18 @@ fn snapshot_schema<'m>(mf: &Path, meta: &'m Json, snapshot: Option<&Json>) -> Re
 
 /// A snapshot's manifests: (path, sequence number). Whether a file is data
 /// or deletes is read from each manifest entry.
-fn manifests(mf: &Path, snapshot: &Json, locations: &Locations) -> Result<Vec<(PathBuf, i64)>> {
-    let mut manifests: Vec<(PathBuf, i64)> = Vec::new();
+fn manifests(mf: &Path, snapshot: &Json, locations: &Locations) -> Result<Vec<ManifestRef>> {
+    let mut manifests = Vec::new();
     if let Some(list) = snapshot.get("manifest-list").and_then(Json::as_str) {
         let list_path = locations.resolve(mf, list)?;
-        for m in read_avro(locations.fs, &list_path)? {
+        for m in read_avro(locations.fs, &list_path)?.0 {
             let written = avro_str(&m, "manifest_path")
                 .ok_or_else(|| bad(&list_path, "a manifest list entry without manifest_path"))?;
-            manifests.push((
-                locations.resolve(&list_path, written)?,
-                avro_i64(&m, "sequence_number").unwrap_or(0),
-            ));
+            manifests.push(ManifestRef {
+                path: locations.resolve(&list_path, written)?,
+                sequence: avro_i64(&m, "sequence_number").unwrap_or(0),
+                spec_id: avro_i64(&m, "partition_spec_id"),
+            });
         }
     } else if let Some(list) = snapshot.get("manifests").and_then(Json::as_array) {
         // Format 1 may list the manifests in the snapshot itself.
@@ -756,7 +877,11 @@ fn manifests(mf: &Path, snapshot: &Json, locations: &Locations) -> Result<Vec<(P
             let written = m
                 .as_str()
                 .ok_or_else(|| bad(mf, "a snapshot's manifests must be paths"))?;
-            manifests.push((locations.resolve(mf, written)?, 0));
+            manifests.push(ManifestRef {
+                path: locations.resolve(mf, written)?,
+                sequence: 0,
+                spec_id: None,
+            });
         }
     } else {
         return Err(bad(mf, "the snapshot has no manifest list"));
@@ -766,10 +891,17 @@ fn manifests(mf: &Path, snapshot: &Json, locations: &Locations) -> Result<Vec<(P
 
 /// The files the manifests list as live (data and deletes), each with the
 /// sequence number it applies at.
-fn manifest_entries(fs: &Fs, manifests: &[(PathBuf, i64)]) -> Result<Vec<Entry>> {
+fn manifest_entries(
+    fs: &Fs,
+    manifests: &[ManifestRef],
+    specs: &HashMap<i64, Arc<[SpecField]>>,
+) -> Result<Vec<Entry>> {
     let mut entries = Vec::new();
-    for (manifest, manifest_sequence) in manifests {
-        for e in read_avro(fs, manifest)? {
+    for m in manifests {
+        let (manifest, manifest_sequence) = (&m.path, &m.sequence);
+        let (records, header) = read_avro(fs, manifest)?;
+        let spec = manifest_spec(manifest, m.spec_id, &header, specs)?;
+        for e in records {
             let status = avro_i64(&e, "status").unwrap_or(1);
             if status == 2 {
                 continue; // deleted in this snapshot
@@ -806,6 +938,11 @@ fn manifest_entries(fs: &Fs, manifests: &[(PathBuf, i64)]) -> Result<Vec<Entry>>
                 sequence,
                 equality_ids,
                 manifest: manifest.clone(),
+                partition: match avro_field(file, "partition") {
+                    Some(Value::Record(fields)) => fields.clone(),
+                    _ => Vec::new(),
+                },
+                spec: spec.clone(),
             });
         }
     }
@@ -818,7 +955,7 @@ fn manifest_entries(fs: &Fs, manifests: &[(PathBuf, i64)]) -> Result<Vec<Entry>>
 fn position_deletes(
     entries: &[Entry],
     columns: &[Column],
-    id: i64,
+    id: SnapshotId,
     min_data_sequence: Option<i64>,
     locations: &Locations,
 ) -> Result<HashMap<String, Vec<(u64, i64)>>> {
@@ -883,7 +1020,8 @@ fn position_deletes(
 /// the same or a later sequence number remove.
 fn live_files(
     mf: &Path,
-    id: i64,
+    id: SnapshotId,
+    columns: &[Column],
     data: Vec<&Entry>,
     deletes: &HashMap<String, Vec<(u64, i64)>>,
     locations: &Locations,
@@ -902,11 +1040,13 @@ fn live_files(
             rows.dedup();
             (!rows.is_empty()).then_some(rows)
         });
+        let identity = identity_values(&d.manifest, d, columns)?;
         files.push(LiveFile {
             remote: locations.fs.remote(&path)?,
             path,
             record_count: d.record_count.and_then(|n| u64::try_from(n).ok()),
             deleted,
+            identity,
         });
     }
     // Sorted paths: locators and evidence order do not depend on manifest order.
@@ -923,6 +1063,157 @@ fn live_files(
         }
     }
     Ok(files)
+}
+
+/// The spec a manifest's files were written with: by the manifest list's
+/// `partition_spec_id`, else the manifest header's `partition-spec-id`,
+/// else the header's own copy of the spec (`partition-spec`).
+fn manifest_spec(
+    manifest: &Path,
+    listed: Option<i64>,
+    header: &AvroHeader,
+    specs: &HashMap<i64, Arc<[SpecField]>>,
+) -> Result<Arc<[SpecField]>> {
+    let text = |key: &str| header.get(key).and_then(|v| std::str::from_utf8(v).ok());
+    let id = listed.or_else(|| text("partition-spec-id")?.trim().parse().ok());
+    if let Some(spec) = id.and_then(|id| specs.get(&id)) {
+        return Ok(spec.clone());
+    }
+    if let Some(json) = text("partition-spec") {
+        let fields: Json = serde_json::from_str(json)
+            .map_err(|e| bad(manifest, format!("the manifest's partition-spec: {e}")))?;
+        return spec_fields(manifest, &fields);
+    }
+    match id {
+        // A spec id the metadata does not hold: its partition values
+        // cannot be placed, so a file relying on them would read wrong.
+        Some(id) => Err(bad(
+            manifest,
+            format!("the manifest was written with partition spec {id}, which the table metadata does not hold"),
+        )),
+        None => Ok(Arc::from(Vec::new())),
+    }
+}
+
+/// The identity partition values of data file `d`, by source field id, as
+/// one-row arrays of the columns' types (the spec's column projection: a
+/// field id missing from a data file takes its identity partition value).
+fn identity_values(
+    manifest: &Path,
+    d: &Entry,
+    columns: &[Column],
+) -> Result<HashMap<i32, ArrayRef>> {
+    let mut out = HashMap::new();
+    for (k, f) in d.spec.iter().enumerate() {
+        if f.transform != "identity" {
+            continue;
+        }
+        // Top-level columns only: a nested source field is read from the file.
+        let Some(column) = columns.iter().find(|c| i64::from(c.id) == f.source_id) else {
+            continue;
+        };
+        // The tuple's fields are named as the spec names them, in its order.
+        let value = d
+            .partition
+            .iter()
+            .find(|(n, _)| *n == f.name)
+            .or_else(|| d.partition.get(k))
+            .map(|(_, v)| v);
+        let Some(value) = value else {
+            continue;
+        };
+        let array = partition_array(value, column.field.data_type()).map_err(|why| {
+            bad(
+                manifest,
+                format!(
+                    "data file {}: partition value of {} {why}",
+                    d.written_path,
+                    column.field.name()
+                ),
+            )
+        })?;
+        out.insert(column.id, array);
+    }
+    Ok(out)
+}
+
+/// An Avro partition value as a one-row array of `ty`, exactly (the
+/// spec's single-value binary forms, with the type promotions Iceberg
+/// allows: int to long, float to double, a wider decimal of the same
+/// scale), or why not.
+fn partition_array(value: &Value, ty: &DataType) -> std::result::Result<ArrayRef, String> {
+    use arrow::array::*;
+    let value = match value {
+        Value::Union(_, inner) => inner.as_ref(),
+        v => v,
+    };
+    let array: ArrayRef = match (value, ty) {
+        (Value::Null, _) => new_null_array(ty, 1),
+        (Value::Boolean(b), DataType::Boolean) => Arc::new(BooleanArray::from(vec![*b])),
+        (Value::Int(i), DataType::Int32) => Arc::new(Int32Array::from(vec![*i])),
+        (Value::Int(i), DataType::Int64) => Arc::new(Int64Array::from(vec![i64::from(*i)])),
+        (Value::Long(i), DataType::Int64) => Arc::new(Int64Array::from(vec![*i])),
+        (Value::Float(x), DataType::Float32) => Arc::new(Float32Array::from(vec![*x])),
+        (Value::Float(x), DataType::Float64) => Arc::new(Float64Array::from(vec![f64::from(*x)])),
+        (Value::Double(x), DataType::Float64) => Arc::new(Float64Array::from(vec![*x])),
+        (Value::String(t), DataType::Utf8) => Arc::new(StringArray::from(vec![t.as_str()])),
+        (Value::Bytes(b), DataType::Binary) => Arc::new(BinaryArray::from(vec![b.as_slice()])),
+        (Value::Date(d) | Value::Int(d), DataType::Date32) => Arc::new(Date32Array::from(vec![*d])),
+        (Value::TimeMicros(t) | Value::Long(t), DataType::Time64(TimeUnit::Microsecond)) => {
+            Arc::new(Time64MicrosecondArray::from(vec![*t]))
+        }
+        (
+            Value::TimestampMicros(t) | Value::LocalTimestampMicros(t) | Value::Long(t),
+            DataType::Timestamp(TimeUnit::Microsecond, tz),
+        ) => Arc::new(TimestampMicrosecondArray::from(vec![*t]).with_timezone_opt(tz.clone())),
+        (
+            Value::TimestampNanos(t) | Value::LocalTimestampNanos(t) | Value::Long(t),
+            DataType::Timestamp(TimeUnit::Nanosecond, tz),
+        ) => Arc::new(TimestampNanosecondArray::from(vec![*t]).with_timezone_opt(tz.clone())),
+        (Value::Uuid(u), DataType::FixedSizeBinary(16)) => Arc::new(
+            FixedSizeBinaryArray::try_from_iter(std::iter::once(u.as_bytes().as_slice()))
+                .map_err(|e| e.to_string())?,
+        ),
+        (Value::Fixed(n, b), DataType::FixedSizeBinary(w)) if i32::try_from(*n) == Ok(*w) => {
+            Arc::new(
+                FixedSizeBinaryArray::try_from_iter(std::iter::once(b.as_slice()))
+                    .map_err(|e| e.to_string())?,
+            )
+        }
+        (Value::Decimal(d), DataType::Decimal128(p, s)) => {
+            let bytes: Vec<u8> = d.try_into().map_err(|e| format!("{e}"))?;
+            decimal_array(&bytes, *p, *s)?
+        }
+        (Value::Fixed(_, b) | Value::Bytes(b), DataType::Decimal128(p, s)) => {
+            decimal_array(b, *p, *s)?
+        }
+        (v, _) => return Err(format!("{v:?} cannot be read as {ty}")),
+    };
+    Ok(array)
+}
+
+/// A decimal's unscaled value, big-endian two's complement, as a one-row
+/// Decimal128 array, if it fits the precision.
+fn decimal_array(bytes: &[u8], p: u8, s: i8) -> std::result::Result<ArrayRef, String> {
+    let negative = bytes.first().is_some_and(|b| b & 0x80 != 0);
+    let fill = if negative { 0xff } else { 0 };
+    let cut = bytes.len().saturating_sub(16);
+    if bytes[..cut].iter().any(|&b| b != fill) {
+        return Err(format!(
+            "a decimal of {} bytes does not fit decimal({p},{s})",
+            bytes.len()
+        ));
+    }
+    let mut wide = [fill; 16];
+    wide[16 - (bytes.len() - cut)..].copy_from_slice(&bytes[cut..]);
+    let unscaled = i128::from_be_bytes(wide);
+    let array = arrow::array::Decimal128Array::from(vec![unscaled])
+        .with_precision_and_scale(p, s)
+        .map_err(|e| e.to_string())?;
+    array
+        .validate_decimal_precision(p)
+        .map_err(|_| format!("{unscaled} (unscaled) does not fit decimal({p},{s})"))?;
+    Ok(Arc::new(array))
 }
 
 /// Adds the (position, sequence number) pairs of one position delete file.
@@ -997,6 +1288,29 @@ mod tests {
         );
         assert!(parse_source("iceberg:t@main").unwrap().is_err());
         assert_eq!(parse_source("delta:t"), None);
+    }
+
+    #[test]
+    fn snapshot_ids_above_the_signed_range_are_ids_not_errors() {
+        // duckdb-iceberg's equality_delete_extra_column writes this id.
+        assert_eq!(
+            parse_source("iceberg:t@9876543210123456789"),
+            Some(Ok((PathBuf::from("t"), Some(9876543210123456789))))
+        );
+        assert_eq!(
+            parse_source("iceberg:t@-9223372036854775808"),
+            Some(Ok((PathBuf::from("t"), Some(i64::MIN.into()))))
+        );
+        assert!(parse_source("iceberg:t@18446744073709551616")
+            .unwrap()
+            .is_err());
+        let p = Path::new("m.json");
+        let meta: Json =
+            serde_json::from_str(r#"{"a": 9876543210123456789, "b": 1.5, "c": null}"#).unwrap();
+        assert_eq!(json_id(p, &meta, "a").unwrap(), Some(9876543210123456789));
+        assert!(json_id(p, &meta, "b").is_err());
+        assert_eq!(json_id(p, &meta, "c").unwrap(), None);
+        assert_eq!(json_id(p, &meta, "d").unwrap(), None);
     }
 
     #[test]

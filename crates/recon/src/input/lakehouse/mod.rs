@@ -74,7 +74,7 @@ impl Table {
             let layout = delta_layout(&v, &lf.path, &b.schema)?;
             for (j, c) in layout.iter().enumerate() {
                 match c {
-                    FileColumn::Missing => missing_somewhere[j] = true,
+                    FileColumn::Missing | FileColumn::Constant(_) => missing_somewhere[j] = true,
                     FileColumn::Stored { index, .. } => {
                         nullable_somewhere[j] |= b.schema.field(*index).is_nullable()
                     }
@@ -116,7 +116,7 @@ impl Table {
         );
         let snapshot = Snapshot {
             format: "delta",
-            version: Some(v.version as i64),
+            version: Some(i128::from(v.version)),
             detail: v.committed_at.map(|ms| {
                 let at = chrono::DateTime::from_timestamp_millis(ms).map_or_else(
                     || format!("{ms} ms"),
@@ -184,7 +184,7 @@ impl Table {
                     ));
                 }
             }
-            let ids: Vec<Option<i32>> = b
+            let by_id: Vec<Option<i32>> = b
                 .schema
                 .fields()
                 .iter()
@@ -192,10 +192,18 @@ impl Table {
                     f.metadata()
                         .get(iceberg::FIELD_ID)
                         .and_then(|v| v.parse().ok())
-                        .or_else(|| s.name_mapping.as_ref()?.get(f.name()).copied())
                 })
                 .collect();
-            if ids.iter().all(Option::is_none) && !ids.is_empty() {
+            let by_name: Vec<Option<i32>> = b
+                .schema
+                .fields()
+                .iter()
+                .map(|f| s.name_mapping.as_ref()?.get(f.name()).copied())
+                .collect();
+            if !by_id.is_empty()
+                && by_id.iter().all(Option::is_none)
+                && by_name.iter().all(Option::is_none)
+            {
                 return Err(ReconError::input(
                     &lf.path,
                     "holds no Iceberg field ids, and the table has no name mapping (schema.name-mapping.default) to resolve its columns by",
@@ -203,7 +211,39 @@ impl Table {
             }
             let mut layout = Vec::with_capacity(s.columns.len());
             for c in &s.columns {
-                let Some(i) = ids.iter().position(|&x| x == Some(c.id)) else {
+                // The spec's column projection, in its order: the file's
+                // field id; the identity partition value from the manifest;
+                // the name mapping (files written without ids); else NULL.
+                let found = by_id.iter().position(|&x| x == Some(c.id));
+                let found = match found {
+                    Some(i) => Some(i),
+                    None => match lf.identity.get(&c.id) {
+                        Some(value) => {
+                            if c.required && value.is_null(0) {
+                                return Err(ReconError::input(
+                                    &lf.path,
+                                    format!("required column {} (field id {}) has a NULL partition value in snapshot {id}'s manifest", c.field.name(), c.id),
+                                ));
+                            }
+                            layout.push(FileColumn::Constant(value.clone()));
+                            continue;
+                        }
+                        None if by_id.iter().all(Option::is_none) => {
+                            by_name.iter().position(|&x| x == Some(c.id))
+                        }
+                        None => None,
+                    },
+                };
+                let Some(i) = found else {
+                    if c.required {
+                        // Iceberg cannot add a required column without a
+                        // default, so its absence is a writer's defect;
+                        // reading NULL would invent rows.
+                        return Err(ReconError::input(
+                            &lf.path,
+                            format!("lacks required column {} (field id {}), and snapshot {id}'s manifest gives no identity partition value for it", c.field.name(), c.id),
+                        ));
+                    }
                     // Written before the column was added: NULL, as Iceberg reads it.
                     layout.push(FileColumn::Missing);
                     continue;
