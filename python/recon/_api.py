@@ -22,13 +22,23 @@ Columns = Union[str, Sequence[str]]
 
 
 def _write_atomic(path: PathLike, text: str) -> None:
-    """Writes `text` to `path` whole or not at all."""
+    """Writes `text` to `path` whole or not at all.
+
+    An existing path that is not a regular file (`/dev/null`, `/dev/stdout`,
+    a FIFO, a character device) is written in place: a rename would replace
+    the device with a regular file, as the CLI's writer also refuses to. A
+    symlink keeps its link; the file it points at is replaced."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
+    if path.exists() and not path.is_file() and not path.is_dir():
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    real = Path(os.path.realpath(path))
+    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(tmp, path)
+        os.replace(tmp, real)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -449,6 +449,17 @@ pub(crate) fn column_patterns(
 }
 
 impl InputArgs {
+    /// The target-side flags given, for a command that reads one table
+    /// (`recon fingerprint`), which refuses them rather than drop them.
+    pub(crate) fn target_flags(&self) -> Vec<&'static str> {
+        let given = [
+            ("--target-format", self.target_format.is_some()),
+            ("--target-query", self.target_query.is_some()),
+            ("--target-skip-rows", self.target_skip_rows.is_some()),
+        ];
+        given.iter().filter(|g| g.1).map(|g| g.0).collect()
+    }
+
     /// The input options, with a `--rules` file's `skip_rows` and
     /// `comment` where no flag gives them.
     pub(crate) fn build(&self, rules: Option<&Path>) -> Result<[InputOptions; 2], ReconError> {

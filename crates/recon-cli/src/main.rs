@@ -63,6 +63,12 @@ fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
 }
 
 fn run_fingerprint(a: FingerprintArgs) -> Result<bool, ReconError> {
+    if let Some(flag) = a.input.target_flags().first() {
+        return Err(ReconError::Usage(format!(
+            "{flag}: recon fingerprint reads one table; give its options without target- \
+             (--source-format, --source-query, --skip-rows)"
+        )));
+    }
     let mut opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by)?;
     let [input, _] = a.input.build(a.align.rules.as_deref())?;
     opts.inputs = input;
