@@ -381,19 +381,21 @@ pub fn store_error(url: &str, e: &object_store::Error) -> ReconError {
                 .to_string()
         }
         E::Precondition { .. } => "changed during the run".to_string(),
-        other if xml_field(&other.to_string(), "Code").as_deref() == Some("NoSuchBucket") => {
+        // S3's code and Azure's (Azurite and the service send the same).
+        other
+            if matches!(
+                xml_field(&other.to_string(), "Code").as_deref(),
+                Some("NoSuchBucket" | "ContainerNotFound")
+            ) =>
+        {
             "not found: no such bucket".to_string()
         }
         other => {
-            let mut text = other.to_string();
             // An S3-style XML error body: its code and message, not the XML.
-            if let (Some(i), Some(code)) = (text.find("<?xml"), xml_field(&text, "Code")) {
-                let message = xml_field(&text, "Message").unwrap_or_default();
-                text = format!("{}{code}: {message}", &text[..i]);
-            }
+            let mut text = without_xml(&other.to_string());
             let mut source = std::error::Error::source(other);
             while let Some(s) = source {
-                let s = s.to_string();
+                let s = without_xml(&s.to_string());
                 if !text.contains(&s) {
                     text.push_str(": ");
                     text.push_str(&s);
@@ -404,6 +406,18 @@ pub fn store_error(url: &str, e: &object_store::Error) -> ReconError {
         }
     };
     input(&redact(url), what)
+}
+
+/// An error text with an XML body cut to its code and message, so a
+/// source that repeats the body adds nothing the line already says.
+fn without_xml(text: &str) -> String {
+    match (text.find("<?xml"), xml_field(text, "Code")) {
+        (Some(i), Some(code)) => {
+            let message = xml_field(text, "Message").unwrap_or_default();
+            format!("{}{code}: {message}", &text[..i])
+        }
+        _ => text.to_string(),
+    }
 }
 
 /// The text of the first `<name>…</name>` in `text`.
