@@ -72,6 +72,11 @@ for name, meta in [
 ]:
     TABLES[name] = (f"data/persistent/{name}/default.db/{name}", meta,
                     "identity_" + name.removeprefix("partition_"))
+# Format 3 initial-default on 14 columns of every primitive type, added
+# after the first file was written.
+TABLES["add_columns_with_defaults"] = (
+    "data/persistent/add_columns_with_defaults/default.db/add_columns_with_defaults",
+    "00003-3f1801a5-7dfb-4072-b14a-39cd12f9279b.metadata.json", None)
 # current-snapshot-id 9876543210123456789, above the signed 64-bit range.
 TABLES["equality_delete_extra_column"] = (
     "data/persistent/equality_delete_extra_column/warehouse/ns/t", "vfinal.metadata.json", None)

@@ -459,3 +459,46 @@ fn a_version_hint_holding_a_stem_or_nothing_is_read_as_java_reads_it() {
             .stdout_has("v2.metadata.json");
     }
 }
+
+#[test]
+fn initial_defaults_fill_columns_added_after_a_file_was_written() {
+    // duckdb-iceberg's add_columns_with_defaults: 14 columns of every
+    // primitive type added with an initial-default after the first file;
+    // that file's row reads the defaults (was refused). Every snapshot
+    // equals pyiceberg's reading of it.
+    let (_, snaps) = peers()
+        .into_iter()
+        .find(|(n, _)| n == "add_columns_with_defaults")
+        .unwrap();
+    let meta = format!(
+        "{}/metadata/00003-3f1801a5-7dfb-4072-b14a-39cd12f9279b.metadata.json",
+        peer("add_columns_with_defaults")
+    );
+    assert_eq!(snaps.len(), 2);
+    for (id, expected) in &snaps {
+        Run::diff(format!("iceberg:{meta}@{id}"), expected.as_ref().unwrap()).exits(0);
+    }
+    // A default that differs is drift: the old file's two rows differ.
+    let tmp = TempDir::new().unwrap();
+    let table = tmp.path().join("t");
+    common::copy_dir(
+        &fixture("iceberg/peers/duckdb/add_columns_with_defaults"),
+        &table,
+    );
+    let m = table.join("metadata/00003-3f1801a5-7dfb-4072-b14a-39cd12f9279b.metadata.json");
+    let text = std::fs::read_to_string(&m).unwrap();
+    let changed = text.replacen(
+        r#""initial-default": "HELLO""#,
+        r#""initial-default": "HELLo""#,
+        1,
+    );
+    assert_ne!(changed, text);
+    std::fs::write(&m, changed).unwrap();
+    let out = Run::diff(
+        format!("iceberg:{}", m.display()),
+        snaps[1].1.as_ref().unwrap(),
+    )
+    .json()
+    .exits(1);
+    assert_eq!(out.report()["source_only_rows"], 2, "{}", out.report());
+}

@@ -15,11 +15,14 @@
 //!
 //! What recon applies: the snapshot's live data files (manifest entries not
 //! marked deleted), position deletes (to data files of the same or an
-//! earlier sequence number), columns by field id under the snapshot's schema
-//! (renamed columns resolve, columns added later read as NULL in older
-//! files, allowed type promotions are widened exactly). Refused by name:
-//! equality deletes that apply to a live file, deletion vectors (format 3),
-//! data files that are not Parquet, and columns with an initial default.
+//! earlier sequence number), columns by the spec's column projection under
+//! the snapshot's schema: by field id (renamed columns resolve, allowed type
+//! promotions are widened exactly), else the file's identity partition value
+//! from its manifest, else the name mapping, else the column's
+//! `initial-default`, else NULL (a required column is refused instead).
+//! Refused by name: equality deletes that apply to a live file, deletion
+//! vectors (format 3), data files that are not Parquet, and nested initial
+//! defaults.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -45,8 +48,12 @@ pub struct Column {
     pub id: i32,
     pub field: Field,
     /// Declared `required`: a file without it must supply it some other
-    /// way (its identity partition value), or it is refused, never NULL.
+    /// way (its identity partition value, an initial default), or it is
+    /// refused, never NULL.
     pub required: bool,
+    /// `initial-default` (format 3): the value files written before the
+    /// column was added hold for it, a one-row array of its type.
+    pub initial_default: Option<ArrayRef>,
 }
 
 /// A live data file of a snapshot.
@@ -300,7 +307,11 @@ pub fn locate(fs: &Fs, path: &Path) -> Result<(PathBuf, PathBuf)> {
     let hint_text = fs
         .read_if_exists(&hint)?
         .and_then(|b| String::from_utf8(b).ok());
-    if let Some(text) = hint_text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+    if let Some(text) = hint_text
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
         if let Ok(n) = text.parse::<u64>() {
             let matching: Vec<&String> = names
                 .iter()
@@ -551,22 +562,24 @@ fn struct_fields(path: &Path, schema: &Json) -> Result<Vec<Column>> {
             .and_then(Json::as_str)
             .ok_or_else(|| bad(path, "a schema field without a name"))?;
         let id = json_i64(f, "id").ok_or_else(|| bad(path, format!("field {name} has no id")))?;
-        if f.get("initial-default").is_some_and(|d| !d.is_null()) {
-            return Err(bad(
-                path,
-                format!("column {name} has an initial default (format 3), which recon does not apply to older files"),
-            ));
-        }
         let ty = f
             .get("type")
             .ok_or_else(|| bad(path, format!("field {name} has no type")))?;
         let data_type = arrow_type(path, name, ty)?;
+        let initial_default =
+            match f.get("initial-default") {
+                None | Some(Json::Null) => None,
+                Some(d) => Some(default_array(d, &data_type).map_err(|why| {
+                    bad(path, format!("column {name}'s initial-default {d}: {why}"))
+                })?),
+            };
         // Every column is read as nullable: files written before a column
         // was added hold NULL for it.
         out.push(Column {
             id: id as i32,
             field: Field::new(name, data_type, true),
             required: f.get("required").and_then(Json::as_bool) == Some(true),
+            initial_default,
         });
     }
     Ok(out)
@@ -1188,6 +1201,153 @@ fn partition_array(value: &Value, ty: &DataType) -> std::result::Result<ArrayRef
             decimal_array(b, *p, *s)?
         }
         (v, _) => return Err(format!("{v:?} cannot be read as {ty}")),
+    };
+    Ok(array)
+}
+
+/// An `initial-default` in the spec's JSON single-value form as a one-row
+/// array of `ty`, exactly, or why not. Nested defaults are refused: recon
+/// reads nested columns only in the shape the file holds.
+fn default_array(value: &Json, ty: &DataType) -> std::result::Result<ArrayRef, String> {
+    use arrow::array::*;
+    use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+    let text = || {
+        value
+            .as_str()
+            .ok_or_else(|| format!("{ty} defaults are JSON strings"))
+    };
+    let int = || {
+        value
+            .as_i64()
+            .ok_or_else(|| "not a whole number".to_string())
+    };
+    let hex = || -> std::result::Result<Vec<u8>, String> {
+        let t = text()?;
+        if t.len() % 2 != 0 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err("not a hexadecimal string".into());
+        }
+        (0..t.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&t[i..i + 2], 16).map_err(|e| e.to_string()))
+            .collect()
+    };
+    let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default();
+    let micros = |t: NaiveDateTime| -> std::result::Result<i64, String> {
+        (t - epoch.and_time(NaiveTime::MIN))
+            .num_microseconds()
+            .ok_or_else(|| "out of range".to_string())
+    };
+    let array: ArrayRef = match ty {
+        DataType::Boolean => Arc::new(BooleanArray::from(vec![value
+            .as_bool()
+            .ok_or("not true or false")?])),
+        DataType::Int32 => Arc::new(Int32Array::from(vec![
+            i32::try_from(int()?).map_err(|_| "out of the int range")?
+        ])),
+        DataType::Int64 => Arc::new(Int64Array::from(vec![int()?])),
+        DataType::Float32 | DataType::Float64 => {
+            // The number's shortest text, parsed at the column's width: a
+            // float default read through f64 would round twice.
+            let n = value.as_number().ok_or("not a number")?.to_string();
+            if *ty == DataType::Float32 {
+                Arc::new(Float32Array::from(vec![n
+                    .parse::<f32>()
+                    .map_err(|e| e.to_string())?]))
+            } else {
+                Arc::new(Float64Array::from(vec![n
+                    .parse::<f64>()
+                    .map_err(|e| e.to_string())?]))
+            }
+        }
+        DataType::Utf8 => Arc::new(StringArray::from(vec![text()?])),
+        DataType::Binary => Arc::new(BinaryArray::from(vec![hex()?.as_slice()])),
+        DataType::FixedSizeBinary(16) if text()?.contains('-') => {
+            let digits: String = text()?.chars().filter(|&c| c != '-').collect();
+            let bytes = default_array(&Json::String(digits), &DataType::Binary)?;
+            let bytes = bytes.as_any().downcast_ref::<BinaryArray>().ok_or("uuid")?;
+            Arc::new(
+                FixedSizeBinaryArray::try_from_iter(std::iter::once(bytes.value(0)))
+                    .map_err(|e| e.to_string())?,
+            )
+        }
+        DataType::FixedSizeBinary(w) => {
+            let b = hex()?;
+            if i32::try_from(b.len()) != Ok(*w) {
+                return Err(format!("{} bytes, not {w}", b.len()));
+            }
+            Arc::new(
+                FixedSizeBinaryArray::try_from_iter(std::iter::once(b.as_slice()))
+                    .map_err(|e| e.to_string())?,
+            )
+        }
+        DataType::Date32 => {
+            let d = NaiveDate::parse_from_str(text()?, "%Y-%m-%d").map_err(|e| e.to_string())?;
+            let days = (d - epoch).num_days();
+            Arc::new(Date32Array::from(vec![
+                i32::try_from(days).map_err(|_| "out of range")?
+            ]))
+        }
+        DataType::Time64(TimeUnit::Microsecond) => {
+            let t = NaiveTime::parse_from_str(text()?, "%H:%M:%S%.f").map_err(|e| e.to_string())?;
+            let us = micros(epoch.and_time(t))?;
+            if t.format("%.f").to_string().len() > 7 {
+                return Err("finer than microseconds".into());
+            }
+            Arc::new(Time64MicrosecondArray::from(vec![us]))
+        }
+        DataType::Timestamp(unit, tz) => {
+            let t = text()?;
+            let at = match tz {
+                Some(_) => chrono::DateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f%:z")
+                    .map_err(|e| e.to_string())?
+                    .naive_utc(),
+                None => NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f")
+                    .map_err(|e| e.to_string())?,
+            };
+            let nanos = (at - epoch.and_time(NaiveTime::MIN))
+                .num_nanoseconds()
+                .ok_or("out of range")?;
+            match unit {
+                TimeUnit::Microsecond if nanos % 1000 == 0 => Arc::new(
+                    TimestampMicrosecondArray::from(vec![nanos / 1000])
+                        .with_timezone_opt(tz.clone()),
+                ),
+                TimeUnit::Nanosecond => Arc::new(
+                    TimestampNanosecondArray::from(vec![nanos]).with_timezone_opt(tz.clone()),
+                ),
+                _ => return Err("finer than the column's unit".into()),
+            }
+        }
+        DataType::Decimal128(p, sc) => {
+            let t = text()?;
+            let (neg, digits) = match t.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, t),
+            };
+            let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
+            let scale = usize::try_from(*sc).map_err(|_| "a negative scale")?;
+            if whole.is_empty()
+                || !whole
+                    .bytes()
+                    .chain(frac.bytes())
+                    .all(|b| b.is_ascii_digit())
+                || frac.len() > scale
+            {
+                return Err(format!("not a decimal of scale {sc}"));
+            }
+            let unscaled: i128 = format!("{whole}{frac:0<scale$}")
+                .parse()
+                .map_err(|_| "too many digits")?;
+            let unscaled = if neg { -unscaled } else { unscaled };
+            let array = Decimal128Array::from(vec![unscaled])
+                .with_precision_and_scale(*p, *sc)
+                .map_err(|e| e.to_string())?;
+            array
+                .validate_decimal_precision(*p)
+                .map_err(|_| format!("does not fit decimal({p},{sc})"))?;
+            Arc::new(array)
+        }
+        _ => return Err(format!("recon applies no initial default to a {ty} column")),
     };
     Ok(array)
 }

@@ -235,6 +235,12 @@ impl Table {
                     },
                 };
                 let Some(i) = found else {
+                    if let Some(value) = &c.initial_default {
+                        // Written before the column was added, with a
+                        // default: the value those rows hold (format 3).
+                        layout.push(FileColumn::Constant(value.clone()));
+                        continue;
+                    }
                     if c.required {
                         // Iceberg cannot add a required column without a
                         // default, so its absence is a writer's defect;
