@@ -274,8 +274,8 @@ pub use hint::OptionHint;
 /// Option hints inside messages.
 ///
 /// Library messages name an option in backquotes, spelled as a flag with
-/// its value, if any: ``pass `--skip-rows 3` ``. [`parts`] reads each such
-/// span back as an [`OptionHint`] (`skip_rows`, value `3`), and [`render`]
+/// its value, if any: ``pass `--skip-rows 3` ``. `parts` reads each such
+/// span back as an [`OptionHint`] (`skip_rows`, value `3`), and `render`
 /// spells hints for a front end: [`OptionHint::as_flag`] gives the flag
 /// back without the quotes, a Python front end gives `skip_rows=3`. Other
 /// backquoted text (`` `recon schema` ``) is left as it is.

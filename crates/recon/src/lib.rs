@@ -13,7 +13,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 | [`error`], [`size`], [`side`], [`units`] | foundations |
+//! | 0 | [`error`], `size`, [`side`], `units` | foundations |
 //! | 1 | [`config`], [`tempspace`] | options from flags, rules files and batch files, validated; run directories and cleanup |
 //! | 2 | [`digest`] | canonical encoding, row digests, multiset digests |
 //! | 3 | [`input`] | discovery, formats, tables, locators, text values |

@@ -15,7 +15,7 @@ const BLOCK_WORDS: usize = 8;
 const PROBES: usize = 6;
 
 /// A blocked Bloom filter of one unit's digests: each digest sets
-/// [`PROBES`] bits inside one 64-byte block, so an insert touches one cache
+/// `PROBES` bits inside one 64-byte block, so an insert touches one cache
 /// line.
 #[derive(Debug, Clone)]
 pub struct UnitFilter {

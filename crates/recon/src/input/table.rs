@@ -50,7 +50,7 @@ pub struct TableFile {
 #[derive(Debug, Clone)]
 pub enum FileColumn {
     /// The file's column `index`. When `widen` names a type, its values are
-    /// converted exactly to it ([`types::convert`]: an Iceberg promotion, a
+    /// converted exactly to it (`types::convert`: an Iceberg promotion, a
     /// Delta `timestamp` stored zone-less, a plain file's narrower type),
     /// then given the table type's nested field names if they differ (a
     /// Delta column mapping's physical names, an Iceberg file's list items).

@@ -7,10 +7,10 @@
 //!   common type of two files' columns (the table reads the widest);
 //! - Delta and Iceberg: the table format declares the type, and
 //!   [`widening`] says whether a file's stored type reads as it exactly;
-//! - every read of a file whose type differs: [`convert`] converts a batch.
+//! - every read of a file whose type differs: `convert` converts a batch.
 //!
 //! [`unify`] only returns a type both sides widen to, so a plain file set
-//! reads through the same [`widening`] and [`convert`] as a lakehouse table.
+//! reads through the same [`widening`] and `convert` as a lakehouse table.
 //! A conversion that could lose or change a value is refused by type where
 //! the types already say so (int64 to float64, a decimal's scale), and
 //! value by value where only the value can (nanoseconds to microseconds,
@@ -275,7 +275,7 @@ pub fn unify(a: &DataType, b: &DataType) -> Option<DataType> {
 }
 
 /// How a file's column stored as `file` reads as the table's type `table`:
-/// `Some(None)` as it is, `Some(Some(table))` converted by [`convert`],
+/// `Some(None)` as it is, `Some(Some(table))` converted by `convert`,
 /// None refused (no exact conversion exists).
 pub fn widening(file: &DataType, table: &DataType, rules: Declared) -> Option<Option<DataType>> {
     if file == table {

@@ -63,7 +63,7 @@ impl Default for DiffOptions {
     }
 }
 
-/// The outcome of [`diff`]: the report plus what the CLI needs to show it.
+/// The outcome of `diff`: the report plus what the CLI needs to show it.
 pub struct DiffOutcome {
     pub report: Report,
     /// Per side, per column of the sample rows: whether it holds text (shown quoted).

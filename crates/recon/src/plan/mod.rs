@@ -3,10 +3,10 @@
 //! tables' metadata before any data is read, so every schema problem is
 //! reported at once and up front.
 //!
-//! - [`classes`]: value classes (which physical types compare by value);
-//! - [`typing`]: the types text columns take from their partners;
-//! - [`align`]: column pairing, type checks, the `recon schema` screen;
-//! - [`convert`]: conversions and normalization rules, applied per batch.
+//! - `classes`: value classes (which physical types compare by value);
+//! - `typing`: the types text columns take from their partners;
+//! - `align`: column pairing, type checks, the `recon schema` screen;
+//! - `convert`: conversions and normalization rules, applied per batch.
 
 pub(crate) mod align;
 pub(crate) mod classes;

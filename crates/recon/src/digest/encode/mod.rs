@@ -62,7 +62,7 @@
 //! - `mix.rs`: the permutations `P` and `Q`, value digests, the column
 //!   constants and the row sum that combines value digests ([`Combiner`]).
 //! - `canonical.rs`: the value tags ([`tag`]) and payloads, and the
-//!   reference encoder of one value ([`encode_value`]).
+//!   reference encoder of one value (`encode_value`).
 //! - `columns.rs`: column writers, the fast path: a typed writer per column
 //!   and batch that fills the batch's value digests in one loop.
 //! - `row.rs`: [`RowEncoder`], row digests of record batches from the

@@ -9,12 +9,12 @@
 //!
 //! Reads come in two shapes, both behind [`super::Blob`], which is what the block
 //! and text readers open instead of a `File`:
-//! - Parquet asks for byte ranges ([`ChunkReader`]). Before a row group is
+//! - Parquet asks for byte ranges (`ChunkReader`). Before a row group is
 //!   decoded, [`super::Blob::prefetch`] fetches the ranges it will need — whole
 //!   column chunks for a scan, only the selected pages (from the offset
 //!   index) for a targeted second pass or an evidence fetch — concurrently
 //!   and coalesced, so a 2-thread run keeps many requests in flight.
-//! - Arrow IPC and text are read as a stream ([`Read`] + [`Seek`]): blocks
+//! - Arrow IPC and text are read as a stream (`Read` + `Seek`): blocks
 //!   that double from 256 KiB to 8 MiB while reading forward, with the next
 //!   block always in flight.
 //!
@@ -41,7 +41,7 @@ use url::Url;
 use crate::error::{ReconError, Result};
 
 /// Most retries of one request (object_store's backoff: 100 ms doubling, at
-/// most 15 s apart, all within [`RETRY_WINDOW`]).
+/// most 15 s apart, all within `RETRY_WINDOW`).
 pub const RETRIES: usize = 5;
 const RETRY_WINDOW: Duration = Duration::from_secs(120);
 /// Requests in flight for one prefetch.
@@ -311,9 +311,9 @@ impl Object {
         block_on(self.clone().get(range))?
     }
 
-    /// The bytes of each of `ranges`: ranges closer than [`COALESCE`] are
-    /// fetched in one request (up to [`MAX_REQUEST`] bytes), and up to
-    /// [`CONCURRENT`] requests run at once.
+    /// The bytes of each of `ranges`: ranges closer than `COALESCE` are
+    /// fetched in one request (up to `MAX_REQUEST` bytes), and up to
+    /// `CONCURRENT` requests run at once.
     pub fn fetch_many(self: &Arc<Self>, ranges: &[Range<u64>]) -> Result<Vec<(u64, Bytes)>> {
         let merged = merge_ranges(ranges, |last, r| {
             r.start <= last.end + COALESCE && r.end - last.start <= MAX_REQUEST

@@ -225,7 +225,7 @@ pub(crate) fn parse_date(s: &str) -> Result<i32, String> {
         .ok_or_else(|| NOT_A_DATE.to_string())
 }
 
-/// Time units are Arrow's (see [`crate::units`] for their table).
+/// Time units are Arrow's (see `crate::units` for their table).
 pub use crate::units::TimeUnit as Unit;
 
 trait UnitExt {

@@ -484,7 +484,7 @@ impl PartialFingerprint {
 }
 
 /// The fingerprint file of a table read in parts: `plan` lists its columns
-/// in name order (as [`name_order`] leaves them), `parts` are each part's
+/// in name order (as `name_order` leaves them), `parts` are each part's
 /// groups ([`PartialFingerprint::parse`]).
 pub fn assemble(
     table: &str,

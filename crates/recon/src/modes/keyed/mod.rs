@@ -6,13 +6,13 @@
 //!
 //! The stages are the multiset diff's, with keyed records:
 //! 1. **plan**: the multiset plan, then the key and tolerance columns
-//!    resolved against it ([`shape`]);
+//!    resolved against it (`shape`);
 //! 2. **scan**: one pass; each row's key digest, row digest, column words
-//!    and carried numbers are partitioned by key digest ([`sink`]);
-//! 3. **reconcile**: each bucket's keys are judged ([`matcher`]); the rows
+//!    and carried numbers are partitioned by key digest (`sink`);
+//! 3. **reconcile**: each bucket's keys are judged (`matcher`); the rows
 //!    of duplicated and NULL keys are then reconciled as multisets;
 //! 4. **evidence**: changed keys are fetched back by locator, both sides
-//!    together ([`changed`]); missing rows and the multiset remainders are
+//!    together (`changed`); missing rows and the multiset remainders are
 //!    written like keyless evidence;
 //! 5. **report**: categories, per-column counts, samples.
 
