@@ -35,8 +35,9 @@ def pytest_collectreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     if os.environ.get("RECON_NO_SKIP") == "1" and _SKIPPED:
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
         for line in _SKIPPED:
-            print(f"\nnot allowed to skip in CI: {line}")
+            tr.write_line(f"not allowed to skip in CI (RECON_NO_SKIP=1): {line}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
