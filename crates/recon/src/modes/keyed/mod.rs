@@ -21,6 +21,7 @@ pub(crate) mod matcher;
 pub(crate) mod numbers;
 pub(crate) mod sieve;
 pub(crate) mod sink;
+pub(crate) mod tags;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -28,8 +29,9 @@ use std::sync::Arc;
 
 use changed::{changed_stage, ChangedInputs, ChangedResult};
 use matcher::{KeyCounts, KeyedFound, KeyedMatcher, KeyedSlots, ENTRY_BYTES};
-use sieve::{SieveSink, Sieved, TagSet};
+use sieve::{SieveSink, Sieved};
 use sink::{Keep, KeyedConfig, KeyedShape, KeyedSink};
+use tags::TagSet;
 
 use super::multiset::matcher::Reconciled;
 use super::multiset::{reconcile_keyless, sample_reports, KeylessBuckets, REPORT_FILE};
@@ -678,11 +680,11 @@ fn run_passes(
             // The tag of the one differing key of each differing bucket.
             let decoded: Option<Vec<u64>> = (0..FP_BUCKETS)
                 .filter(|&b| differ[b])
-                .map(|b| sieve::decode(b, &sums[0][b], &sums[1][b]))
+                .map(|b| tags::decode(b, &sums[0][b], &sums[1][b]))
                 .collect();
             stages::mark_pass(sides);
             ctx.progress.start_pass(2, 2, Phase::Partition);
-            let shown_tags = shown.iter().map(|(k, _)| sieve::tag_of(*k));
+            let shown_tags = shown.iter().map(|(k, _)| tags::tag_of(*k));
             let targeted = match decoded {
                 Some(tags) if tags.len() + shown.len() <= TAGS_MOST => {
                     let tags: TagSet = tags.into_iter().chain(shown_tags.clone()).collect();
@@ -695,7 +697,7 @@ fn run_passes(
                 None => {
                     let mut marked = differ;
                     for t in shown_tags {
-                        marked[sieve::bucket_of_tag(t)] = true;
+                        marked[tags::bucket_of_tag(t)] = true;
                     }
                     let marked = Arc::new(marked);
                     let parts = whole_buckets_pass(
@@ -719,15 +721,13 @@ fn run_passes(
     // The duplicated keys not read again (their copies agree, as many on
     // each side), and their source rows.
     let agreeing = |was_read: &dyn Fn(u64) -> bool| -> (u64, u64) {
-        let rest = repeated
-            .iter()
-            .filter(|(k, _)| !was_read(sieve::tag_of(*k)));
+        let rest = repeated.iter().filter(|(k, _)| !was_read(tags::tag_of(*k)));
         rest.fold((0, 0), |(keys, rows), (_, n)| (keys + 1, rows + n))
     };
     let (agreeing_keys, agreeing_rows) = match read_again {
         Keep::All => (0, 0),
         Keep::Tags(tags) => agreeing(&|t| tags.contains(&t)),
-        Keep::Buckets(marked) => agreeing(&|t| marked[sieve::bucket_of_tag(t)]),
+        Keep::Buckets(marked) => agreeing(&|t| marked[tags::bucket_of_tag(t)]),
     };
     found.counts.duplicate_keys += agreeing_keys;
     // Every other source row not read again is a key seen once on each side
@@ -785,7 +785,7 @@ fn targeted_pass(
     fingerprints: &[Vec<Fingerprint>; 2],
 ) -> Result<Option<(sink::KeyedPartitions, SecondPass, Arc<TagSet>)>> {
     let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
-    let probes: Vec<u128> = tags.iter().map(|&t| sieve::tag_probe(t)).collect();
+    let probes: Vec<u128> = tags.iter().map(|&t| tags::tag_probe(t)).collect();
     let (read, units_read, rows_read) = match filters {
         Some(filters) => {
             let (only, rows_read) =

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use super::numbers::{numbers, Num, NUM_BYTES};
-use super::sieve::{pair_digest, tag_of, TagSet};
+use super::tags::{pair_digest, tag_of, TagSet};
 use crate::config::Tolerance;
 use crate::digest::{fp_bucket_of, null_digest, Combiner, Fingerprint, FP_BUCKETS};
 use crate::engine::partition::bucket_of;
