@@ -77,6 +77,11 @@ for name, meta in [
 TABLES["add_columns_with_defaults"] = (
     "data/persistent/add_columns_with_defaults/default.db/add_columns_with_defaults",
     "00003-3f1801a5-7dfb-4072-b14a-39cd12f9279b.metadata.json", None)
+# A map<string,string> column whose files hold pyarrow's large_string
+# keys and values; three snapshots.
+TABLES["map_stats"] = (
+    "data/persistent/map_stats/default.db/map_stats",
+    "00002-0e059d4b-e5e8-41af-a763-76cbf3a3d0bc.metadata.json", None)
 # current-snapshot-id 9876543210123456789, above the signed 64-bit range.
 TABLES["equality_delete_extra_column"] = (
     "data/persistent/equality_delete_extra_column/warehouse/ns/t", "vfinal.metadata.json", None)

@@ -643,6 +643,53 @@ pub(crate) fn relabel(array: &ArrayRef, to: &DataType) -> Result<ArrayRef, Strin
     data(array.to_data(), to).map(arrow::array::make_array)
 }
 
+/// `t` with 64-bit-offset strings and binaries as their 32-bit forms at
+/// any depth, names and nullability kept: the type to read a nested column
+/// as when its writer chose large offsets (pyarrow's `large_string` inside
+/// a map) and the table declares plain ones. [`convert`] to it is exact or
+/// an error (a value past 2 GiB).
+pub(crate) fn narrow_offsets(t: &DataType) -> DataType {
+    use DataType::*;
+    let field = |f: &FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(narrow_offsets(f.data_type())),
+        )
+    };
+    match t {
+        LargeUtf8 => Utf8,
+        LargeBinary => Binary,
+        List(f) => List(field(f)),
+        LargeList(f) => LargeList(field(f)),
+        Struct(fs) => Struct(fs.iter().map(field).collect()),
+        Map(f, sorted) => Map(field(f), *sorted),
+        other => other.clone(),
+    }
+}
+
+/// `t` with every nested field nullable, to compare shapes: a child the
+/// file stores as required reads exactly as the optional child a table
+/// declares.
+pub(crate) fn loosen(t: &DataType) -> DataType {
+    use DataType::*;
+    let field = |f: &FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(loosen(f.data_type()))
+                .with_nullable(true),
+        )
+    };
+    match t {
+        List(f) => List(field(f)),
+        LargeList(f) => LargeList(field(f)),
+        Struct(fs) => Struct(fs.iter().map(field).collect()),
+        Map(f, sorted) => Map(field(f), *sorted),
+        other => other.clone(),
+    }
+}
+
 /// `t` without field metadata at any depth: a table format's bookkeeping
 /// (Delta's column-mapping ids, Parquet field ids) is not part of a type.
 pub fn strip_metadata(t: &DataType) -> DataType {

@@ -260,8 +260,14 @@ impl Table {
                     // Nested columns match by field id, which names do not
                     // show: only the same shape is read, relabelled by position
                     // (arrow-rs may name list items differently).
+                    // Large offsets (a writer's large_string in a map) read as
+                    // the plain ones the table declares, and children the
+                    // file stores as required as the table's optional ones.
                     _ if stored.is_nested() && stored != table => {
-                        stored.equals_datatype(table).then(|| Some(stored.clone()))
+                        let narrow = types::narrow_offsets(stored);
+                        types::loosen(&narrow)
+                            .equals_datatype(&types::loosen(table))
+                            .then_some(Some(narrow))
                     }
                     w => w,
                 };
