@@ -648,6 +648,7 @@ pub(crate) fn relabel(array: &ArrayRef, to: &DataType) -> Result<ArrayRef, Strin
 /// as when its writer chose large offsets (pyarrow's `large_string` inside
 /// a map) and the table declares plain ones. [`convert`] to it is exact or
 /// an error (a value past 2 GiB).
+#[cfg(feature = "iceberg")]
 pub(crate) fn narrow_offsets(t: &DataType) -> DataType {
     use DataType::*;
     let field = |f: &FieldRef| {
@@ -671,6 +672,7 @@ pub(crate) fn narrow_offsets(t: &DataType) -> DataType {
 /// `t` with every nested field nullable, to compare shapes: a child the
 /// file stores as required reads exactly as the optional child a table
 /// declares.
+#[cfg(feature = "iceberg")]
 pub(crate) fn loosen(t: &DataType) -> DataType {
     use DataType::*;
     let field = |f: &FieldRef| {
