@@ -346,24 +346,30 @@ def test_python_takes_urls_and_storage_options(moto, formats):
 
 
 def test_an_object_replaced_mid_run_is_an_error_not_a_mixed_answer(tmp_path):
+    # Deterministic, not a race: the target is a FIFO, which recon spools
+    # after it has opened the source object (and pinned its ETag). Opening
+    # the FIFO to write returns once recon holds it open to read; only then
+    # is the object replaced, and only then is the target written.
     m = Moto()
     try:
-        n = 3_000_000
+        n = 200_000
         t = pa.table({"id": pa.array(range(n), pa.int64()),
                       "s": pa.array([f"value-{i}" for i in range(n)])})
-        pq.write_table(t, tmp_path / "a.parquet", row_group_size=100_000)
-        pq.write_table(t.slice(1), tmp_path / "b.parquet", row_group_size=100_000)
+        pq.write_table(t, tmp_path / "a.parquet", row_group_size=50_000)
+        pq.write_table(t.slice(1), tmp_path / "b.parquet", row_group_size=50_000)
         url = m.upload(tmp_path / "a.parquet", "replace")
         temp = tmp_path / "tmp"
         temp.mkdir()
         out = tmp_path / "out"
+        fifo = tmp_path / "target.parquet"
+        os.mkfifo(fifo)
         proc = subprocess.Popen(
-            [_recon_bin(), "diff", f"{url}/a.parquet", tmp_path / "a.parquet", "-j", "1",
+            [_recon_bin(), "diff", f"{url}/a.parquet", fifo, "-j", "1",
              "--temp-dir", str(temp), "-o", str(out), *m.flags()],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=m.env())
-        time.sleep(1.0)
-        assert proc.poll() is None, "the run ended before the object was replaced"
-        m.s3.upload_file(str(tmp_path / "b.parquet"), BUCKET, "replace/a.parquet")
+        with open(fifo, "wb") as w:  # returns once recon reads the FIFO
+            m.s3.upload_file(str(tmp_path / "b.parquet"), BUCKET, "replace/a.parquet")
+            w.write((tmp_path / "a.parquet").read_bytes())
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 2, err
         assert len(err.strip().splitlines()) == 1, err

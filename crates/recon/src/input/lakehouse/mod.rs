@@ -213,7 +213,8 @@ impl Table {
             for c in &s.columns {
                 // The spec's column projection, in its order: the file's
                 // field id; the identity partition value from the manifest;
-                // the name mapping (files written without ids); else NULL.
+                // the name mapping (for file columns without ids); the
+                // column's initial default; else NULL (refused if required).
                 let found = by_id.iter().position(|&x| x == Some(c.id));
                 let found = match found {
                     Some(i) => Some(i),
@@ -228,10 +229,9 @@ impl Table {
                             layout.push(FileColumn::Constant(value.clone()));
                             continue;
                         }
-                        None if by_id.iter().all(Option::is_none) => {
-                            by_name.iter().position(|&x| x == Some(c.id))
-                        }
-                        None => None,
+                        // Only a file column without a field id of its own.
+                        None => (0..by_id.len())
+                            .find(|&i| by_id[i].is_none() && by_name[i] == Some(c.id)),
                     },
                 };
                 let Some(i) = found else {
@@ -247,7 +247,7 @@ impl Table {
                         // reading NULL would invent rows.
                         return Err(ReconError::input(
                             &lf.path,
-                            format!("lacks required column {} (field id {}), and snapshot {id}'s manifest gives no identity partition value for it", c.field.name(), c.id),
+                            format!("lacks required column {} (field id {}), and snapshot {id} gives no identity partition value or initial default for it", c.field.name(), c.id),
                         ));
                     }
                     // Written before the column was added: NULL, as Iceberg reads it.
