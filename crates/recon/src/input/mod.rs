@@ -26,7 +26,7 @@
 //!   text columns into typed arrays, CSV dialect sniffing.
 //! - `spool`: inputs that can be read only once, copied to a file.
 //! - `table`: [`Table`] and [`TableFile`], and what their reads share.
-//! - `text::reader`: the text reader, for a [`Table`] of CSV/NDJSON files.
+//! - `text_reader`: the text reader, for a [`Table`] of CSV/NDJSON files.
 //! - `open` and `read`: opening a table from its metadata; reading its
 //!   units and fetching rows by locator.
 //! - `lakehouse`: Delta and Iceberg tables as of a version; `postgres`:
@@ -46,6 +46,7 @@ mod spool;
 pub mod store;
 mod table;
 mod text;
+mod text_reader;
 pub mod types;
 
 pub use crate::config::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
@@ -62,8 +63,8 @@ pub use spool::Spool;
 pub use table::{
     refuse_unused_csv_options, DatabaseRead, FileColumn, Snapshot, Table, TableFile, TEXT_RULES,
 };
-pub use text::reader::{sample, RENAMED_HEADER};
 pub use text::values::ParseErrors;
+pub use text_reader::{sample, RENAMED_HEADER};
 // The text modules' paths before they moved into `text/`.
 pub use text::{lex as csv_lex, sniff, values};
 

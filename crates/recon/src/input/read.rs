@@ -6,7 +6,7 @@ use arrow::array::{ArrayRef, RecordBatch};
 
 use super::locator::{pack, unpack, Locators, Unit};
 use super::table::{FileColumn, Table, TableFile};
-use super::text::reader::{self, TextCursor};
+use super::text_reader::{self as reader, TextCursor};
 use crate::error::{guard, ReconError, Result};
 
 /// The rows of a batch (positions `first..first + n` of `file`) that

@@ -156,7 +156,7 @@ const INPUT_LAYERS: &[(&str, u32)] = &[
     // The Table and its files.
     ("table", 3),
     // The text reader: a Table's CSV/NDJSON files in chunks, batches, fetches.
-    ("text::reader", 4),
+    ("text_reader", 4),
     // Opening a table; reading its units and fetching rows by locator.
     ("open", 5),
     ("read", 5),

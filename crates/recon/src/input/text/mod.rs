@@ -2,11 +2,11 @@
 //!
 //! Lowest first: the CSV lexer ([`lex`]) and the exact text-to-value
 //! parsers ([`parse`]); columns of text into typed arrays ([`values`]) and
-//! CSV dialect sniffing ([`sniff`]); the reader of a table's text files
-//! (`reader`: chunks of whole records, typed batches, fetch by locator).
+//! CSV dialect sniffing ([`sniff`]). The reader of a table's text files
+//! (chunks of whole records, typed batches, fetch by locator) works on a
+//! `Table`, which uses these, so it sits above both: `input/text_reader.rs`.
 
 pub mod lex;
 pub mod parse;
-pub mod reader;
 pub mod sniff;
 pub mod values;
