@@ -15,14 +15,18 @@
 //!
 //! What recon applies: the snapshot's live data files (manifest entries not
 //! marked deleted), position deletes (to data files of the same or an
-//! earlier sequence number), columns by the spec's column projection under
+//! earlier sequence number), equality deletes (to data files of an earlier
+//! sequence number in the same partition, or in every partition when
+//! written unpartitioned; applied as positions by `lakehouse::equality`),
+//! columns by the spec's column projection under
 //! the snapshot's schema: by field id (renamed columns resolve, allowed type
 //! promotions are widened exactly), else the file's identity partition value
 //! from its manifest, else the name mapping, else the column's
 //! `initial-default`, else NULL (a required column is refused instead).
-//! Refused by name: equality deletes that apply to a live file, deletion
-//! vectors (format 3), data files that are not Parquet, and nested initial
-//! defaults.
+//! Refused by name: deletion vectors (format 3), data files that are not
+//! Parquet, nested initial defaults, and equality deletes on a dropped
+//! column or a floating-point one (whose equality Iceberg's Java reader
+//! and recon define differently for -0.0).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -71,6 +75,21 @@ pub struct LiveFile {
     /// without its partition columns (Hive-migrated tables, writers with
     /// `write.parquet.write-partition-values=false`) holds them only here.
     pub identity: HashMap<i32, ArrayRef>,
+    /// The equality deletes that apply to the file (indices into
+    /// [`IcebergSnapshot::equality_deletes`]): of a higher sequence number,
+    /// and unpartitioned or of the file's own spec and partition.
+    pub equality: Vec<usize>,
+}
+
+/// An equality delete file of a snapshot: it removes the rows of the data
+/// files it applies to whose values of the columns `ids` equal one of its
+/// rows' (NULL equal to NULL).
+#[derive(Debug)]
+pub struct EqualityDelete {
+    pub path: PathBuf,
+    pub remote: Option<Arc<crate::input::store::Object>>,
+    /// The schema's field ids it compares, ascending.
+    pub ids: Vec<i32>,
 }
 
 /// What an Iceberg table is at one snapshot.
@@ -87,12 +106,7 @@ pub struct IcebergSnapshot {
     /// (`schema.name-mapping.default`).
     pub name_mapping: Option<HashMap<String, i32>>,
     pub files: Vec<LiveFile>,
-}
-
-impl IcebergSnapshot {
-    pub fn with_deletes(&self) -> usize {
-        self.files.iter().filter(|f| f.deleted.is_some()).count()
-    }
+    pub equality_deletes: Vec<EqualityDelete>,
 }
 
 /// A snapshot id: a signed 64-bit long by the spec, but metadata written by
@@ -670,8 +684,41 @@ struct Entry {
     manifest: PathBuf,
     /// The partition tuple (`data_file.partition`), fields in spec order.
     partition: Vec<(String, Value)>,
-    /// The fields of the partition spec the file was written with.
+    /// The partition spec the file was written with: its id (None where
+    /// neither the manifest list nor the manifest names one) and fields.
+    spec_id: Option<i64>,
     spec: Arc<[SpecField]>,
+}
+
+impl Entry {
+    /// Whether the file's spec partitions nothing (no field, or only
+    /// `void` ones: Java's `PartitionSpec.isUnpartitioned`). An equality
+    /// delete written so applies to every partition.
+    fn unpartitioned(&self) -> bool {
+        self.spec.iter().all(|f| f.transform == "void")
+    }
+
+    /// Whether this equality delete applies to data file `data` (the
+    /// spec's scan planning): written later (a strictly higher data
+    /// sequence number), and unpartitioned or in the same partition of
+    /// the same spec.
+    fn deletes_from(&self, data: &Entry) -> bool {
+        fn plain(v: &Value) -> &Value {
+            match v {
+                Value::Union(_, inner) => plain(inner),
+                v => v,
+            }
+        }
+        self.sequence > data.sequence
+            && (self.unpartitioned()
+                || (self.spec_id == data.spec_id
+                    && self.partition.len() == data.partition.len()
+                    && self
+                        .partition
+                        .iter()
+                        .zip(&data.partition)
+                        .all(|((_, a), (_, b))| plain(a) == plain(b))))
+    }
 }
 
 /// A field of a partition spec: the partition tuple's field `name`, made
@@ -775,6 +822,7 @@ pub fn open(path: &Path, snapshot_id: Option<SnapshotId>, fs: &Fs) -> Result<Ice
         columns,
         name_mapping,
         files: Vec::new(),
+        equality_deletes: Vec::new(),
     };
     let Some(snapshot) = snapshot else {
         return Ok(result);
@@ -795,9 +843,21 @@ pub fn open(path: &Path, snapshot_id: Option<SnapshotId>, fs: &Fs) -> Result<Ice
             ));
         }
     }
-    let min_data_sequence = data.iter().map(|d| d.sequence).min();
-    let deletes = position_deletes(&entries, &result.columns, id, min_data_sequence, &locations)?;
-    result.files = live_files(mf, id, &result.columns, data, &deletes, &locations)?;
+    let deletes = position_deletes(&entries, id, &locations)?;
+    let equality: Vec<&Entry> = entries.iter().filter(|e| e.content == 2).collect();
+    result.equality_deletes = equality
+        .iter()
+        .map(|e| equality_delete(e, &result.columns, id, &locations))
+        .collect::<Result<_>>()?;
+    result.files = live_files(
+        mf,
+        id,
+        &result.columns,
+        data,
+        &equality,
+        &deletes,
+        &locations,
+    )?;
     Ok(result)
 }
 
@@ -913,7 +973,7 @@ fn manifest_entries(
     for m in manifests {
         let (manifest, manifest_sequence) = (&m.path, &m.sequence);
         let (records, header) = read_avro(fs, manifest)?;
-        let spec = manifest_spec(manifest, m.spec_id, &header, specs)?;
+        let (spec_id, spec) = manifest_spec(manifest, m.spec_id, &header, specs)?;
         for e in records {
             let status = avro_i64(&e, "status").unwrap_or(1);
             if status == 2 {
@@ -955,6 +1015,7 @@ fn manifest_entries(
                     Some(Value::Record(fields)) => fields.clone(),
                     _ => Vec::new(),
                 },
+                spec_id,
                 spec: spec.clone(),
             });
         }
@@ -963,13 +1024,11 @@ fn manifest_entries(
 }
 
 /// Position deletes by the data file they name, as written: (position,
-/// sequence number) pairs. Deletion vectors and equality deletes that
-/// apply are refused.
+/// sequence number) pairs. Deletion vectors are refused; equality deletes
+/// are read by [`equality_delete`].
 fn position_deletes(
     entries: &[Entry],
-    columns: &[Column],
     id: SnapshotId,
-    min_data_sequence: Option<i64>,
     locations: &Locations,
 ) -> Result<HashMap<String, Vec<(u64, i64)>>> {
     let mut deletes: HashMap<String, Vec<(u64, i64)>> = HashMap::new();
@@ -990,27 +1049,6 @@ fn position_deletes(
             ));
         }
         if del.content == 2 {
-            // An equality delete applies to data files of a lower sequence number.
-            if min_data_sequence.is_some_and(|m| m < del.sequence) {
-                let names: Vec<String> = del
-                    .equality_ids
-                    .iter()
-                    .map(|i| {
-                        columns
-                            .iter()
-                            .find(|c| c.id as i64 == *i)
-                            .map_or_else(|| format!("field {i}"), |c| c.field.name().clone())
-                    })
-                    .collect();
-                return Err(bad(
-                    &del.manifest,
-                    format!(
-                        "snapshot {id} has equality deletes ({}, on {}), which recon does not apply: compact the table (rewrite its data files) or compare an export of the snapshot",
-                        del.written_path,
-                        if names.is_empty() { "unnamed columns".to_string() } else { names.join(", ") }
-                    ),
-                ));
-            }
             continue;
         }
         if del.format != "PARQUET" {
@@ -1036,6 +1074,7 @@ fn live_files(
     id: SnapshotId,
     columns: &[Column],
     data: Vec<&Entry>,
+    equality: &[&Entry],
     deletes: &HashMap<String, Vec<(u64, i64)>>,
     locations: &Locations,
 ) -> Result<Vec<LiveFile>> {
@@ -1060,6 +1099,9 @@ fn live_files(
             record_count: d.record_count.and_then(|n| u64::try_from(n).ok()),
             deleted,
             identity,
+            equality: (0..equality.len())
+                .filter(|&e| equality[e].deletes_from(d))
+                .collect(),
         });
     }
     // Sorted paths: locators and evidence order do not depend on manifest order.
@@ -1086,16 +1128,16 @@ fn manifest_spec(
     listed: Option<i64>,
     header: &AvroHeader,
     specs: &HashMap<i64, Arc<[SpecField]>>,
-) -> Result<Arc<[SpecField]>> {
+) -> Result<(Option<i64>, Arc<[SpecField]>)> {
     let text = |key: &str| header.get(key).and_then(|v| std::str::from_utf8(v).ok());
     let id = listed.or_else(|| text("partition-spec-id")?.trim().parse().ok());
     if let Some(spec) = id.and_then(|id| specs.get(&id)) {
-        return Ok(spec.clone());
+        return Ok((id, spec.clone()));
     }
     if let Some(json) = text("partition-spec") {
         let fields: Json = serde_json::from_str(json)
             .map_err(|e| bad(manifest, format!("the manifest's partition-spec: {e}")))?;
-        return spec_fields(manifest, &fields);
+        return Ok((id, spec_fields(manifest, &fields)?));
     }
     match id {
         // A spec id the metadata does not hold: its partition values
@@ -1104,8 +1146,64 @@ fn manifest_spec(
             manifest,
             format!("the manifest was written with partition spec {id}, which the table metadata does not hold"),
         )),
-        None => Ok(Arc::from(Vec::new())),
+        None => Ok((None, Arc::from(Vec::new()))),
     }
+}
+
+/// An equality delete file of the snapshot, checked against what recon
+/// applies exactly: Parquet, and columns of the snapshot's schema whose
+/// equality is recon's value equality. Floats are refused: Iceberg's Java
+/// reader compares them with `Double.compare` (-0.0 is not 0.0), recon's
+/// encoding makes -0.0 equal 0.0, and a delete applied by the other rule
+/// would remove other rows.
+fn equality_delete(
+    del: &Entry,
+    columns: &[Column],
+    id: SnapshotId,
+    locations: &Locations,
+) -> Result<EqualityDelete> {
+    let refuse = |why: String| {
+        bad(
+            &del.manifest,
+            format!(
+                "equality delete file {} of snapshot {id} {why}",
+                del.written_path
+            ),
+        )
+    };
+    if del.format != "PARQUET" {
+        return Err(refuse(format!(
+            "is {}: recon reads Parquet delete files only",
+            del.format
+        )));
+    }
+    if del.equality_ids.is_empty() {
+        return Err(refuse("names no equality_ids".into()));
+    }
+    let mut ids = Vec::with_capacity(del.equality_ids.len());
+    for &i in &del.equality_ids {
+        let column = columns.iter().find(|c| i64::from(c.id) == i).ok_or_else(|| {
+            refuse(format!(
+                "compares field id {i}, which the snapshot's schema does not hold (a dropped column): recon does not apply it"
+            ))
+        })?;
+        let ty = column.field.data_type();
+        if ty.is_nested() || ty.is_floating() {
+            return Err(refuse(format!(
+                "compares column {} of type {ty}: recon applies equality deletes on primitive, non-floating columns only",
+                column.field.name()
+            )));
+        }
+        ids.push(column.id);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let path = locations.resolve(&del.manifest, &del.written_path)?;
+    Ok(EqualityDelete {
+        remote: locations.fs.remote(&path)?,
+        path,
+        ids,
+    })
 }
 
 /// The identity partition values of data file `d`, by source field id, as
@@ -1221,9 +1319,8 @@ fn default_array(value: &Json, ty: &DataType) -> std::result::Result<ArrayRef, S
             .as_i64()
             .ok_or_else(|| "not a whole number".to_string())
     };
-    let hex = || -> std::result::Result<Vec<u8>, String> {
-        let t = text()?;
-        if t.len() % 2 != 0 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+    let hex = |t: &str| -> std::result::Result<Vec<u8>, String> {
+        if !t.len().is_multiple_of(2) || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err("not a hexadecimal string".into());
         }
         (0..t.len())
@@ -1260,18 +1357,16 @@ fn default_array(value: &Json, ty: &DataType) -> std::result::Result<ArrayRef, S
             }
         }
         DataType::Utf8 => Arc::new(StringArray::from(vec![text()?])),
-        DataType::Binary => Arc::new(BinaryArray::from(vec![hex()?.as_slice()])),
+        DataType::Binary => Arc::new(BinaryArray::from(vec![hex(text()?)?.as_slice()])),
         DataType::FixedSizeBinary(16) if text()?.contains('-') => {
             let digits: String = text()?.chars().filter(|&c| c != '-').collect();
-            let bytes = default_array(&Json::String(digits), &DataType::Binary)?;
-            let bytes = bytes.as_any().downcast_ref::<BinaryArray>().ok_or("uuid")?;
             Arc::new(
-                FixedSizeBinaryArray::try_from_iter(std::iter::once(bytes.value(0)))
+                FixedSizeBinaryArray::try_from_iter(std::iter::once(hex(&digits)?))
                     .map_err(|e| e.to_string())?,
             )
         }
         DataType::FixedSizeBinary(w) => {
-            let b = hex()?;
+            let b = hex(text()?)?;
             if i32::try_from(b.len()) != Ok(*w) {
                 return Err(format!("{} bytes, not {w}", b.len()));
             }
@@ -1338,14 +1433,7 @@ fn default_array(value: &Json, ty: &DataType) -> std::result::Result<ArrayRef, S
             let unscaled: i128 = format!("{whole}{frac:0<scale$}")
                 .parse()
                 .map_err(|_| "too many digits")?;
-            let unscaled = if neg { -unscaled } else { unscaled };
-            let array = Decimal128Array::from(vec![unscaled])
-                .with_precision_and_scale(*p, *sc)
-                .map_err(|e| e.to_string())?;
-            array
-                .validate_decimal_precision(*p)
-                .map_err(|_| format!("does not fit decimal({p},{sc})"))?;
-            Arc::new(array)
+            decimal_one(if neg { -unscaled } else { unscaled }, *p, *sc)?
         }
         _ => return Err(format!("recon applies no initial default to a {ty} column")),
     };
@@ -1366,7 +1454,12 @@ fn decimal_array(bytes: &[u8], p: u8, s: i8) -> std::result::Result<ArrayRef, St
     }
     let mut wide = [fill; 16];
     wide[16 - (bytes.len() - cut)..].copy_from_slice(&bytes[cut..]);
-    let unscaled = i128::from_be_bytes(wide);
+    decimal_one(i128::from_be_bytes(wide), p, s)
+}
+
+/// One unscaled decimal value as a one-row Decimal128 array, if it fits
+/// the precision.
+fn decimal_one(unscaled: i128, p: u8, s: i8) -> std::result::Result<ArrayRef, String> {
     let array = arrow::array::Decimal128Array::from(vec![unscaled])
         .with_precision_and_scale(p, s)
         .map_err(|e| e.to_string())?;

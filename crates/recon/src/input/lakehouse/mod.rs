@@ -8,6 +8,8 @@
 #[cfg(feature = "delta")]
 pub mod delta;
 #[cfg(feature = "iceberg")]
+mod equality;
+#[cfg(feature = "iceberg")]
 pub mod iceberg;
 
 use std::path::Path;
@@ -165,6 +167,8 @@ impl Table {
             .map_or_else(|| "(none)".to_string(), |i| i.to_string());
         let mut files = Vec::with_capacity(s.files.len());
         let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
+        let mut key_sets = equality::KeySets::new(&s.equality_deletes, &s.columns, opts.int96_unit);
+        let mut files_with_deletes = 0;
         for lf in &s.files {
             let b = BlockMeta::parquet(&lf.path, lf.remote.as_ref(), opts.int96_unit)?;
             // The manifest and the file must agree on what the file holds,
@@ -286,11 +290,29 @@ impl Table {
                 };
                 layout.push(FileColumn::Stored { index: i, widen });
             }
+            // Equality deletes become positions too: the rest of the
+            // engine knows one kind of delete.
+            let deleted = if lf.equality.is_empty() {
+                lf.deleted.clone()
+            } else {
+                let mut all = equality::deleted_positions(
+                    &lf.path,
+                    &b,
+                    &layout,
+                    &lf.equality,
+                    &mut key_sets,
+                )?;
+                all.extend(lf.deleted.iter().flatten());
+                all.sort_unstable();
+                all.dedup();
+                (!all.is_empty()).then_some(all)
+            };
+            files_with_deletes += usize::from(deleted.is_some());
             let (file, live_rows) = TableFile::live(
                 lf.path.clone(),
                 b,
                 Vec::new(),
-                lf.deleted.as_deref(),
+                deleted.as_deref(),
                 Some(layout.into()),
             );
             rows += live_rows;
@@ -309,7 +331,7 @@ impl Table {
             version: s.snapshot_id,
             detail: Some(format!("from {shown}")),
             live_files: s.files.len(),
-            files_with_deletes: s.with_deletes(),
+            files_with_deletes,
         };
         Table::lakehouse(
             path,
