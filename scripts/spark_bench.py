@@ -3,9 +3,10 @@ Spark session, with alternating runs: the figures in docs/spark.md.
 
     python scripts/spark_bench.py bench-data/10000000 [--rounds 2] [--datacompy KEY]
 
-Needs a venv with pyspark and a release build of the package
-(pip install ./python). Each case runs on freshly read DataFrames (no
-caching between cases), on local[2] unless --master says otherwise.
+Needs a venv with pyspark and a release build of the package with its jar
+(scripts/build-jar.sh, then pip install ./python). Each case runs on
+freshly read DataFrames (no caching between cases), on local[2] unless
+--master says otherwise; recon.spark.diff runs with each digest path.
 """
 
 from __future__ import annotations
@@ -60,15 +61,20 @@ def main() -> None:
         return sum(df.select(F.sum(F.xxhash64(*df.columns) % 1000)).collect()[0][0]
                    for df in (read(src), read(tgt)))
 
-    def recon_drift():
-        d = recon.spark.diff(read(src), read(tgt))
-        return (d.source_only_rows, d.target_only_rows, d.report["settings"]["second_pass"],
-                d.report["phase_seconds"])
+    def recon_drift(digests):
+        def run():
+            d = recon.spark.diff(read(src), read(tgt), digests=digests)
+            assert d.report["settings"]["digests"] == digests
+            return (d.source_only_rows, d.target_only_rows,
+                    d.report["settings"]["second_pass"], d.report["phase_seconds"])
+        return run
 
-    def recon_match():
-        d = recon.spark.diff(read(src), read(src))
-        assert d.exact_match
-        return d.report["settings"]["passes"]
+    def recon_match(digests):
+        def run():
+            d = recon.spark.diff(read(src), read(src), digests=digests)
+            assert d.exact_match and d.report["settings"]["digests"] == digests
+            return d.report["settings"]["passes"]
+        return run
 
     def except_all():
         a, b = read(src), read(tgt)
@@ -78,9 +84,11 @@ def main() -> None:
         return recon.spark.fingerprint(read(src)).rows
 
     cases = {
-        "recon.spark.diff, drifting pair": recon_drift,
+        "recon.spark.diff, drifting pair, JVM digests": recon_drift("jvm"),
+        "recon.spark.diff, drifting pair, Python digests": recon_drift("python"),
         "exceptAll both ways, drifting pair": except_all,
-        "recon.spark.diff, matching pair": recon_match,
+        "recon.spark.diff, matching pair, JVM digests": recon_match("jvm"),
+        "recon.spark.diff, matching pair, Python digests": recon_match("python"),
         "scan both tables through mapInArrow": scan_both,
         "recon.spark.fingerprint, one table": fingerprint,
         "Spark alone: read and xxhash64 both tables": jvm_scan_hash,

@@ -1,5 +1,6 @@
 """recon on Spark: the exact diff and fingerprints of Spark DataFrames,
-with recon's own digests computed inside ``mapInArrow``.
+with recon's own digests computed in Spark's JVM (the jar the wheel ships)
+or inside ``mapInArrow``.
 
 >>> import recon.spark
 >>> d = recon.spark.diff(spark.table("old.orders"), spark.table("new.orders"))  # doctest: +SKIP
@@ -18,24 +19,32 @@ How it runs (docs/spark.md):
    buckets that did not decode, and those rows alone are shuffled by
    digest to count each distinct row on both sides.
 
+The digests run in the JVM when recon's jar can be loaded and the plan
+converts no value (``digests="auto"``, reported as ``settings.digests``):
+Spark's generated code digests its own values and an aggregate sums the
+buckets, so no row crosses into Python. Otherwise they run in Python,
+inside ``mapInArrow``, through the native module.
+
 The evidence (``source_only()``, ``target_only()``) is a lazy DataFrame
 over the second pass's result, which is cached on the executors; nothing
 is collected to the driver except the counts and the report's sample rows.
 
-The wheel holds everything: no JVM code, so ``pip install`` (or a cluster
-library) on the driver and the executors is the whole installation.
+The wheel holds everything, the jar included, so ``pip install`` (or a
+cluster library) on the driver and the executors is the whole
+installation.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import warnings
 import weakref
 from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
-from . import _recon
+from . import _recon, _spark_jvm
 from ._api import Diff, Fingerprint, PathLike
 from ._settings import settings as _settings
 
@@ -44,9 +53,12 @@ Columns = Union[str, Sequence[str]]
 __all__ = ["diff", "fingerprint", "SparkDiff", "digest_schema"]
 
 # What the passes append to each row (the table's own columns travel as
-# c0, c1, ..., see _positional, so these never clash with them).
+# c0, c1, ..., see _positional, so these never clash with them): the
+# digest's halves (Python digests) or its 16 bytes (JVM digests).
 _HI = "__recon_digest_hi"
 _LO = "__recon_digest_lo"
+_DIGEST = "__recon_digest"
+_DIGESTS = ("auto", "jvm", "python")
 # Each row's bucket, computed by Spark (see _bucketed).
 _BUCKET = "__recon_bucket"
 _DEFAULT_BUCKETS = 4096
@@ -169,6 +181,28 @@ def _bucketed(df: Any, compared: Sequence[str], buckets: int) -> Any:
     return df.select(*_positional(df), bucket)
 
 
+def _digest_path(asked: str, df: Any, plan: Any) -> str:
+    """Where the digests run: "jvm" or "python" (see :func:`diff`)."""
+    if asked == "python":
+        return "python"
+    converted = plan.converted()
+    if converted:
+        if asked == "jvm":
+            raise _recon.UsageError(
+                f"digests='jvm' digests values as Spark holds them, but the plan converts "
+                f"{', '.join(map(repr, converted))}: use digests='python' or 'auto'")
+        return "python"
+    why = _spark_jvm.register(df.sparkSession)
+    if why is None:
+        return "jvm"
+    if asked == "jvm":
+        raise _recon.UsageError(f"digests='jvm': recon's jar cannot be used here: {why}")
+    # Said once per call: the same answer, but every row crosses into Python.
+    warnings.warn(f"recon.spark: digests run in Python (mapInArrow), not the JVM: {why}",
+                  RuntimeWarning, stacklevel=3)
+    return "python"
+
+
 def _positional(df: Any) -> list:
     """``df``'s columns renamed c0, c1, ...: PySpark's mapInArrow cannot
     refer to a column whose name holds a backtick, and the digests read
@@ -281,6 +315,7 @@ def diff(
     empty_as_null: Optional[Columns] = None,
     source_name: str = "source",
     target_name: str = "target",
+    digests: str = "auto",
 ) -> SparkDiff:
     """Compares two Spark DataFrames as multisets of rows (``EXCEPT ALL``
     both ways) with the command line's semantics and report.
@@ -291,11 +326,22 @@ def diff(
     per partition to the driver. ``source_name`` and ``target_name`` name
     the tables in the report.
 
+    ``digests`` chooses where rows are digested: ``"jvm"`` (recon's jar,
+    inside Spark's generated code; no row enters Python), ``"python"``
+    (``mapInArrow`` and the native module), or ``"auto"``: the JVM when
+    the jar loads and the plan converts no value (no ``cast``, ``round``,
+    ``trim`` and the like), else Python. The report says which ran
+    (``settings.digests``); both give the same bits and the same answer.
+
     ``key=`` and ``tolerance=`` are refused: keyed diffs run locally
     (:func:`recon.diff`) for now.
     """
     started = time.perf_counter()
     bits = _bits(buckets)
+    if digests not in _DIGESTS:
+        # (`map` is a parameter here.)
+        raise _recon.UsageError(f"digests= takes one of {', '.join(repr(d) for d in _DIGESTS)}, "
+                                f"not {digests!r}")
     opts = dict(
         key=key, tolerance=tolerance, columns=columns, exclude=exclude, map=map, cast=cast,
         sample=sample, max_unmatched_rows=max_unmatched_rows,
@@ -310,38 +356,55 @@ def diff(
     src = (source_name, digest_schema(source))
     tgt = (target_name, digest_schema(target))
     plan = _recon.spark_plan_pair(src, tgt, js, rules_arg)
-
-    # Pass 1: per-partition bucket sums, collected to the driver.
-    def pass1(side: str):
-        def run(batches):
-            p = _recon.spark_plan_pair(src, tgt, js, rules_arg)
-            sums = p.bucket_sums(side, batches, bits)
-            yield pa.RecordBatch.from_pydict(
-                {"side": pa.array([side], pa.string()), "sums": pa.array([sums], pa.binary())})
-        return run
-
-    shape = "side string, sums binary"
+    path = _digest_path(digests, source, plan)
     nb = 1 << bits
-    sides = {"source": _bucketed(source, plan.compared("source"), nb),
-             "target": _bucketed(target, plan.compared("target"), nb)}
-    parts = _collect(sides["source"].mapInArrow(pass1("source"), shape)
-                     .unionAll(sides["target"].mapInArrow(pass1("target"), shape)))
-    by_side = {"source": [], "target": []}
-    for side, sums in zip(parts.column("side").to_pylist(), parts.column("sums").to_pylist()):
-        by_side[side].append(sums)
+
+    def compared(side: str) -> list:
+        # The compared columns in plan order, by their positional names.
+        names = (source if side == "source" else target).columns
+        return [F.col(f"c{names.index(c)}") for c in plan.compared(side)]
+
+    from pyspark.sql import functions as F
+
+    # Each row's bucket is Spark's own hash of it (see _bucketed), so the
+    # second pass drops the agreeing buckets' rows before digesting them.
+    frames = {"source": _bucketed(source, plan.compared("source"), nb),
+              "target": _bucketed(target, plan.compared("target"), nb)}
+    if path == "jvm":
+        # Pass 1 in the JVM: one aggregate per side sums the buckets.
+        by_side = {side: _spark_jvm.bucket_sums(frames[side], compared(side), F.col(_BUCKET),
+                                                bits)
+                   for side in ("source", "target")}
+    else:
+        # Pass 1 in Python: per-partition bucket sums, collected to the driver.
+        def pass1(side: str):
+            def run(batches):
+                p = _recon.spark_plan_pair(src, tgt, js, rules_arg)
+                sums = p.bucket_sums(side, batches, bits)
+                yield pa.RecordBatch.from_pydict(
+                    {"side": pa.array([side], pa.string()),
+                     "sums": pa.array([sums], pa.binary())})
+            return run
+
+        shape = "side string, sums binary"
+        parts = _collect(frames["source"].mapInArrow(pass1("source"), shape)
+                         .unionAll(frames["target"].mapInArrow(pass1("target"), shape)))
+        by_side = {"source": [], "target": []}
+        for side, sums in zip(parts.column("side").to_pylist(),
+                              parts.column("sums").to_pylist()):
+            by_side[side].append(sums)
     cmp = plan.compare(by_side["source"], by_side["target"], bits)
     pass1_seconds = time.perf_counter() - started
     threads = _parallelism(source)
     if cmp.all_agree:
         empty = _empty_samples()
         result = plan.report(cmp, [(0, 0, 0, 0), (0, 0, 0, 0)], empty, empty, threads, None,
-                             pass1_seconds, 0.0)
+                             pass1_seconds, 0.0, path)
         return SparkDiff(result, None, None, source, target)
 
     # Pass 2: the rows of the decoded digests and the undecoded buckets,
     # counted per distinct row on each side.
     from pyspark import StorageLevel
-    from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StructField, StructType
 
     selector = cmp.selector()
@@ -357,21 +420,30 @@ def diff(
         return run
 
     differing = cmp.differing
+    keys = [_DIGEST] if path == "jvm" else [_HI, _LO]
 
     def kept(df: Any, side: str) -> Any:
-        fields = [StructField(f"c{i}", f.dataType, f.nullable)
-                  for i, f in enumerate(df.schema.fields)]
-        shape = StructType(fields + [StructField(_HI, LongType(), False),
-                                     StructField(_LO, LongType(), False)])
-        # Only the differing buckets' rows leave the JVM.
-        rows = sides[side].where(F.col(_BUCKET).isin(differing)).mapInArrow(pass2(side), shape)
+        if path == "jvm":
+            # Only the differing buckets' rows are digested again, and only
+            # the selected ones leave the scan; nothing enters Python.
+            d = _spark_jvm.digest(compared(side)).alias(_DIGEST)
+            rows = frames[side].where(F.col(_BUCKET).isin(differing)).select("*", d) \
+                .where(_spark_jvm.selected(F.col(_DIGEST), F.col(_BUCKET), selector))
+        else:
+            fields = [StructField(f"c{i}", f.dataType, f.nullable)
+                      for i, f in enumerate(df.schema.fields)]
+            shape = StructType(fields + [StructField(_HI, LongType(), False),
+                                         StructField(_LO, LongType(), False)])
+            # Only the differing buckets' rows leave the JVM.
+            rows = frames[side].where(F.col(_BUCKET).isin(differing)) \
+                .mapInArrow(pass2(side), shape)
         whole = F.struct(*[F.col(f"c{i}").alias(c) for i, c in enumerate(df.columns)])
-        return rows.groupBy(_HI, _LO).agg(
+        return rows.groupBy(*keys).agg(
             F.count(F.lit(1)).alias(f"{side}_count"), F.first(whole).alias(f"{side}_row"))
 
-    joined = kept(source, "source").join(kept(target, "target"), [_HI, _LO], "full_outer")
+    joined = kept(source, "source").join(kept(target, "target"), keys, "full_outer")
     counted = joined.select(
-        _HI, _LO,
+        *keys,
         F.coalesce("source_count", F.lit(0)).alias("source_count"),
         F.coalesce("target_count", F.lit(0)).alias("target_count"),
         "source_row", "target_row",
@@ -421,7 +493,7 @@ def diff(
 
     result = plan.report(cmp, stats, samples("source", sc, tc), samples("target", tc, sc),
                          threads, kept_rows[0] + kept_rows[1], pass1_seconds,
-                         time.perf_counter() - started - pass1_seconds)
+                         time.perf_counter() - started - pass1_seconds, path)
     return SparkDiff(result, unmatched, counted, source, target)
 
 

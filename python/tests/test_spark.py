@@ -1,5 +1,7 @@
 """recon.spark on a real local Spark (local[2], started once for the module):
-the CLI's digests and answers, Spark's own types, no shuffle for a match."""
+the CLI's digests and answers, Spark's own types, no shuffle for a match,
+with the digests in the JVM (recon's jar, which the installed wheel must
+hold) and in Python (mapInArrow)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,9 @@ from pyspark.sql import SparkSession
 
 import recon
 import recon.spark
+from recon import _spark_jvm
+
+PATHS = ["jvm", "python"]
 
 
 @pytest.fixture(scope="module")
@@ -243,50 +248,94 @@ def _check_against_cli(spark, tmp_path, a: pa.Table, b: pa.Table, partitions=Non
     return d
 
 
+@pytest.mark.parametrize("digests", PATHS)
 @pytest.mark.parametrize("seed", range(12))
-def test_random_pairs_give_the_clis_answer(spark, tmp_path, seed):
+def test_random_pairs_give_the_clis_answer(spark, tmp_path, seed, digests):
     a, b = _random_pair(seed)
     # Few buckets: differences share buckets, so both the decoded and the
     # shuffled second pass run.
-    _check_against_cli(spark, tmp_path, a, b, buckets=[2, 4096, 16][seed % 3])
+    d = _check_against_cli(spark, tmp_path, a, b, buckets=[2, 4096, 16][seed % 3],
+                           digests=digests)
+    assert d.report["settings"]["digests"] == digests
 
 
-def test_many_partitions_give_the_same_answer(spark, tmp_path):
+@pytest.mark.parametrize("digests", PATHS)
+def test_many_partitions_give_the_same_answer(spark, tmp_path, digests):
     a, b = _random_pair(1234)
-    _check_against_cli(spark, tmp_path, a, b, partitions=37, buckets=8)
+    _check_against_cli(spark, tmp_path, a, b, partitions=37, buckets=8, digests=digests)
 
 
-def test_only_moved_duplicate_copies_is_drift(spark, tmp_path):
+@pytest.mark.parametrize("digests", PATHS)
+def test_only_moved_duplicate_copies_is_drift(spark, tmp_path, digests):
     # {x, x, y} against {x, y, y}: the same distinct rows, different counts.
     schema = pa.schema([("v", pa.string())])
     a = pa.table({"v": ["x", "x", "y"]}, schema=schema)
     b = pa.table({"v": ["x", "y", "y"]}, schema=schema)
-    d = _check_against_cli(spark, tmp_path, a, b)
+    d = _check_against_cli(spark, tmp_path, a, b, digests=digests)
     assert not d.exact_match
     assert d.source_only().toArrow().column("v").to_pylist() == ["x"]
 
 
-def test_a_matching_pair_shuffles_no_rows(spark, tmp_path):
+@pytest.mark.parametrize("digests", PATHS)
+def test_a_matching_pair_shuffles_no_rows(spark, tmp_path, digests):
     a, _ = _random_pair(99)
     a = pa.concat_tables([a] * 20)
     path = tmp_path / "same.parquet"
     pq.write_table(a, path, row_group_size=500)
     df = spark.read.parquet(str(path))
-    before = _shuffle_records(spark)
-    d = recon.spark.diff(df, spark.read.parquet(str(path)).repartition(3, "k").select("x", "s", "k"))
+    d = recon.spark.diff(df, spark.read.parquet(str(path)).repartition(3, "k").select("x", "s", "k"),
+                         digests=digests)
     assert d.exact_match
     assert d.report["settings"]["passes"] == 1
     # The repartition above shuffles the target once, in pass 1 (it is
-    # part of that DataFrame); a pair read as it is shuffles nothing.
+    # part of that DataFrame); a pair read as it is shuffles no row. The
+    # JVM's pass 1 is an aggregate, which sends one state (its bucket
+    # sums) per partition to be added up: at most that many records.
+    states = df.rdd.getNumPartitions() * 2 if digests == "jvm" else 0
     before = _shuffle_records(spark)
-    d = recon.spark.diff(df, spark.read.parquet(str(path)))
+    d = recon.spark.diff(df, spark.read.parquet(str(path)), digests=digests)
     assert d.exact_match
-    assert _shuffle_records(spark) == before, "a matching pair shuffled rows"
+    assert _shuffle_records(spark) - before <= states, "a matching pair shuffled rows"
     # The metric is live: a drifting pair's second pass does shuffle.
     drifted = spark.read.parquet(str(path)).where("k IS NULL OR k != 2")
-    d = recon.spark.diff(df, drifted, buckets=2)
+    d = recon.spark.diff(df, drifted, buckets=2, digests=digests)
     assert not d.exact_match
-    assert _shuffle_records(spark) > before
+    assert _shuffle_records(spark) - before > states
+
+
+def test_the_installed_package_holds_the_jar_and_auto_uses_it(spark, tmp_path):
+    # CI builds the jar into the wheel (scripts/build-jar.sh before pip
+    # install): without it every "jvm" test above would fail, and "auto"
+    # would fall back silently.
+    assert _spark_jvm.JAR.is_file(), _spark_jvm.JAR
+    a, b = _random_pair(7)
+    d = _check_against_cli(spark, tmp_path, a, b)
+    assert d.report["settings"]["digests"] == "jvm"
+    # A plan that converts values digests in Python, where the rules run.
+    sp, tp = tmp_path / "s.parquet", tmp_path / "t.parquet"
+    d = recon.spark.diff(spark.read.parquet(str(sp)), spark.read.parquet(str(tp)), trim="s")
+    assert d.report["settings"]["digests"] == "python"
+    with pytest.raises(recon.UsageError, match="converts 's'"):
+        recon.spark.diff(spark.read.parquet(str(sp)), spark.read.parquet(str(tp)), trim="s",
+                         digests="jvm")
+    with pytest.raises(recon.UsageError, match="digests="):
+        recon.spark.diff(spark.read.parquet(str(sp)), spark.read.parquet(str(tp)),
+                         digests="scala")
+
+
+def test_without_the_jar_auto_falls_back_to_python_and_says_why(spark, tmp_path, monkeypatch):
+    # A cluster where the jar cannot load (Databricks standard access,
+    # serverless without an allowlist) looks like this to recon.spark.
+    monkeypatch.setattr(_spark_jvm, "JAR", tmp_path / "absent.jar")
+    monkeypatch.setattr(_spark_jvm, "CATALOG", "recon_jvm_absent")
+    a, b = _random_pair(8)
+    with pytest.warns(RuntimeWarning, match="absent.jar"):
+        d = _check_against_cli(spark, tmp_path, a, b)
+    assert d.report["settings"]["digests"] == "python"
+    sp, tp = tmp_path / "s.parquet", tmp_path / "t.parquet"
+    with pytest.raises(recon.UsageError, match="absent.jar"):
+        recon.spark.diff(spark.read.parquet(str(sp)), spark.read.parquet(str(tp)),
+                         digests="jvm")
 
 
 def test_the_result_renders_like_a_local_diff(spark, tmp_path):

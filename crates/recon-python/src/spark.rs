@@ -137,6 +137,23 @@ impl SparkComparison {
         self.cmp.undecoded.len()
     }
 
+    /// The decoded digests, each 16 bytes little-endian (as the JVM
+    /// digest writes them), for a second pass that filters in the engine.
+    #[getter]
+    fn decoded_digests<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+        self.cmp
+            .decoded
+            .iter()
+            .map(|(d, _)| PyBytes::new(py, &d.to_le_bytes()))
+            .collect()
+    }
+
+    /// The differing buckets that did not decode, ascending.
+    #[getter]
+    fn undecoded_buckets(&self) -> Vec<u32> {
+        self.cmp.undecoded.clone()
+    }
+
     /// Which rows the second pass keeps, as bytes for the workers.
     fn selector<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.cmp.selector().to_bytes())
@@ -192,6 +209,13 @@ impl SparkPlan {
             sums.add(&d, Some(&buckets)).map_err(py_err(py))?;
         }
         Ok(PyBytes::new(py, &sums.to_bytes()))
+    }
+
+    /// The compared columns (source names) the plan converts or
+    /// normalizes: the JVM digest, which digests values as Spark holds
+    /// them, cannot run such a plan.
+    fn converted(&self) -> Vec<String> {
+        self.plan.converted()
     }
 
     /// Adds up every partition's bucket sums per side and compares them.
@@ -265,7 +289,7 @@ impl SparkPlan {
     /// absent rows, absent distinct)`; `samples` per direction: a batch of
     /// the table's columns plus `source_count` and `target_count`.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (comparison, stats, samples_source, samples_target, threads, rows_shuffled, pass1, rest))]
+    #[pyo3(signature = (comparison, stats, samples_source, samples_target, threads, rows_shuffled, pass1, rest, digests=None))]
     fn report(
         &self,
         py: Python<'_>,
@@ -277,7 +301,19 @@ impl SparkPlan {
         rows_shuffled: Option<u64>,
         pass1: f64,
         rest: f64,
+        digests: Option<&str>,
     ) -> PyResult<DiffResult> {
+        let digests = match digests {
+            None => None,
+            Some("jvm") => Some("jvm"),
+            Some("python") => Some("python"),
+            Some(other) => {
+                return Err(errors::to_py(
+                    py,
+                    ReconError::Internal(format!("digests {other:?}")),
+                ))
+            }
+        };
         let stats = stats.map(|(rows, distinct, absent, absent_distinct)| DirectionStats {
             rows,
             distinct_rows: distinct,
@@ -302,6 +338,7 @@ impl SparkPlan {
                 pass1: Duration::from_secs_f64(pass1.max(0.0)),
                 rest: Duration::from_secs_f64(rest.max(0.0)),
                 engine: "spark",
+                digests,
             },
         );
         report.judge(&self.opts.thresholds);

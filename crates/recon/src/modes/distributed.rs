@@ -120,6 +120,21 @@ impl DistributedPlan {
         self.tables.each_ref().map(stages::quoted_columns)
     }
 
+    /// The compared columns (source names) whose values the plan converts
+    /// or normalizes on either side before digesting. An engine that
+    /// digests the values as they are (the JVM digest) cannot run such a
+    /// plan.
+    pub fn converted(&self) -> Vec<String> {
+        let [source, target] = [Side::Source, Side::Target].map(|s| self.plan.preps(s));
+        self.plan
+            .columns
+            .iter()
+            .zip(source.iter().zip(&target))
+            .filter(|(_, (s, t))| !s.is_noop() || !t.is_noop())
+            .map(|(c, _)| c.source_name.clone())
+            .collect()
+    }
+
     /// A digester for `side`'s batches.
     pub fn digester(&self, side: Side) -> SideDigester {
         let table = &self.tables[side.index()];
@@ -564,6 +579,8 @@ pub struct Findings {
     pub rest: Duration,
     /// What read the tables ("spark").
     pub engine: &'static str,
+    /// Where the digests were computed ("jvm", "python"), for the report.
+    pub digests: Option<&'static str>,
 }
 
 /// The diff's report in the CLI's shape.
@@ -598,6 +615,7 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
         passes: if found.rows_shuffled.is_some() { 2 } else { 1 },
         fingerprint_buckets_differing: Some(cmp.differing.len()),
         second_pass,
+        digests: found.digests,
     };
     let [source_only, target_only] = found.samples;
     let samples = Samples {

@@ -196,6 +196,10 @@ pub struct Settings {
     pub fingerprint_buckets_differing: Option<usize>,
     /// How the second read went, when one was needed.
     pub second_pass: Option<SecondPass>,
+    /// Spark: where the digests were computed, "jvm" (recon's jar, inside
+    /// Spark's own code generation) or "python" (`mapInArrow`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digests: Option<&'static str>,
 }
 
 /// The second read of a two-pass run.
@@ -651,6 +655,7 @@ impl Report {
             passes: run.passes,
             fingerprint_buckets_differing: run.fingerprint_buckets_differing,
             second_pass: run.second_pass,
+            digests: None,
         };
         let (elapsed_seconds, phase_seconds) = run.clock.seconds();
         Report {

@@ -19,13 +19,32 @@ public final class DigestFunction implements ScalarFunction<byte[]> {
     private static final long serialVersionUID = 1L;
 
     private final StructType type;
+    /**
+     * False for {@code digest_once}: the same digest, declared
+     * nondeterministic so that Spark's optimizer keeps it where it is
+     * projected. recon.spark's second pass projects the digest and then
+     * filters on it; with a deterministic function the optimizer pushes the
+     * filter below the projection by substituting the call, and every row
+     * is digested twice.
+     */
+    private final boolean deterministic;
     // Rebuilt after deserialization: each task gets its own buffers.
     private transient RowDigester digester;
     private transient long[] out;
 
     DigestFunction(StructType type) {
+        this(type, true);
+    }
+
+    DigestFunction(StructType type, boolean deterministic) {
         this.type = type;
+        this.deterministic = deterministic;
         new RowDigester(type, name()); // refuses unsupported types at bind time
+    }
+
+    @Override
+    public boolean isDeterministic() {
+        return deterministic;
     }
 
     public byte[] invoke(InternalRow row) {
@@ -65,12 +84,12 @@ public final class DigestFunction implements ScalarFunction<byte[]> {
 
     @Override
     public String name() {
-        return "digest";
+        return deterministic ? "digest" : "digest_once";
     }
 
     @Override
     public String canonicalName() {
-        return "recon.digest";
+        return "recon." + name();
     }
 
     // Spark compares bound functions with equals (they sit in the plan as
@@ -79,11 +98,12 @@ public final class DigestFunction implements ScalarFunction<byte[]> {
     // one projection is computed once (common subexpression elimination).
     @Override
     public boolean equals(Object o) {
-        return o instanceof DigestFunction && ((DigestFunction) o).type.equals(type);
+        return o instanceof DigestFunction && ((DigestFunction) o).type.equals(type)
+                && ((DigestFunction) o).deterministic == deterministic;
     }
 
     @Override
     public int hashCode() {
-        return type.hashCode() * 31 + 1;
+        return type.hashCode() * 31 + (deterministic ? 1 : 7);
     }
 }

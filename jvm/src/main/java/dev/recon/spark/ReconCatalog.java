@@ -7,6 +7,7 @@ import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.IntegralType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -23,13 +24,17 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * </pre>
  *
  * Functions: {@code digest(struct) -> binary(16)}, {@code value_words(struct)
- * -> array<bigint>}, {@code bucket(binary, int) -> int} and the aggregate
- * {@code fingerprint(binary) -> struct<rows, sum, mix>}. Binding refuses,
+ * -> array<bigint>}, {@code bucket(binary, int) -> int}, {@code
+ * selected(binary, int, selector binary) -> boolean} and the aggregates
+ * {@code fingerprint(binary) -> struct<rows, sum, mix>} and {@code
+ * bucket_sums(struct, int, int) -> binary} (recon.spark's pass 1). Binding refuses,
  * with an UnsupportedOperationException naming the field and its type, any
  * type recon cannot digest exactly (Spark reports it as an analysis error).
  */
 public final class ReconCatalog implements FunctionCatalog {
-    private static final String[] NAMES = {"digest", "value_words", "bucket", "fingerprint"};
+    private static final String[] NAMES = {
+        "digest", "digest_once", "value_words", "bucket", "fingerprint", "bucket_sums", "selected"
+    };
 
     private String name = "recon";
 
@@ -84,8 +89,24 @@ public final class ReconCatalog implements FunctionCatalog {
             switch (fn) {
                 case "digest":
                     return new DigestFunction(struct(args));
+                case "digest_once":
+                    return new DigestFunction(struct(args), false);
                 case "value_words":
                     return new ValueWordsFunction(struct(args));
+                case "bucket_sums":
+                    if (args.length != 3 || !(args[0].dataType() instanceof StructType)
+                            || !(args[1].dataType() instanceof IntegerType)
+                            || !(args[2].dataType() instanceof IntegerType)) {
+                        throw usage("bucket_sums(struct, bucket int, bits int)", input);
+                    }
+                    return new BucketSumsFunction((StructType) args[0].dataType());
+                case "selected":
+                    if (args.length != 3 || !(args[0].dataType() instanceof BinaryType)
+                            || !(args[1].dataType() instanceof IntegerType)
+                            || !(args[2].dataType() instanceof BinaryType)) {
+                        throw usage("selected(digest binary, bucket int, selector binary)", input);
+                    }
+                    return new SelectedFunction();
                 case "bucket":
                     if (args.length != 2 || !(args[0].dataType() instanceof BinaryType)
                             || !(args[1].dataType() instanceof IntegralType)) {
@@ -122,10 +143,16 @@ public final class ReconCatalog implements FunctionCatalog {
             switch (fn) {
                 case "digest":
                     return "recon.digest(struct): recon's 128-bit row digest (encoding v2), 16 bytes little-endian";
+                case "digest_once":
+                    return "recon.digest_once(struct): recon.digest, evaluated where it is projected (nondeterministic to the optimizer)";
                 case "value_words":
                     return "recon.value_words(struct): the low 64 bits of each field's value digest";
                 case "bucket":
                     return "recon.bucket(digest, bits): the top bits of the digest's high half";
+                case "bucket_sums":
+                    return "recon.bucket_sums(struct, bucket, bits): pass 1's bucket and column sums, in the Python package's wire format";
+                case "selected":
+                    return "recon.selected(digest, bucket, selector): whether the second pass keeps the row";
                 default:
                     return "recon.fingerprint(digest): struct<rows, sum (16 bytes LE, mod 2^128), mix (mod 2^64)>";
             }

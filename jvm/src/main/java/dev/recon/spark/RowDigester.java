@@ -78,6 +78,24 @@ final class RowDigester {
         Digest.q(accLo, accHi, out);
     }
 
+    /**
+     * The row digest into {@code out} (lo, hi), and each column's value
+     * digest into {@code values} (lo, hi at 2c, 2c + 1): one encoding of
+     * each value serves both the row and its column's sum.
+     */
+    void digest(InternalRow row, long[] out, long[] values) {
+        long accLo = 0;
+        long accHi = 0;
+        for (int c = 0; c < columns.length; c++) {
+            value(row, c, v);
+            values[2 * c] = v[0];
+            values[2 * c + 1] = v[1];
+            accLo += (v[0] ^ aLo[c]) * bLo[c];
+            accHi += (v[1] ^ aHi[c]) * bHi[c];
+        }
+        Digest.q(accLo, accHi, out);
+    }
+
     /** The encoding of column {@code c} (for the self-test's byte vectors). */
     byte[] encoding(InternalRow row, int c) {
         buf.reset();

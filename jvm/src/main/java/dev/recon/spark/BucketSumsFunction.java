@@ -1,0 +1,196 @@
+package dev.recon.spark;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.catalog.functions.AggregateFunction;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * {@code recon_jvm.bucket_sums(struct, bucket, bits)}: pass 1 of a keyless
+ * diff on one side, in one aggregate. Each row's digest D goes into its
+ * bucket among {@code 2^bits} (count, sum of D mod 2^128, sum of mix(D) mod
+ * 2^64), and each column's non-NULL values into that column's count and
+ * value-digest sum. The bucket is the engine's choice (recon.spark passes
+ * Spark's own {@code xxhash64} of the row, so the second pass can drop
+ * the agreeing buckets' rows before digesting them); any choice is exact,
+ * since buckets only say where each digest is added. The result is the bucket sums' wire format that the
+ * Python package's native module reads ({@code BucketSums::from_bytes} in
+ * crates/recon/src/modes/distributed.rs, "reconBS1"); NULL when no row was
+ * added.
+ *
+ * <p>One aggregate over the whole side, rather than a GROUP BY bucket: each
+ * value is digested once for both the row digest and its column's sum, and
+ * each partition sends one state (about 128 KiB at 4096 buckets) instead of
+ * a row per bucket.
+ */
+public final class BucketSumsFunction implements AggregateFunction<long[], byte[]> {
+    private static final long serialVersionUID = 1L;
+    private static final byte[] MAGIC = "reconBS1".getBytes(StandardCharsets.US_ASCII);
+
+    private final StructType type;
+    private transient RowDigester digester;
+    private transient long[] d;
+    private transient long[] values;
+
+    BucketSumsFunction(StructType type) {
+        this.type = type;
+        new RowDigester(type, name()); // refuses unsupported types at bind time
+    }
+
+    // The state is a long[] (see FingerprintFunction for why no class of
+    // this jar): empty before the first row, then {bits, k, k x (non_null,
+    // sum lo, sum hi), 2^bits x (rows, sum lo, sum hi, mix)}.
+    private static final int HEAD = 2;
+
+    private static int columnAt(int c) {
+        return HEAD + 3 * c;
+    }
+
+    private static int bucketAt(int k, int b) {
+        return HEAD + 3 * k + 4 * b;
+    }
+
+    /** Adds (lo, hi) to the 128-bit sum at s[at] (lo), s[at + 1] (hi). */
+    private static void add128(long[] s, int at, long lo, long hi) {
+        long sum = s[at] + lo;
+        s[at + 1] += hi + (Long.compareUnsigned(sum, lo) < 0 ? 1 : 0);
+        s[at] = sum;
+    }
+
+    @Override
+    public long[] newAggregationState() {
+        return new long[0];
+    }
+
+    @Override
+    public long[] update(long[] state, InternalRow input) {
+        int k = type.size();
+        if (state.length == 0) {
+            int bits = input.getInt(2);
+            if (bits < 1 || bits > 20) {
+                throw new IllegalArgumentException("recon_jvm.bucket_sums: bits must be 1 to 20, not " + bits);
+            }
+            state = new long[bucketAt(k, 1 << bits)];
+            state[0] = bits;
+            state[1] = k;
+        }
+        if (input.isNullAt(0)) {
+            throw new IllegalArgumentException("recon_jvm.bucket_sums: a NULL row struct");
+        }
+        if (digester == null) {
+            digester = new RowDigester(type, name());
+            d = new long[2];
+            values = new long[2 * k];
+        }
+        InternalRow row = input.getStruct(0, k);
+        digester.digest(row, d, values);
+        for (int c = 0; c < k; c++) {
+            if (!row.isNullAt(c)) {
+                int at = columnAt(c);
+                state[at]++;
+                add128(state, at + 1, values[2 * c], values[2 * c + 1]);
+            }
+        }
+        int bucket = input.isNullAt(1) ? -1 : input.getInt(1);
+        if (bucket < 0 || bucket >= 1 << state[0]) {
+            throw new IllegalArgumentException("recon_jvm.bucket_sums: bucket " + bucket + " is out of range");
+        }
+        int at = bucketAt(k, bucket);
+        state[at]++;
+        add128(state, at + 1, d[0], d[1]);
+        state[at + 3] += Digest.mix(d[0], d[1]);
+        return state;
+    }
+
+    @Override
+    public long[] merge(long[] a, long[] b) {
+        if (a.length == 0) {
+            return b;
+        }
+        if (b.length == 0) {
+            return a;
+        }
+        if (a.length != b.length || a[0] != b[0] || a[1] != b[1]) {
+            throw new IllegalStateException("recon_jvm.bucket_sums: states of different shapes");
+        }
+        int k = (int) a[1];
+        for (int c = 0; c < k; c++) {
+            int at = columnAt(c);
+            a[at] += b[at];
+            add128(a, at + 1, b[at + 1], b[at + 2]);
+        }
+        for (int at = bucketAt(k, 0); at < a.length; at += 4) {
+            a[at] += b[at];
+            add128(a, at + 1, b[at + 1], b[at + 2]);
+            a[at + 3] += b[at + 3];
+        }
+        return a;
+    }
+
+    @Override
+    public byte[] produceResult(long[] s) {
+        if (s.length == 0) {
+            return null;
+        }
+        int k = (int) s[1];
+        int used = 0;
+        for (int at = bucketAt(k, 0); at < s.length; at += 4) {
+            used += s[at] != 0 ? 1 : 0;
+        }
+        ByteBuffer out = ByteBuffer.allocate(MAGIC.length + 8 + 24 * k + 36 * used)
+                .order(ByteOrder.LITTLE_ENDIAN);
+        out.put(MAGIC).putInt((int) s[0]).putInt(k);
+        for (int c = 0; c < k; c++) {
+            int at = columnAt(c);
+            out.putLong(s[at]).putLong(s[at + 1]).putLong(s[at + 2]);
+        }
+        int b = 0;
+        for (int at = bucketAt(k, 0); at < s.length; at += 4, b++) {
+            if (s[at] != 0) {
+                out.putInt(b).putLong(s[at]).putLong(s[at + 1]).putLong(s[at + 2]).putLong(s[at + 3]);
+            }
+        }
+        return out.array();
+    }
+
+    @Override
+    public DataType[] inputTypes() {
+        return new DataType[] {type, DataTypes.IntegerType, DataTypes.IntegerType};
+    }
+
+    @Override
+    public DataType resultType() {
+        return DataTypes.BinaryType;
+    }
+
+    @Override
+    public boolean isResultNullable() {
+        return true;
+    }
+
+    @Override
+    public String name() {
+        return "bucket_sums";
+    }
+
+    @Override
+    public String canonicalName() {
+        return "recon.bucket_sums";
+    }
+
+    // Equal types make equal functions (see DigestFunction.equals).
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof BucketSumsFunction && ((BucketSumsFunction) o).type.equals(type);
+    }
+
+    @Override
+    public int hashCode() {
+        return type.hashCode() * 31 + 5;
+    }
+}
