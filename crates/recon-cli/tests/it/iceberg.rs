@@ -573,6 +573,24 @@ fn snapshot_ids_above_the_signed_64_bit_range_are_read_not_taken_as_no_snapshot(
 }
 
 #[test]
+fn dot_slash_locations_read_like_plain_relative_ones() {
+    // partition_integer's metadata records `data/persistent/...` locations,
+    // and so do its manifests. A writer that records `./data/persistent/...`
+    // in the metadata (and the plain form in the Avro files) names the same
+    // files: the two spellings resolve alike.
+    let tmp = TempDir::new().unwrap();
+    let table = tmp.path().join("t");
+    common::copy_dir(&fixture("iceberg/peers/duckdb/partition_integer"), &table);
+    let meta = table.join("metadata/v2.metadata.json");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    let dotted = text.replace("\"data/persistent/", "\"./data/persistent/");
+    assert_ne!(dotted, text);
+    std::fs::write(&meta, dotted).unwrap();
+    let expected = fixture("iceberg/expected/peer_partition_integer_0.parquet");
+    Run::diff(format!("iceberg:{}", meta.display()), &expected).exits(0);
+}
+
+#[test]
 fn a_version_hint_holding_a_stem_or_nothing_is_read_as_java_reads_it() {
     // partition_integer's folder holds v1 (no snapshot) and v2 (two rows).
     let tmp = TempDir::new().unwrap();

@@ -417,14 +417,22 @@ struct Locations<'f> {
 }
 
 /// `file:///x`, `file:/x` and `/x` all name `/x`; other schemes stay.
+/// A location as recon compares it: without a `file:` scheme, and a
+/// relative one without leading `./` (writers spell the same relative
+/// location both ways, `./warehouse/t/data/x.parquet` in one file and
+/// `warehouse/t/data/x.parquet` in another).
 fn strip_file_scheme(s: &str) -> &str {
-    if let Some(rest) = s.strip_prefix("file://") {
+    let mut rest = if let Some(rest) = s.strip_prefix("file://") {
         rest
     } else if let Some(rest) = s.strip_prefix("file:") {
         rest
     } else {
         s
+    };
+    while let Some(r) = rest.strip_prefix("./") {
+        rest = r.trim_start_matches('/');
     }
+    rest
 }
 
 impl Locations<'_> {
@@ -1598,6 +1606,37 @@ mod tests {
         }
         let e = l.resolve(m, "s3://bucket/other/b.parquet").unwrap_err();
         assert!(e.to_string().contains("s3://bucket/other/b.parquet"), "{e}");
+    }
+
+    #[test]
+    fn dot_slash_locations_resolve_like_plain_relative_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data/a.parquet"), b"x").unwrap();
+        let fs = Fs::new(&[]);
+        // The recorded location as open() normalizes it, from either spelling.
+        for recorded in ["./warehouse/orders", "warehouse/orders"] {
+            let l = Locations {
+                recorded: strip_file_scheme(recorded).into(),
+                root: dir.path().to_path_buf(),
+                fs: &fs,
+            };
+            for written in [
+                "warehouse/orders/data/a.parquet",
+                "./warehouse/orders/data/a.parquet",
+                "././warehouse/orders/data/a.parquet",
+                "file:./warehouse/orders/data/a.parquet",
+            ] {
+                assert_eq!(
+                    l.resolve(Path::new("m.json"), written).unwrap(),
+                    dir.path().join("data/a.parquet"),
+                    "{recorded} {written}"
+                );
+            }
+        }
+        // Position deletes name files by the same key either way.
+        assert_eq!(strip_file_scheme("./a/b.parquet"), "a/b.parquet");
+        assert_eq!(strip_file_scheme("/a/b.parquet"), "/a/b.parquet");
     }
 
     #[test]
