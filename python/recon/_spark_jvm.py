@@ -101,7 +101,11 @@ def bucket_sums(df: Any, columns: Sequence[Any], bucket: Any, bits: int) -> List
     ``SparkPlan.compare`` takes (none for an empty side)."""
     from pyspark.sql import functions as F
 
-    got = df.agg(_fn("bucket_sums", row(columns), bucket, F.lit(bits)).alias("s")).collect()
+    # The digests in a projection (compiled into the scan's code), the
+    # sums in the aggregate, whose own inputs Spark evaluates interpreted.
+    digested = df.select(_fn("row_digests", row(columns)).alias("d"), bucket.alias("b"))
+    got = digested.agg(_fn("bucket_sums", F.col("d"), F.col("b"), F.lit(bits)).alias("s")) \
+        .collect()
     sums = got[0]["s"] if got else None
     return [] if sums is None else [bytes(sums)]
 

@@ -8,44 +8,40 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.catalog.functions.AggregateFunction;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
 
 /**
- * {@code recon_jvm.bucket_sums(struct, bucket, bits)}: pass 1 of a keyless
- * diff on one side, in one aggregate. Each row's digest D goes into its
- * bucket among {@code 2^bits} (count, sum of D mod 2^128, sum of mix(D) mod
- * 2^64), and each column's non-NULL values into that column's count and
- * value-digest sum. The bucket is the engine's choice (recon.spark passes
- * Spark's own {@code xxhash64} of the row, so the second pass can drop
- * the agreeing buckets' rows before digesting them); any choice is exact,
- * since buckets only say where each digest is added. The result is the bucket sums' wire format that the
- * Python package's native module reads ({@code BucketSums::from_bytes} in
- * crates/recon/src/modes/distributed.rs, "reconBS1"); NULL when no row was
- * added.
+ * {@code recon_jvm.bucket_sums(digests binary, bucket int, bits int)}: pass 1
+ * of a keyless diff on one side, in one aggregate over each row's {@link
+ * RowDigestsFunction} bytes. Each row's digest D goes into its bucket among
+ * {@code 2^bits} (count, sum of D mod 2^128, sum of mix(D) mod 2^64), and
+ * each column's non-NULL values into that column's count and value-digest
+ * sum. The bucket is the engine's choice (recon.spark passes Spark's own
+ * {@code xxhash64} of the row, so the second pass can drop the agreeing
+ * buckets' rows before digesting them); any choice is exact, since
+ * buckets only say where each digest is added.
  *
- * <p>One aggregate over the whole side, rather than a GROUP BY bucket: each
- * value is digested once for both the row digest and its column's sum, and
- * each partition sends one state (about 128 KiB at 4096 buckets) instead of
- * a row per bucket.
+ * <p>The result is the bucket sums' wire format that the Python package's
+ * native module reads ({@code BucketSums::from_bytes} in
+ * crates/recon/src/modes/distributed.rs, "reconBS1"); NULL when no row was
+ * added. One aggregate over the whole side, rather than a GROUP BY bucket:
+ * each partition sends one state (about 128 KiB at 4096 buckets) instead
+ * of a row per bucket.
  */
 public final class BucketSumsFunction implements AggregateFunction<long[], byte[]> {
     private static final long serialVersionUID = 1L;
     private static final byte[] MAGIC = "reconBS1".getBytes(StandardCharsets.US_ASCII);
 
-    private final StructType type;
-    private transient RowDigester digester;
-    private transient long[] d;
-    private transient long[] values;
-
-    BucketSumsFunction(StructType type) {
-        this.type = type;
-        new RowDigester(type, name()); // refuses unsupported types at bind time
-    }
-
     // The state is a long[] (see FingerprintFunction for why no class of
     // this jar): empty before the first row, then {bits, k, k x (non_null,
     // sum lo, sum hi), 2^bits x (rows, sum lo, sum hi, mix)}.
     private static final int HEAD = 2;
+
+    /** V of NULL, which no other value has (encoding.md): a NULL column. */
+    private static final long[] NULL_DIGEST = new long[2];
+
+    static {
+        Digest.p(0, 0, NULL_DIGEST);
+    }
 
     private static int columnAt(int c) {
         return HEAD + 3 * c;
@@ -69,7 +65,14 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
 
     @Override
     public long[] update(long[] state, InternalRow input) {
-        int k = type.size();
+        if (input.isNullAt(0) || input.isNullAt(1)) {
+            throw new IllegalArgumentException("recon_jvm.bucket_sums: a row without digests or bucket");
+        }
+        byte[] digests = input.getBinary(0);
+        if (digests.length < 16 || digests.length % 16 != 0) {
+            throw new IllegalArgumentException("recon_jvm.bucket_sums: not row_digests (" + digests.length + " bytes)");
+        }
+        int k = digests.length / 16 - 1;
         if (state.length == 0) {
             int bits = input.getInt(2);
             if (bits < 1 || bits > 20) {
@@ -78,32 +81,28 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
             state = new long[bucketAt(k, 1 << bits)];
             state[0] = bits;
             state[1] = k;
+        } else if (state[1] != k) {
+            throw new IllegalArgumentException("recon_jvm.bucket_sums: rows of different widths");
         }
-        if (input.isNullAt(0)) {
-            throw new IllegalArgumentException("recon_jvm.bucket_sums: a NULL row struct");
-        }
-        if (digester == null) {
-            digester = new RowDigester(type, name());
-            d = new long[2];
-            values = new long[2 * k];
-        }
-        InternalRow row = input.getStruct(0, k);
-        digester.digest(row, d, values);
         for (int c = 0; c < k; c++) {
-            if (!row.isNullAt(c)) {
+            long lo = Digest.readLong(digests, 16 + 16 * c);
+            long hi = Digest.readLong(digests, 24 + 16 * c);
+            if (lo != NULL_DIGEST[0] || hi != NULL_DIGEST[1]) {
                 int at = columnAt(c);
                 state[at]++;
-                add128(state, at + 1, values[2 * c], values[2 * c + 1]);
+                add128(state, at + 1, lo, hi);
             }
         }
-        int bucket = input.isNullAt(1) ? -1 : input.getInt(1);
+        int bucket = input.getInt(1);
         if (bucket < 0 || bucket >= 1 << state[0]) {
             throw new IllegalArgumentException("recon_jvm.bucket_sums: bucket " + bucket + " is out of range");
         }
+        long lo = Digest.readLong(digests, 0);
+        long hi = Digest.readLong(digests, 8);
         int at = bucketAt(k, bucket);
         state[at]++;
-        add128(state, at + 1, d[0], d[1]);
-        state[at + 3] += Digest.mix(d[0], d[1]);
+        add128(state, at + 1, lo, hi);
+        state[at + 3] += Digest.mix(lo, hi);
         return state;
     }
 
@@ -160,7 +159,7 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
 
     @Override
     public DataType[] inputTypes() {
-        return new DataType[] {type, DataTypes.IntegerType, DataTypes.IntegerType};
+        return new DataType[] {DataTypes.BinaryType, DataTypes.IntegerType, DataTypes.IntegerType};
     }
 
     @Override
@@ -183,14 +182,14 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
         return "recon.bucket_sums";
     }
 
-    // Equal types make equal functions (see DigestFunction.equals).
+    // Stateless: every binding is the same function (see DigestFunction.equals).
     @Override
     public boolean equals(Object o) {
-        return o instanceof BucketSumsFunction && ((BucketSumsFunction) o).type.equals(type);
+        return o instanceof BucketSumsFunction;
     }
 
     @Override
     public int hashCode() {
-        return type.hashCode() * 31 + 5;
+        return 5;
     }
 }

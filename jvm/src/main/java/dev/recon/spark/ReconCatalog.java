@@ -27,13 +27,15 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * -> array<bigint>}, {@code bucket(binary, int) -> int}, {@code
  * selected(binary, int, selector binary) -> boolean} and the aggregates
  * {@code fingerprint(binary) -> struct<rows, sum, mix>} and {@code
- * bucket_sums(struct, int, int) -> binary} (recon.spark's pass 1). Binding refuses,
+ * bucket_sums(binary, int, int) -> binary} over {@code row_digests(struct)
+ * -> binary} (recon.spark's pass 1). Binding refuses,
  * with an UnsupportedOperationException naming the field and its type, any
  * type recon cannot digest exactly (Spark reports it as an analysis error).
  */
 public final class ReconCatalog implements FunctionCatalog {
     private static final String[] NAMES = {
-        "digest", "digest_once", "value_words", "bucket", "fingerprint", "bucket_sums", "selected"
+        "digest", "digest_once", "row_digests", "value_words", "bucket", "fingerprint",
+        "bucket_sums", "selected"
     };
 
     private String name = "recon";
@@ -93,13 +95,15 @@ public final class ReconCatalog implements FunctionCatalog {
                     return new DigestFunction(struct(args), false);
                 case "value_words":
                     return new ValueWordsFunction(struct(args));
+                case "row_digests":
+                    return new RowDigestsFunction(struct(args));
                 case "bucket_sums":
-                    if (args.length != 3 || !(args[0].dataType() instanceof StructType)
+                    if (args.length != 3 || !(args[0].dataType() instanceof BinaryType)
                             || !(args[1].dataType() instanceof IntegerType)
                             || !(args[2].dataType() instanceof IntegerType)) {
-                        throw usage("bucket_sums(struct, bucket int, bits int)", input);
+                        throw usage("bucket_sums(row_digests binary, bucket int, bits int)", input);
                     }
-                    return new BucketSumsFunction((StructType) args[0].dataType());
+                    return new BucketSumsFunction();
                 case "selected":
                     if (args.length != 3 || !(args[0].dataType() instanceof BinaryType)
                             || !(args[1].dataType() instanceof IntegerType)
@@ -150,7 +154,9 @@ public final class ReconCatalog implements FunctionCatalog {
                 case "bucket":
                     return "recon.bucket(digest, bits): the top bits of the digest's high half";
                 case "bucket_sums":
-                    return "recon.bucket_sums(struct, bucket, bits): pass 1's bucket and column sums, in the Python package's wire format";
+                    return "recon.bucket_sums(row_digests, bucket, bits): pass 1's bucket and column sums, in the Python package's wire format";
+                case "row_digests":
+                    return "recon.row_digests(struct): the row digest and each field's value digest, 16 bytes each";
                 case "selected":
                     return "recon.selected(digest, bucket, selector): whether the second pass keeps the row";
                 default:
