@@ -137,23 +137,6 @@ impl SparkComparison {
         self.cmp.undecoded.len()
     }
 
-    /// The decoded digests, each 16 bytes little-endian (as the JVM
-    /// digest writes them), for a second pass that filters in the engine.
-    #[getter]
-    fn decoded_digests<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
-        self.cmp
-            .decoded
-            .iter()
-            .map(|(d, _)| PyBytes::new(py, &d.to_le_bytes()))
-            .collect()
-    }
-
-    /// The differing buckets that did not decode, ascending.
-    #[getter]
-    fn undecoded_buckets(&self) -> Vec<u32> {
-        self.cmp.undecoded.clone()
-    }
-
     /// Which rows the second pass keeps, as bytes for the workers.
     fn selector<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.cmp.selector().to_bytes())

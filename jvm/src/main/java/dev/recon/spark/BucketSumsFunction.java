@@ -51,13 +51,6 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
         return HEAD + 3 * k + 4 * b;
     }
 
-    /** Adds (lo, hi) to the 128-bit sum at s[at] (lo), s[at + 1] (hi). */
-    private static void add128(long[] s, int at, long lo, long hi) {
-        long sum = s[at] + lo;
-        s[at + 1] += hi + (Long.compareUnsigned(sum, lo) < 0 ? 1 : 0);
-        s[at] = sum;
-    }
-
     @Override
     public long[] newAggregationState() {
         return new long[0];
@@ -90,7 +83,7 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
             if (lo != NULL_DIGEST[0] || hi != NULL_DIGEST[1]) {
                 int at = columnAt(c);
                 state[at]++;
-                add128(state, at + 1, lo, hi);
+                Digest.add128(state, at + 1, lo, hi);
             }
         }
         int bucket = input.getInt(1);
@@ -101,7 +94,7 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
         long hi = Digest.readLong(digests, 8);
         int at = bucketAt(k, bucket);
         state[at]++;
-        add128(state, at + 1, lo, hi);
+        Digest.add128(state, at + 1, lo, hi);
         state[at + 3] += Digest.mix(lo, hi);
         return state;
     }
@@ -121,11 +114,11 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
         for (int c = 0; c < k; c++) {
             int at = columnAt(c);
             a[at] += b[at];
-            add128(a, at + 1, b[at + 1], b[at + 2]);
+            Digest.add128(a, at + 1, b[at + 1], b[at + 2]);
         }
         for (int at = bucketAt(k, 0); at < a.length; at += 4) {
             a[at] += b[at];
-            add128(a, at + 1, b[at + 1], b[at + 2]);
+            Digest.add128(a, at + 1, b[at + 1], b[at + 2]);
             a[at + 3] += b[at + 3];
         }
         return a;

@@ -109,6 +109,17 @@ final class Digest {
     }
 
     /** The fingerprint mix of a row digest (docs/fingerprint.md, multiset.rs). */
+    /**
+     * Adds (lo, hi) to the 128-bit sum held at s[at] (low half) and
+     * s[at + 1] (high half), modulo 2^128: the carry out of the low half
+     * is an unsigned overflow.
+     */
+    static void add128(long[] s, int at, long lo, long hi) {
+        long sum = s[at] + lo;
+        s[at + 1] += hi + (Long.compareUnsigned(sum, lo) < 0 ? 1 : 0);
+        s[at] = sum;
+    }
+
     static long mix(long lo, long hi) {
         long x = lo ^ Long.rotateLeft(hi, 23);
         x = (x ^ (x >>> 33)) * 0xff51afd7ed558ccdL;

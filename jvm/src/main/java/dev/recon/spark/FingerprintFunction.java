@@ -37,13 +37,6 @@ public final class FingerprintFunction implements AggregateFunction<long[], Inte
     private static final int HI = 2;
     private static final int MIX = 3;
 
-    private static void addSum(long[] s, long lo, long hi) {
-        long sum = s[LO] + lo;
-        // The carry out of the low half: an unsigned overflow.
-        s[HI] += hi + (Long.compareUnsigned(sum, lo) < 0 ? 1 : 0);
-        s[LO] = sum;
-    }
-
     @Override
     public long[] newAggregationState() {
         return new long[4];
@@ -61,7 +54,7 @@ public final class FingerprintFunction implements AggregateFunction<long[], Inte
         long lo = Digest.readLong(d, 0);
         long hi = Digest.readLong(d, 8);
         state[ROWS]++;
-        addSum(state, lo, hi);
+        Digest.add128(state, LO, lo, hi);
         state[MIX] += Digest.mix(lo, hi);
         return state;
     }
@@ -69,7 +62,7 @@ public final class FingerprintFunction implements AggregateFunction<long[], Inte
     @Override
     public long[] merge(long[] a, long[] b) {
         a[ROWS] += b[ROWS];
-        addSum(a, b[LO], b[HI]);
+        Digest.add128(a, LO, b[LO], b[HI]);
         a[MIX] += b[MIX];
         return a;
     }

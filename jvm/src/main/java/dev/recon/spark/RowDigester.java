@@ -23,12 +23,15 @@ final class RowDigester {
     private final long nullHi;
     private final Buf buf = new Buf();
     private final long[] v = new long[2];
+    /** The value digests {@link #digest(InternalRow, long[])} does not return. */
+    private final long[] scratch;
 
     /** Refuses (UnsupportedOperationException) a type with no exact encoding. */
     RowDigester(StructType type, String function) {
         StructField[] f = type.fields();
         int k = f.length;
         columns = new Encoder[k];
+        scratch = new long[2 * k];
         aLo = new long[k];
         aHi = new long[k];
         bLo = new long[k];
@@ -67,15 +70,7 @@ final class RowDigester {
 
     /** The row digest {@code D = Q(sum_c T_c(V_c))} into {@code out} (lo, hi). */
     void digest(InternalRow row, long[] out) {
-        long accLo = 0;
-        long accHi = 0;
-        for (int c = 0; c < columns.length; c++) {
-            value(row, c, v);
-            // T_c: each 64-bit lane (V xor A_c) times its odd half of B_c; lanes summed apart.
-            accLo += (v[0] ^ aLo[c]) * bLo[c];
-            accHi += (v[1] ^ aHi[c]) * bHi[c];
-        }
-        Digest.q(accLo, accHi, out);
+        digest(row, out, scratch);
     }
 
     /**
@@ -90,6 +85,7 @@ final class RowDigester {
             value(row, c, v);
             values[2 * c] = v[0];
             values[2 * c + 1] = v[1];
+            // T_c: each 64-bit lane (V xor A_c) times its odd half of B_c; lanes summed apart.
             accLo += (v[0] ^ aLo[c]) * bLo[c];
             accHi += (v[1] ^ aHi[c]) * bHi[c];
         }
