@@ -2,6 +2,7 @@
 Spark session, with alternating runs: the figures in docs/spark.md.
 
     python scripts/spark_bench.py bench-data/10000000 [--rounds 2] [--datacompy KEY]
+        [--keyed KEY[,KEY...]] [--only keyed|keyless]
 
 Needs a venv with pyspark and a release build of the package with its jar
 (scripts/build-jar.sh, then pip install ./python). Each case runs on
@@ -24,6 +25,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--datacompy", metavar="KEY", help="also time datacompy's Spark compare")
+    ap.add_argument("--keyed", metavar="KEYS",
+                    help="also time keyed diffs on these columns: recon.spark.diff(key=...) "
+                         "against seed 004's hash-diff job and a null-safe full outer join")
+    ap.add_argument("--only", choices=["keyed", "keyless"], help="time only these cases")
     args = ap.parse_args()
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -93,6 +98,67 @@ def main() -> None:
         "recon.spark.fingerprint, one table": fingerprint,
         "Spark alone: read and xxhash64 both tables": jvm_scan_hash,
     }
+    if args.keyed:
+        keys = args.keyed.split(",")
+
+        def recon_keyed(digests):
+            def run():
+                d = recon.spark.diff(read(src), read(tgt), key=keys, digests=digests)
+                assert d.report["settings"]["digests"] == digests
+                r = d.report
+                return (r["value_mismatch"], r["missing_in_target"], r["missing_in_source"],
+                        r["duplicate_keys"], r["settings"]["second_pass"])
+            return run
+
+        def seed004():
+            # Seed 004's job as written there (sha2 over concat_ws of every
+            # column cast to string, a full outer join on the key), counted.
+            from pyspark.sql import functions as F
+            a, b = read(src), read(tgt)
+            cols = [c for c in a.columns if c not in keys]
+
+            def add_row_hash(df):
+                concat_expr = F.concat_ws(
+                    "|", *[F.coalesce(F.col(c).cast("string"), F.lit("<NULL>")) for c in cols])
+                return df.select(*keys, F.sha2(concat_expr, 256).alias("row_hash"))
+            diff = (add_row_hash(a).withColumnRenamed("row_hash", "source_hash")
+                    .join(add_row_hash(b).withColumnRenamed("row_hash", "target_hash"),
+                          on=keys, how="full_outer")
+                    .withColumn("diff_type",
+                                F.when(F.col("source_hash").isNull(), "missing_in_source")
+                                .when(F.col("target_hash").isNull(), "missing_in_target")
+                                .when(F.col("source_hash") != F.col("target_hash"),
+                                      "value_mismatch")
+                                .otherwise("match"))
+                    .filter(F.col("diff_type") != "match"))
+            return sorted((r["diff_type"], r["count"])
+                          for r in diff.groupBy("diff_type").count().collect())
+
+        def null_safe_join():
+            # Every column compared null-safely after a full outer join.
+            from functools import reduce
+            from pyspark.sql import functions as F
+            a, b = read(src).alias("s"), read(tgt).alias("t")
+            on = reduce(lambda x, y: x & y,
+                        [F.col(f"s.{k}").eqNullSafe(F.col(f"t.{k}")) for k in keys])
+            j = a.join(b, on, "full_outer")
+            same = reduce(lambda x, y: x & y,
+                          [F.col(f"s.{c}").eqNullSafe(F.col(f"t.{c}"))
+                           for c in a.columns if c not in keys])
+            missing_t = F.col(f"t.{keys[0]}").isNull()
+            missing_s = F.col(f"s.{keys[0]}").isNull()
+            return j.where(missing_t | missing_s | ~same).count()
+
+        cases.update({
+            "recon.spark.diff(key=...), drifting pair, JVM digests": recon_keyed("jvm"),
+            "recon.spark.diff(key=...), drifting pair, Python digests": recon_keyed("python"),
+            "seed 004's job (sha2 + concat_ws + full outer join)": seed004,
+            "null-safe full outer join comparing every column": null_safe_join,
+        })
+    if args.only == "keyed":
+        cases = {k: v for k, v in cases.items() if "key=" in k or "join" in k}
+    elif args.only == "keyless":
+        cases = {k: v for k, v in cases.items() if not ("key=" in k or "join" in k)}
     if args.datacompy:
         def datacompy_case():
             from datacompy.spark import SparkSQLCompare

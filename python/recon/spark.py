@@ -213,12 +213,14 @@ def _positional(df: Any) -> list:
 class SparkDiff(Diff):
     """The result of :func:`diff`: the same report, text summary and HTML
     as :func:`recon.diff`; the evidence as Spark DataFrames, computed when
-    used and never collected to the driver unless you collect them."""
+    used and never collected to the driver unless you collect them (keyed
+    diffs: built from the kept rows' evidence, which the driver holds)."""
 
     def __init__(self, result: Any, unmatched: Any, cached: Any, source: Any,
-                 target: Any) -> None:
+                 target: Any, local: Optional[Diff] = None) -> None:
         self._result = result
-        self._keyed = False
+        self._keyed = local is not None
+        self._local = local
         self.output = None
         self._report = None
         self._unmatched = unmatched
@@ -229,6 +231,12 @@ class SparkDiff(Diff):
     def _side(self, side: int, counts: bool) -> Any:
         from pyspark.sql import functions as F
 
+        if self._local is not None:
+            name = "source_only" if side == 0 else "target_only"
+            fix = "use missing_in_target() and changed()" if side == 0 else \
+                "use missing_in_source() and changed()"
+            raise _recon.UsageError(f"{name}: evidence of a keyless diff, and this diff is "
+                                    f"keyed; {fix}")
         df = self._frames[side]
         if self._unmatched is None:
             empty = df.limit(0)
@@ -250,30 +258,40 @@ class SparkDiff(Diff):
         """Rows in the source and not the target, as ``EXCEPT ALL`` returns
         them (one row per unmatched occurrence, the source's columns); with
         ``counts=True`` one row per distinct unmatched row with its
-        ``source_count`` and ``target_count``."""
+        ``source_count`` and ``target_count``. Keyless diffs only."""
         return self._side(0, counts)
 
     def target_only(self, counts: bool = False) -> Any:
         """Rows in the target and not the source (see :meth:`source_only`)."""
         return self._side(1, counts)
 
-    def _keyed_only(self, name: str) -> Any:
-        raise _recon.UsageError(f"{name}: keyed diffs are not supported on Spark yet")
+    def _keyed_frame(self, name: str, table: Any) -> Any:
+        if self._local is None:
+            raise _recon.UsageError(f"{name}: evidence of a keyed diff, and this diff is "
+                                    f"keyless; pass key= for rows by key")
+        return self._frames[0].sparkSession.createDataFrame(table())
 
     def changed(self) -> Any:
-        return self._keyed_only("changed")
+        """Keyed: the keys whose values changed, source and target values
+        side by side (the columns of :meth:`recon.Diff.changed`)."""
+        return self._keyed_frame("changed", lambda: self._local.changed())
 
     def missing_in_target(self) -> Any:
-        return self._keyed_only("missing_in_target")
+        """Keyed: rows whose key the target lacks."""
+        return self._keyed_frame("missing_in_target", lambda: self._local.missing_in_target())
 
     def missing_in_source(self) -> Any:
-        return self._keyed_only("missing_in_source")
+        """Keyed: rows whose key the source lacks."""
+        return self._keyed_frame("missing_in_source", lambda: self._local.missing_in_source())
 
     def duplicate_keys(self, side: str = "source") -> Any:
-        return self._keyed_only("duplicate_keys")
+        """Keyed: unmatched rows of keys duplicated on a side, diffed as
+        multisets."""
+        return self._keyed_frame("duplicate_keys", lambda: self._local.duplicate_keys(side))
 
     def null_keys(self, side: str = "source") -> Any:
-        return self._keyed_only("null_keys")
+        """Keyed: unmatched rows with a NULL in the key, diffed as multisets."""
+        return self._keyed_frame("null_keys", lambda: self._local.null_keys(side))
 
     def unpersist(self) -> None:
         """Frees the second pass's cached result on the executors (also
@@ -304,6 +322,9 @@ def diff(
     buckets: int = _DEFAULT_BUCKETS,
     max_unmatched_rows: Optional[int] = None,
     max_unmatched_ratio: Optional[float] = None,
+    max_changed: Optional[int] = None,
+    max_missing: Optional[int] = None,
+    diff_columns: Optional[str] = None,
     by_position: bool = False,
     ignore_case_names: bool = False,
     ignore_extra_columns: bool = False,
@@ -333,8 +354,13 @@ def diff(
     ``trim`` and the like), else Python. The report says which ran
     (``settings.digests``); both give the same bits and the same answer.
 
-    ``key=`` and ``tolerance=`` are refused: keyed diffs run locally
-    (:func:`recon.diff`) for now.
+    With ``key=`` (and optionally ``tolerance=``, ``max_changed``,
+    ``max_missing``, ``diff_columns``) the diff is keyed, with the command
+    line's categories: rows are bucketed by their key, pass 1 finds the
+    buckets that differ, and only their rows (and a few duplicated keys
+    shown as samples) are collected to the driver, where recon's keyed
+    diff judges them; the agreeing buckets' keys are counted in Spark. A
+    key column must be compared as it is (no cast or rule on it).
     """
     started = time.perf_counter()
     bits = _bits(buckets)
@@ -345,17 +371,25 @@ def diff(
     opts = dict(
         key=key, tolerance=tolerance, columns=columns, exclude=exclude, map=map, cast=cast,
         sample=sample, max_unmatched_rows=max_unmatched_rows,
-        max_unmatched_ratio=max_unmatched_ratio, by_position=by_position or None,
+        max_unmatched_ratio=max_unmatched_ratio, max_changed=max_changed,
+        max_missing=max_missing, by_position=by_position or None,
         ignore_case_names=ignore_case_names or None,
         ignore_extra_columns=ignore_extra_columns or None, assume_tz=assume_tz, round=round,
         timestamp_precision=timestamp_precision, trim=trim, case_insensitive=case_insensitive,
         empty_as_null=empty_as_null,
     )
+    keyed = key is not None
+    if not keyed:
+        for name, given in (("tolerance", tolerance), ("max_changed", max_changed),
+                            ("max_missing", max_missing), ("diff_columns", diff_columns)):
+            if given is not None:
+                raise _recon.UsageError(f"{name}= applies to keyed diffs: pass key= too")
     js = _settings(opts)
     rules_arg = _rules(rules)
     src = (source_name, digest_schema(source))
     tgt = (target_name, digest_schema(target))
-    plan = _recon.spark_plan_pair(src, tgt, js, rules_arg)
+    planner = _recon.spark_plan_keyed if keyed else _recon.spark_plan_pair
+    plan = planner(src, tgt, js, rules_arg)
     path = _digest_path(digests, source, plan)
     nb = 1 << bits
 
@@ -368,8 +402,11 @@ def diff(
 
     # Each row's bucket is Spark's own hash of it (see _bucketed), so the
     # second pass drops the agreeing buckets' rows before digesting them.
-    frames = {"source": _bucketed(source, plan.compared("source"), nb),
-              "target": _bucketed(target, plan.compared("target"), nb)}
+    # Keyed: the hash of its key, so all rows of a key share a bucket.
+    hashed = {side: plan.key(side) if keyed else plan.compared(side)
+              for side in ("source", "target")}
+    frames = {"source": _bucketed(source, hashed["source"], nb),
+              "target": _bucketed(target, hashed["target"], nb)}
     if path == "jvm":
         # Pass 1 in the JVM: one aggregate per side sums the buckets.
         by_side = {side: _spark_jvm.bucket_sums(frames[side], compared(side), F.col(_BUCKET),
@@ -379,7 +416,7 @@ def diff(
         # Pass 1 in Python: per-partition bucket sums, collected to the driver.
         def pass1(side: str):
             def run(batches):
-                p = _recon.spark_plan_pair(src, tgt, js, rules_arg)
+                p = planner(src, tgt, js, rules_arg)
                 sums = p.bucket_sums(side, batches, bits)
                 yield pa.RecordBatch.from_pydict(
                     {"side": pa.array([side], pa.string()),
@@ -394,6 +431,9 @@ def diff(
                               parts.column("sums").to_pylist()):
             by_side[side].append(sums)
     cmp = plan.compare(by_side["source"], by_side["target"], bits)
+    if keyed:
+        local = dict(opts, rules=rules, diff_columns=diff_columns)
+        return _keyed(source, target, frames, plan, cmp, bits, path, local, started)
     pass1_seconds = time.perf_counter() - started
     threads = _parallelism(source)
     if cmp.all_agree:
@@ -495,6 +535,84 @@ def diff(
                          threads, kept_rows[0] + kept_rows[1], pass1_seconds,
                          time.perf_counter() - started - pass1_seconds, path)
     return SparkDiff(result, unmatched, counted, source, target)
+
+
+def _keyed(source: Any, target: Any, frames: Mapping[str, Any], plan: Any, cmp: Any,
+           bits: int, path: str, local: Mapping[str, Any], started: float) -> SparkDiff:
+    """A keyed diff after pass 1 (rows bucketed by their key): the rows
+    of the differing buckets go to the driver for recon's keyed diff; the
+    agreeing buckets' keys are counted by grouping the source by key.
+
+    An agreeing bucket holds the same rows on both sides, so each of its
+    keys is once on each side with equal rows (matched), duplicated with
+    as many equal copies on each side, or NULL; recon's report counts the
+    last two as ``duplicate_keys`` and ``null_keys``, so the source is
+    grouped by bucket and key to count them. A few duplicated keys are
+    kept too, so the report shows them as the command line does."""
+    from functools import reduce
+
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from ._api import diff as local_diff
+
+    pass1_seconds = time.perf_counter() - started
+    differing = cmp.differing
+    differs = F.col(_BUCKET).isin(differing)
+
+    def key_cols(df: Any, side: str) -> list:
+        return [F.col(f"c{df.columns.index(c)}") for c in plan.key(side)]
+
+    src_key = key_cols(source, "source")
+    null_key = reduce(lambda a, b: a | b, [c.isNull() for c in src_key])
+    # Keys more than once on the source and rows with a NULL key, per
+    # bucket: few rows, cached for the samples below.
+    groups = frames["source"].groupBy(_BUCKET, *src_key).agg(F.count(F.lit(1)).alias("n"))
+    special = groups.where((F.col("n") > 1) | null_key).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        counts = _collect(special.where(~differs).agg(
+            F.coalesce(F.sum(F.when(null_key, F.col("n"))), F.lit(0)).alias("null_rows"),
+            F.count(F.when(~null_key, F.lit(1))).alias("dup_keys"),
+            F.coalesce(F.sum(F.when(~null_key, F.col("n"))), F.lit(0)).alias("dup_rows"),
+        )).to_pylist()[0]
+        # The duplicated keys shown as samples are kept (both sides) for
+        # recon's diff to describe; the rest are counted. Through Arrow, so
+        # every value comes back exactly (a timestamp as its instant).
+        shown = None
+        if plan.sample > 0 and counts["dup_keys"] > 0:
+            shown = _collect(special.where(~differs & ~null_key).select(
+                *[c.alias(f"__recon_k{i}") for i, c in enumerate(src_key)], "n")
+                .limit(plan.sample))
+    finally:
+        _unpersist(special)
+    dup_keys, dup_rows = counts["dup_keys"], counts["dup_rows"]
+    if shown is not None:
+        dup_keys -= shown.num_rows
+        dup_rows -= sum(shown.column("n").to_pylist())
+        shown = source.sparkSession.createDataFrame(shown.drop_columns(["n"])) \
+            .withColumn("__recon_shown", F.lit(True))
+
+    def kept(df: Any, side: str) -> pa.Table:
+        if not differing and shown is None:
+            return digest_schema(df).empty_table()
+        rows = frames[side]
+        keep = differs
+        if shown is not None:
+            same = [c.eqNullSafe(shown[f"__recon_k{i}"])
+                    for i, c in enumerate(key_cols(df, side))]
+            rows = rows.join(F.broadcast(shown), reduce(lambda a, b: a & b, same), "left")
+            keep = keep | F.col("__recon_shown").isNotNull()
+        names = [rows[f"c{i}"].alias(c) for i, c in enumerate(df.columns)]
+        return _collect(rows.where(keep).select(*names))
+
+    kept_source, kept_target = kept(source, "source"), kept(target, "target")
+    result = local_diff(kept_source, kept_target, **local)
+    threads = _parallelism(source)
+    done = plan.complete_keyed(
+        result._result, cmp.rows, dup_keys, dup_rows, counts["null_rows"], bits,
+        len(differing), threads, pass1_seconds,
+        time.perf_counter() - started - pass1_seconds, path)
+    return SparkDiff(done, None, None, source, target, local=result)
 
 
 def _empty_samples() -> pa.RecordBatch:

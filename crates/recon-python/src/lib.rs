@@ -256,6 +256,7 @@ fn _recon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DiffResult>()?;
     m.add_class::<ComparisonResult>()?;
     m.add_function(wrap_pyfunction!(spark::spark_plan_pair, m)?)?;
+    m.add_function(wrap_pyfunction!(spark::spark_plan_keyed, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_plan_table, m)?)?;
     m.add_class::<spark::SparkPlan>()?;
     m.add_class::<spark::SparkComparison>()?;

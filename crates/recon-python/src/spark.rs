@@ -15,8 +15,8 @@ use pyo3::types::PyBytes;
 
 use recon::config::RulesFile;
 use recon::modes::distributed::{
-    compare_buckets, report, samples, BucketComparison, BucketSums, Described, DistributedPlan,
-    Findings, Selector, SideDigester,
+    compare_buckets, complete_keyed, report, samples, BucketComparison, BucketSums, Described,
+    DistributedPlan, Findings, KeyedRest, Selector, SideDigester,
 };
 use recon::modes::fingerprint::{assemble, PartialFingerprint};
 use recon::report::DirectionStats;
@@ -81,6 +81,38 @@ pub fn spark_plan_pair(
     let plan = DistributedPlan::pair(&described(source), &described(target), &opts.align)
         .map_err(py_err(py))?;
     Ok(SparkPlan { plan, opts })
+}
+
+/// Plans a keyed diff (the settings name the key): as `spark_plan_pair`.
+#[pyfunction]
+#[pyo3(signature = (source, target, settings, rules=None))]
+pub fn spark_plan_keyed(
+    py: Python<'_>,
+    source: (String, PyArrowType<Schema>),
+    target: (String, PyArrowType<Schema>),
+    settings: &str,
+    rules: Option<(String, String)>,
+) -> PyResult<SparkPlan> {
+    let opts = options(py, settings, rules)?;
+    let described = |(name, schema): (String, PyArrowType<Schema>)| Described {
+        name,
+        schema: Arc::new(schema.0),
+    };
+    let plan = DistributedPlan::keyed(&described(source), &described(target), &opts.align)
+        .map_err(py_err(py))?;
+    Ok(SparkPlan { plan, opts })
+}
+
+fn digests_of(py: Python<'_>, digests: Option<&str>) -> PyResult<Option<&'static str>> {
+    match digests {
+        None => Ok(None),
+        Some("jvm") => Ok(Some("jvm")),
+        Some("python") => Ok(Some("python")),
+        Some(other) => Err(errors::to_py(
+            py,
+            ReconError::Internal(format!("digests {other:?}")),
+        )),
+    }
 }
 
 /// Plans the fingerprint of one table.
@@ -286,17 +318,7 @@ impl SparkPlan {
         rest: f64,
         digests: Option<&str>,
     ) -> PyResult<DiffResult> {
-        let digests = match digests {
-            None => None,
-            Some("jvm") => Some("jvm"),
-            Some("python") => Some("python"),
-            Some(other) => {
-                return Err(errors::to_py(
-                    py,
-                    ReconError::Internal(format!("digests {other:?}")),
-                ))
-            }
-        };
+        let digests = digests_of(py, digests)?;
         let stats = stats.map(|(rows, distinct, absent, absent_distinct)| DirectionStats {
             rows,
             distinct_rows: distinct,
@@ -330,6 +352,54 @@ impl SparkPlan {
             quoted: self.plan.quoted(),
             seconds: pass1 + rest,
         })
+    }
+
+    /// The keyed report of the whole tables from recon's keyed diff of the
+    /// kept rows (`kept`) and what the engine counted outside them:
+    /// `rows` per side, the agreeing buckets' `duplicate_keys` (with their
+    /// source rows) and source rows with a NULL key.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (kept, rows, duplicate_keys, duplicate_rows, null_key_rows, bits, differing, threads, pass1, rest, digests=None))]
+    fn complete_keyed(
+        &self,
+        py: Python<'_>,
+        kept: &DiffResult,
+        rows: (u64, u64),
+        duplicate_keys: u64,
+        duplicate_rows: u64,
+        null_key_rows: u64,
+        bits: u32,
+        differing: usize,
+        threads: usize,
+        pass1: f64,
+        rest: f64,
+        digests: Option<&str>,
+    ) -> PyResult<DiffResult> {
+        let counted = KeyedRest {
+            rows: [rows.0, rows.1],
+            duplicate_keys,
+            duplicate_rows,
+            null_key_rows,
+            buckets: 1 << bits,
+            differing_buckets: differing,
+            threads,
+            pass1: Duration::from_secs_f64(pass1.max(0.0)),
+            rest: Duration::from_secs_f64(rest.max(0.0)),
+            engine: "spark",
+            digests: digests_of(py, digests)?,
+        };
+        let report = complete_keyed(&self.plan, &kept.report, counted, &self.opts.thresholds)
+            .map_err(py_err(py))?;
+        Ok(DiffResult {
+            report,
+            quoted: self.plan.quoted(),
+            seconds: pass1 + rest,
+        })
+    }
+
+    /// Keyed plans: the key columns of `side`, in key order.
+    fn key(&self, py: Python<'_>, side: &str) -> PyResult<Vec<String>> {
+        Ok(self.plan.key(side_of(py, side)?))
     }
 
     /// The compared columns of `side`, in plan order.

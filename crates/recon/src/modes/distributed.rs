@@ -25,8 +25,9 @@ use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::SchemaRef;
 
 use super::fingerprint::{by_position, name_order, refuse_keyed, ColumnDigest};
+use super::keyed;
 use super::stages;
-use crate::config::{AlignOptions, InputOptions};
+use crate::config::{AlignOptions, InputOptions, Thresholds};
 use crate::digest::{null_digest, single_difference, DigestBuildHasher, Fingerprint, RowEncoder};
 use crate::engine::scan::{prepare, refusal_error};
 use crate::error::{ReconError, Result};
@@ -51,6 +52,8 @@ pub struct DistributedPlan {
     tables: [Table; 2],
     /// Fingerprints: the position of the `--by` column.
     by: Option<usize>,
+    /// Keyed diffs: the key columns' positions in the plan, in key order.
+    key: Vec<usize>,
 }
 
 /// One table for planning: its name (for reports and messages) and the
@@ -69,10 +72,52 @@ impl DistributedPlan {
     /// library plans two in-memory tables (and refuses what it refuses).
     pub fn pair(source: &Described, target: &Described, align: &AlignOptions) -> Result<Self> {
         if align.key.is_some() || !align.tolerances.is_empty() {
-            return Err(ReconError::Usage(
-                "a key or a tolerance is not supported on Spark yet: recon.spark.diff compares whole rows (run recon.diff or the CLI on an extract for a keyed diff)".into(),
+            return Err(ReconError::Internal(
+                "a keyed diff is planned with DistributedPlan::keyed".into(),
             ));
         }
+        Self::planned(source, target, align)
+    }
+
+    /// Plans a keyed diff (`align.key`, tolerances allowed) of two tables.
+    ///
+    /// The engine groups and buckets rows by the key columns' own values,
+    /// so those must be the values recon compares: a key column the plan
+    /// converts or normalizes (a cast, trim, case or time-zone rule) is
+    /// refused, as is a nested key column (the engine's hash of a struct
+    /// does not know recon's equality of its fields). Other columns may be
+    /// converted: recon's own keyed diff judges the kept rows.
+    pub fn keyed(source: &Described, target: &Described, align: &AlignOptions) -> Result<Self> {
+        if align.key.is_none() {
+            return Err(ReconError::Internal("a keyed plan without a key".into()));
+        }
+        let mut planned = Self::planned(source, target, align)?;
+        let shape = keyed::shape(&planned.plan, align).map_err(ReconError::Usage)?;
+        let converted = planned.converted();
+        for &i in &shape.key {
+            let c = &planned.plan.columns[i];
+            if converted.contains(&c.source_name) {
+                return Err(ReconError::Usage(format!(
+                    "key column {:?} is converted before it is compared (a cast, or a trim, case, rounding, empty-as-NULL or time-zone rule); on Spark the key is matched by its own values, so convert it in Spark first (for example with F.trim or .cast) and pass the converted column",
+                    c.source_name
+                )));
+            }
+            if matches!(
+                c.class(),
+                ValueClass::List(_) | ValueClass::Struct(_) | ValueClass::Map(..)
+            ) {
+                return Err(ReconError::Usage(format!(
+                    "key column {:?} is nested ({}); on Spark a key is one or more scalar columns",
+                    c.source_name,
+                    c.source_field.data_type()
+                )));
+            }
+        }
+        planned.key = shape.key;
+        Ok(planned)
+    }
+
+    fn planned(source: &Described, target: &Described, align: &AlignOptions) -> Result<Self> {
         let inputs = [InputOptions::default(), InputOptions::default()];
         let (src, tgt, plan) = stages::plan(
             &empty_source(source)?,
@@ -85,7 +130,22 @@ impl DistributedPlan {
             plan,
             tables: [src, tgt],
             by: None,
+            key: Vec::new(),
         })
+    }
+
+    /// Keyed diffs: the key columns of `side`, in key order.
+    pub fn key(&self, side: Side) -> Vec<String> {
+        self.key
+            .iter()
+            .map(|&i| {
+                let c = &self.plan.columns[i];
+                match side {
+                    Side::Source => c.source_name.clone(),
+                    Side::Target => c.target_name.clone(),
+                }
+            })
+            .collect()
     }
 
     /// Plans the fingerprint of one table (columns in name order, as
@@ -101,6 +161,7 @@ impl DistributedPlan {
             plan,
             tables: [src, tgt],
             by,
+            key: Vec::new(),
         })
     }
 
@@ -647,6 +708,123 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
     }
 }
 
+/// What the engine counted of a keyed diff outside the rows it kept.
+///
+/// The engine buckets rows by their key and keeps, for recon's own keyed
+/// diff, the rows of the differing buckets and of a few duplicated keys
+/// shown as samples. An agreeing bucket holds the same rows on both sides,
+/// so each of its keys is either once on each side with equal rows
+/// (matched), duplicated with as many equal copies on each side, or NULL;
+/// grouping the source by key tells which.
+pub struct KeyedRest {
+    /// Rows of each side, every bucket (pass 1).
+    pub rows: [u64; 2],
+    /// Keys more than once on the source, in agreeing buckets, whose rows
+    /// were not kept; and their source rows.
+    pub duplicate_keys: u64,
+    pub duplicate_rows: u64,
+    /// Source rows with a NULL in the key, in agreeing buckets (the target
+    /// holds as many, equal).
+    pub null_key_rows: u64,
+    /// Buckets of pass 1, and how many differed.
+    pub buckets: usize,
+    pub differing_buckets: usize,
+    pub threads: usize,
+    pub pass1: Duration,
+    pub rest: Duration,
+    pub engine: &'static str,
+    pub digests: Option<&'static str>,
+}
+
+/// The keyed report of the whole tables: `kept`, recon's keyed diff of the
+/// rows the engine kept, completed with the agreeing buckets' keys, then
+/// judged against `thresholds` (ratios count every row).
+pub fn complete_keyed(
+    plan: &DistributedPlan,
+    kept: &Report,
+    rest: KeyedRest,
+    thresholds: &Thresholds,
+) -> Result<Report> {
+    let changed = |what: String| {
+        ReconError::input(
+            plan.name(Side::Source),
+            format!("the tables changed while recon read them: {what} (read a pinned snapshot, or cache the DataFrames first)"),
+        )
+    };
+    let kept_rows = [kept.source_rows, kept.target_rows];
+    let agreeing = [0, 1].map(|i| rest.rows[i].checked_sub(kept_rows[i]));
+    let agreeing = match agreeing {
+        [Some(s), Some(t)] if s == t => s,
+        _ => {
+            return Err(changed(format!(
+                "{:?} rows in the first pass, {kept_rows:?} kept in differing buckets",
+                rest.rows
+            )))
+        }
+    };
+    let matched = agreeing
+        .checked_sub(rest.duplicate_rows + rest.null_key_rows)
+        .ok_or_else(|| {
+            changed(format!(
+                "{agreeing} rows in agreeing buckets, {} duplicated or NULL keys among them",
+                rest.duplicate_rows + rest.null_key_rows
+            ))
+        })?;
+    let mut report = kept.clone();
+    let keyed = report
+        .keyed
+        .as_mut()
+        .ok_or_else(|| ReconError::Internal("a keyed report without keys".into()))?;
+    keyed.matched_keys += matched;
+    keyed.duplicate_keys += rest.duplicate_keys;
+    keyed.null_keys += 2 * rest.null_key_rows;
+    keyed.keyed.null_key_rows.source += rest.null_key_rows;
+    keyed.keyed.null_key_rows.target += rest.null_key_rows;
+    report.source_rows = rest.rows[0];
+    report.target_rows = rest.rows[1];
+    let input = |side: Side| InputReport {
+        path: plan.name(side),
+        format: rest.engine.to_string(),
+        files: 0,
+        rows: rest.rows[side.index()],
+        dialect: None,
+        snapshot: None,
+        database: None,
+        fetched: None,
+    };
+    report.inputs = Inputs {
+        source: input(Side::Source),
+        target: input(Side::Target),
+    };
+    let shuffled = kept_rows[0] + kept_rows[1];
+    report.settings = Settings {
+        threads: rest.threads,
+        buckets: rest.buckets,
+        passes: if shuffled > 0 { 2 } else { 1 },
+        fingerprint_buckets_differing: Some(rest.differing_buckets),
+        second_pass: (shuffled > 0).then_some(SecondPass {
+            strategy: "shuffle",
+            units_read: 0,
+            units_total: 0,
+            rows_read: Some(shuffled),
+            decoded_digests: None,
+            spilled_in_pass_1: None,
+        }),
+        digests: rest.digests,
+        ..report.settings
+    };
+    let (scan, rest_s) = (rest.pass1.as_secs_f64(), rest.rest.as_secs_f64());
+    report.elapsed_seconds = scan + rest_s;
+    report.phase_seconds = PhaseSeconds {
+        scan,
+        reconcile: rest_s,
+        evidence: 0.0,
+    };
+    report.thresholds = None;
+    report.judge(thresholds);
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -676,6 +854,46 @@ mod tests {
         };
         let s: ArrayRef = Arc::new(rows.iter().map(|r| r.1).collect::<StringArray>());
         RecordBatch::try_new(d.schema.clone(), vec![k, s]).unwrap()
+    }
+
+    #[test]
+    fn keyed_plans_name_the_key_and_refuse_a_converted_or_nested_one() {
+        let (a, b) = (
+            described("a", DataType::Int32),
+            described("b", DataType::Int64),
+        );
+        let keyed = |key: &str, casts: Vec<(String, DataType)>| AlignOptions {
+            key: Some(vec![key.into()]),
+            casts,
+            ..AlignOptions::default()
+        };
+        let plan = DistributedPlan::keyed(&a, &b, &keyed("k", Vec::new())).unwrap();
+        assert_eq!(plan.key(Side::Source), ["k"]);
+        assert!(DistributedPlan::pair(&a, &b, &keyed("k", Vec::new())).is_err());
+        let cast = vec![("k".to_string(), DataType::Utf8)];
+        let e = DistributedPlan::keyed(&a, &b, &keyed("k", cast))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("key column \"k\" is converted"), "{e}");
+        let e = DistributedPlan::keyed(&a, &b, &keyed("nope", Vec::new()))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("not a compared column"), "{e}");
+        let nested = Described {
+            name: "n".into(),
+            schema: Arc::new(Schema::new(vec![Field::new(
+                "st",
+                DataType::Struct(vec![Field::new("p", DataType::Int32, true)].into()),
+                true,
+            )])),
+        };
+        let e = DistributedPlan::keyed(&nested, &nested, &keyed("st", Vec::new()))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("key column \"st\" is nested"), "{e}");
     }
 
     type Rows = Vec<(Option<i64>, Option<&'static str>)>;
