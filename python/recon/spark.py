@@ -160,13 +160,18 @@ def _bucketed(df: Any, compared: Sequence[str], buckets: int) -> Any:
     calls equal to one bucket as often as it cheaply can: integers of any
     width as longs, floats and decimals as doubles with -0.0 as 0.0. Maps
     cannot be hashed by Spark and are left out of the hash."""
+    named = [(df.schema[name].dataType, _col(name)) for name in compared]
+    return df.select(*_positional(df), _bucket_of(named, buckets).alias(_BUCKET))
+
+
+def _bucket_of(columns: Sequence[Tuple[Any, Any]], buckets: int) -> Any:
+    """The bucket of a row from ``(Spark type, column)`` pairs (see
+    :func:`_bucketed`)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     parts = []
-    for name in compared:
-        col = _col(name)
-        kind = df.schema[name].dataType
+    for kind, col in columns:
         if isinstance(kind, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
             parts.append(col.cast("long"))
         elif isinstance(kind, (T.FloatType, T.DoubleType, T.DecimalType)):
@@ -177,8 +182,7 @@ def _bucketed(df: Any, compared: Sequence[str], buckets: int) -> Any:
         else:
             parts.append(col)
     row = F.xxhash64(*parts) if parts else F.lit(0).cast("long")
-    bucket = F.pmod(row, F.lit(buckets)).cast("int").alias(_BUCKET)
-    return df.select(*_positional(df), bucket)
+    return F.pmod(row, F.lit(buckets)).cast("int")
 
 
 def _digest_path(asked: str, df: Any, plan: Any) -> str:
@@ -432,8 +436,36 @@ def diff(
             by_side[side].append(sums)
     cmp = plan.compare(by_side["source"], by_side["target"], bits)
     if keyed:
+        def digested(rows: Any, side: str) -> Any:
+            """``rows`` (a side's positional columns and bucket) with each
+            row's digest as one comparable column."""
+            if path == "jvm":
+                return rows.select("*", _spark_jvm.digest(compared(side)).alias(_DIGEST))
+            from pyspark.sql.types import LongType, StructField, StructType
+
+            df = source if side == "source" else target
+            fields = [StructField(f"c{i}", f.dataType, f.nullable)
+                      for i, f in enumerate(df.schema.fields)]
+            shape = StructType(fields + [StructField(_HI, LongType(), False),
+                                         StructField(_LO, LongType(), False)])
+            keep = cmp.keep_all()
+
+            def run(batches):
+                d = planner(src, tgt, js, rules_arg).digester(side, keep)
+                for batch in batches:
+                    out = d.select(batch)
+                    if out is not None:
+                        yield out
+            out = rows.mapInArrow(run, shape)
+            # The bucket again, by the same expression (mapInArrow drops it).
+            named = [(df.schema[k].dataType, F.col(f"c{df.columns.index(k)}"))
+                     for k in plan.key(side)]
+            return out.select(*[f"c{i}" for i in range(len(fields))],
+                              _bucket_of(named, nb).alias(_BUCKET),
+                              F.struct(_HI, _LO).alias(_DIGEST))
+
         local = dict(opts, rules=rules, diff_columns=diff_columns)
-        return _keyed(source, target, frames, plan, cmp, bits, path, local, started)
+        return _keyed(source, target, frames, plan, cmp, bits, path, local, started, digested)
     pass1_seconds = time.perf_counter() - started
     threads = _parallelism(source)
     if cmp.all_agree:
@@ -538,17 +570,19 @@ def diff(
 
 
 def _keyed(source: Any, target: Any, frames: Mapping[str, Any], plan: Any, cmp: Any,
-           bits: int, path: str, local: Mapping[str, Any], started: float) -> SparkDiff:
-    """A keyed diff after pass 1 (rows bucketed by their key): the rows
-    of the differing buckets go to the driver for recon's keyed diff; the
-    agreeing buckets' keys are counted by grouping the source by key.
+           bits: int, path: str, local: Mapping[str, Any], started: float,
+           digested: Any) -> SparkDiff:
+    """A keyed diff after pass 1 (rows bucketed by their key, docs/spark.md
+    "Keyed diffs"): the agreeing buckets' keys are counted by grouping the
+    source by key; in the differing buckets, each key's copies and digests
+    are compared per side, and only the rows of the keys that differ go to
+    the driver, where recon's keyed diff judges them.
 
     An agreeing bucket holds the same rows on both sides, so each of its
     keys is once on each side with equal rows (matched), duplicated with
-    as many equal copies on each side, or NULL; recon's report counts the
-    last two as ``duplicate_keys`` and ``null_keys``, so the source is
-    grouped by bucket and key to count them. A few duplicated keys are
-    kept too, so the report shows them as the command line does."""
+    as many equal copies on each side, or NULL. In a differing bucket, a
+    key once on each side with the same digest is matched too; every other
+    key (missing, changed, duplicated, NULL) is judged by recon."""
     from functools import reduce
 
     from pyspark import StorageLevel
@@ -559,11 +593,16 @@ def _keyed(source: Any, target: Any, frames: Mapping[str, Any], plan: Any, cmp: 
     pass1_seconds = time.perf_counter() - started
     differing = cmp.differing
     differs = F.col(_BUCKET).isin(differing)
+    frame_of = {"source": source, "target": target}
 
-    def key_cols(df: Any, side: str) -> list:
+    def key_cols(side: str) -> list:
+        df = frame_of[side]
         return [F.col(f"c{df.columns.index(c)}") for c in plan.key(side)]
 
-    src_key = key_cols(source, "source")
+    def all_of(conditions: Sequence[Any]) -> Any:
+        return reduce(lambda a, b: a & b, conditions)
+
+    src_key = key_cols("source")
     null_key = reduce(lambda a, b: a | b, [c.isNull() for c in src_key])
     # Keys more than once on the source and rows with a NULL key, per
     # bucket: few rows, cached for the samples below.
@@ -581,36 +620,70 @@ def _keyed(source: Any, target: Any, frames: Mapping[str, Any], plan: Any, cmp: 
         shown = None
         if plan.sample > 0 and counts["dup_keys"] > 0:
             shown = _collect(special.where(~differs & ~null_key).select(
-                *[c.alias(f"__recon_k{i}") for i, c in enumerate(src_key)], "n")
+                _BUCKET, *[c.alias(f"__recon_k{i}") for i, c in enumerate(src_key)], "n")
                 .limit(plan.sample))
     finally:
         _unpersist(special)
     dup_keys, dup_rows = counts["dup_keys"], counts["dup_rows"]
+    read_again = list(differing)
     if shown is not None:
         dup_keys -= shown.num_rows
         dup_rows -= sum(shown.column("n").to_pylist())
-        shown = source.sparkSession.createDataFrame(shown.drop_columns(["n"])) \
-            .withColumn("__recon_shown", F.lit(True))
+        read_again = sorted(set(read_again) | set(shown.column(_BUCKET).to_pylist()))
+        shown = source.sparkSession.createDataFrame(shown.drop_columns(["n", _BUCKET]))
 
-    def kept(df: Any, side: str) -> pa.Table:
-        if not differing and shown is None:
-            return digest_schema(df).empty_table()
-        rows = frames[side]
-        keep = differs
-        if shown is not None:
-            same = [c.eqNullSafe(shown[f"__recon_k{i}"])
-                    for i, c in enumerate(key_cols(df, side))]
-            rows = rows.join(F.broadcast(shown), reduce(lambda a, b: a & b, same), "left")
-            keep = keep | F.col("__recon_shown").isNotNull()
-        names = [rows[f"c{i}"].alias(c) for i, c in enumerate(df.columns)]
-        return _collect(rows.where(keep).select(*names))
+    cached = []
+    try:
+        if read_again:
+            # Pass 2: the differing buckets' rows (and the shown keys'
+            # buckets), digested once and cached for the steps below.
+            rows = {side: digested(frames[side].where(F.col(_BUCKET).isin(read_again)), side)
+                    .persist(StorageLevel.MEMORY_AND_DISK) for side in ("source", "target")}
+            cached.extend(rows.values())
 
-    kept_source, kept_target = kept(source, "source"), kept(target, "target")
+            def per_key(side: str) -> Any:
+                # Each key's copies and digest range on one side: a key
+                # once on each side with one digest is matched.
+                k = [c.alias(f"__recon_k{i}") for i, c in enumerate(key_cols(side))]
+                return rows[side].where(differs).groupBy(*k).agg(
+                    F.count(F.lit(1)).alias("n"), F.min(_DIGEST).alias("lo"),
+                    F.max(_DIGEST).alias("hi"))
+
+            a, b = per_key("source"), per_key("target")
+            names = [f"__recon_k{i}" for i in range(len(src_key))]
+            joined = a.join(b, all_of([a[k].eqNullSafe(b[k]) for k in names]), "full_outer")
+            matched = F.coalesce(all_of(
+                [a["n"] == 1, b["n"] == 1, a["lo"] == b["lo"]]
+                + [a[k].isNotNull() for k in names]), F.lit(False))
+            differ = joined.where(~matched).select(
+                *[F.coalesce(a[k], b[k]).alias(k) for k in names]) \
+                .persist(StorageLevel.MEMORY_AND_DISK)
+            cached.append(differ)
+
+        def kept(side: str) -> pa.Table:
+            df = frame_of[side]
+            if not read_again:
+                return digest_schema(df).empty_table()
+            keys = key_cols(side)
+
+            def having(these: Any) -> Any:
+                on = all_of([c.eqNullSafe(these[f"__recon_k{i}"]) for i, c in enumerate(keys)])
+                return rows[side].join(F.broadcast(these) if these is shown else these, on,
+                                       "left_semi")
+            picked = having(differ)
+            if shown is not None:
+                picked = picked.unionByName(having(shown))
+            names = [F.col(f"c{i}").alias(c) for i, c in enumerate(df.columns)]
+            return _collect(picked.select(*names))
+
+        kept_source, kept_target = kept("source"), kept("target")
+    finally:
+        for df in cached:
+            _unpersist(df)
     result = local_diff(kept_source, kept_target, **local)
-    threads = _parallelism(source)
     done = plan.complete_keyed(
         result._result, cmp.rows, dup_keys, dup_rows, counts["null_rows"], bits,
-        len(differing), threads, pass1_seconds,
+        len(differing), _parallelism(source), pass1_seconds,
         time.perf_counter() - started - pass1_seconds, path)
     return SparkDiff(done, None, None, source, target, local=result)
 

@@ -160,6 +160,21 @@ def test_a_matching_keyed_pair_keeps_no_rows(spark, tmp_path, digests):
         sum(s["source_count"] + s["target_count"] for s in shown)
 
 
+@pytest.mark.parametrize("digests", PATHS)
+def test_only_the_differing_keys_rows_reach_the_driver(spark, tmp_path, digests):
+    # Two buckets, so each differing bucket holds ~1000 keys: only the
+    # changed key's two rows, the missing key's and the new key's are kept.
+    n = 2000
+    a = pa.table({"k": list(range(n)), "v": [f"v{i}" for i in range(n)]})
+    b = pa.table({"k": list(range(1, n)) + [n + 5],
+                  "v": ["changed" if i == 7 else f"v{i}" for i in range(1, n)] + ["new"]})
+    d = _check_keyed_against_cli(spark, tmp_path, a, b, ["--key", "k"], key="k", buckets=2,
+                                 digests=digests)
+    assert (d.report["value_mismatch"], d.report["missing_in_target"],
+            d.report["missing_in_source"], d.report["matched_keys"]) == (1, 1, 1, n - 2)
+    assert d.report["settings"]["second_pass"]["rows_read"] == 4
+
+
 def test_keyed_refusals_name_the_key_column(spark):
     a = spark.sql("SELECT 1 AS id, ' x' AS s, named_struct('p', 1) AS st")
     with pytest.raises(recon.UsageError, match='key column "s" is converted'):

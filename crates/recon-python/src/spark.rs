@@ -173,6 +173,11 @@ impl SparkComparison {
     fn selector<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.cmp.selector().to_bytes())
     }
+
+    /// A selector that keeps every row (a keyed second pass's digests).
+    fn keep_all<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.cmp.keep_all().to_bytes())
+    }
 }
 
 /// A batch whose last column is each row's bucket (the engine's hash of

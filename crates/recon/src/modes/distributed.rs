@@ -471,6 +471,16 @@ impl BucketComparison {
             digests: self.decoded.iter().map(|&(d, _)| d).collect(),
         }
     }
+
+    /// A selector that keeps every row: a keyed second pass judges whole
+    /// keys, so it needs every row the engine hands it, with its digest.
+    pub fn keep_all(&self) -> Selector {
+        Selector {
+            bits: self.bits,
+            full: vec![true; 1 << self.bits],
+            digests: HashSet::default(),
+        }
+    }
 }
 
 /// Compares the two sides' added-up bucket sums.
