@@ -1,7 +1,7 @@
 //! What `recon.spark` calls: on the driver, the plan, the comparison of the
 //! partitions' bucket sums and the report; inside `mapInArrow` on the
 //! workers, the digests of each partition's Arrow batches. Every decision
-//! is the library's (`recon::modes::distributed`); this converts.
+//! is the library's (`recon::distributed`); this converts.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use recon::config::RulesFile;
-use recon::modes::distributed::{
+use recon::distributed::{
     compare_buckets, complete_keyed, report, samples, BucketComparison, BucketSums, Described,
     DistributedPlan, Findings, KeyedRest, Selector, SideDigester,
 };

@@ -13,15 +13,20 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | 0 | [`error`], `size`, [`side`], `units` | foundations |
-//! | 1 | [`config`], [`tempspace`] | options from flags, rules files and batch files, validated; run directories and cleanup |
-//! | 2 | [`digest`] | canonical encoding, row digests, multiset digests |
-//! | 3 | [`input`] | discovery, formats, tables, locators, text values |
-//! | 4 | [`plan`] | value classes, alignment, conversions, text typing |
-//! | 5 | [`engine`] | run context, scan with sinks, records, spill, reconcile driver |
-//! | 6 | [`evidence`] | fetch rows by locator, atomic outputs |
-//! | 7 | [`report`] | the report model and its renderers |
-//! | 8 | [`modes`] | the multiset and keyed diffs, fingerprints, batches |
+//! | 0 | `units`, `size`, [`side`] | foundations |
+//! | 1 | [`error`] | typed errors |
+//! | 2 | [`config`], [`tempspace`] | options from flags, rules files and batch files, validated; run directories and cleanup |
+//! | 3 | [`digest`] | canonical encoding, row digests, multiset digests |
+//! | 4 | [`input`] | discovery, formats, tables, locators, text values |
+//! | 5 | [`plan`] | value classes, alignment, conversions, text typing |
+//! | 6 | [`engine`] | run context, scan with sinks, records, spill, reconcile driver |
+//! | 7 | [`evidence`] | fetch rows by locator, atomic outputs |
+//! | 8 | [`report`] | the report model and its renderers |
+//! | 9 | [`modes`] | the multiset and keyed diffs, fingerprints, batches |
+//! | 10 | [`distributed`] | what an outside engine (Spark) runs: plan, digests, bucket sums, selection, report |
+//!
+//! The layer numbers are `tests/it/layers.rs`'s; that test is where they
+//! are defined.
 //!
 //! The library never prints and never exits; the `recon` binary is a thin
 //! CLI over [`modes::diff`].
@@ -71,6 +76,8 @@ pub mod evidence;
 pub mod report;
 
 pub mod modes;
+
+pub mod distributed;
 
 pub use config::{Passes, RunSettings};
 pub use error::{ErrorKind, OptionHint, ReconError, Result};

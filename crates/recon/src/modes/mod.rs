@@ -3,13 +3,13 @@
 //! - [`keyed`]: the diff by business key (`--key`), built on the same
 //!   stages with keyed records;
 //! - [`fingerprint`]: small per-table summaries, compared without the tables;
-//! - [`batch`]: many pairs from one file, with thresholds;
-//! - [`distributed`]: the per-partition digests and the driver's reconciliation
-//!   a distributed engine (Spark) runs to reach the same answer.
+//! - [`batch`]: many pairs from one file, with thresholds.
+//!
+//! What an outside engine (Spark) runs to reach the same answers is
+//! [`crate::distributed`], above these.
 
 pub mod batch;
 mod diff;
-pub mod distributed;
 pub mod fingerprint;
 pub mod keyed;
 pub mod multiset;

@@ -681,7 +681,7 @@ impl Report {
 
     /// What every keyless report says, whoever ran the diff (this
     /// library's engine, or a distributed engine through
-    /// `modes::distributed`): the verdict and counts from each direction's
+    /// `distributed`): the verdict and counts from each direction's
     /// stats, the plan's columns, the drifting columns. The inputs' `rows`
     /// are the rows compared. Timings and resources are zero, and the
     /// breakdowns and outputs absent, until the caller sets them.

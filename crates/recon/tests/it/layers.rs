@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("evidence", 7),
     ("report", 8),
     ("modes", 9),
+    ("distributed", 10),
 ];
 
 fn rank(module: &str) -> Option<u32> {
