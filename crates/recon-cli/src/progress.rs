@@ -11,6 +11,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use recon::engine::{Phase, Progress};
 use recon::modes::batch::{BatchProgress, PairState};
+use recon::report::Verdict;
 
 use crate::args::ProgressMode;
 
@@ -207,7 +208,7 @@ fn show_progress(
 
 /// The overall bar's words: "3 pass, 1 pass_with_drift, 1 fail, 0 error".
 pub(crate) fn batch_counts(pairs: &[(String, PairState)]) -> String {
-    let count = |v: &str| {
+    let count = |v: Verdict| {
         pairs
             .iter()
             .filter(|(_, s)| matches!(s, PairState::Finished { verdict, .. } if *verdict == v))
@@ -215,12 +216,12 @@ pub(crate) fn batch_counts(pairs: &[(String, PairState)]) -> String {
     };
     let mut words = format!(
         "{} pass, {} pass_with_drift, {} fail, {} error",
-        count("pass"),
-        count("pass_with_drift"),
-        count("fail"),
-        count("error")
+        count(Verdict::Pass),
+        count(Verdict::PassWithDrift),
+        count(Verdict::Fail),
+        count(Verdict::Error)
     );
-    let skipped = count("skipped");
+    let skipped = count(Verdict::Skipped);
     if skipped > 0 {
         words.push_str(&format!(", {skipped} skipped"));
     }
@@ -245,7 +246,7 @@ impl Announced {
             if let PairState::Finished { verdict, seconds } = state {
                 if !self.seen[i] {
                     self.seen[i] = true;
-                    if *verdict != "skipped" {
+                    if *verdict != Verdict::Skipped {
                         self.count += 1;
                         let n = self.count;
                         out.push((

@@ -25,12 +25,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{InputConfig, RulesFile, RunConfig, Thresholds};
 
 /// How a pair is compared.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BatchMode {
     /// The exact diff (keyed when the pair names a key).
@@ -38,6 +38,16 @@ pub enum BatchMode {
     Diff,
     /// Fingerprints only (`recon diff --quick`).
     Quick,
+}
+
+impl BatchMode {
+    /// The name batch files and reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BatchMode::Diff => "diff",
+            BatchMode::Quick => "quick",
+        }
+    }
 }
 
 /// Settings a pair may give and `[defaults]` may give for every pair.

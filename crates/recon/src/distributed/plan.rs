@@ -1,7 +1,7 @@
 //! The comparison planned from two tables' schemas, on the driver and again
 //! on each worker.
 
-use std::sync::Arc;
+use arrow::datatypes::SchemaRef;
 
 use super::digester::SideDigester;
 use crate::config::{AlignOptions, InputOptions};

@@ -1,5 +1,7 @@
 use super::*;
-use arrow::array::{Int32Array, Int64Array, StringArray};
+use crate::config::AlignOptions;
+use crate::side::Side;
+use arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use std::collections::HashMap;
 use std::sync::Arc;

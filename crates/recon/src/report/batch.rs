@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use super::Verdict;
+use crate::config::batch::BatchMode;
 use crate::error::ReconError;
 
 /// Version of the batch JSON (`--report`).
@@ -12,10 +14,10 @@ pub const BATCH_REPORT_VERSION: u32 = 1;
 pub struct PairOutcome {
     pub name: String,
     /// `diff` or `quick`.
-    pub mode: &'static str,
+    pub mode: BatchMode,
     /// `pass`, `pass_with_drift`, `fail`, `error` or `skipped` (after
     /// `--fail-fast` stopped the batch).
-    pub verdict: &'static str,
+    pub verdict: Verdict,
     pub seconds: f64,
     pub source_rows: Option<u64>,
     pub target_rows: Option<u64>,
@@ -34,7 +36,7 @@ impl PairOutcome {
     pub fn of_diff(name: &str, report: &super::Report, text: String, seconds: f64) -> PairOutcome {
         PairOutcome {
             name: name.to_string(),
-            mode: "diff",
+            mode: BatchMode::Diff,
             verdict: report.verdict_kind(),
             seconds,
             source_rows: Some(report.source_rows),
@@ -56,9 +58,9 @@ pub struct BatchReport<'a> {
 
 /// The batch's exit code: 2 if any pair errored, else 1 if any failed, else 0.
 pub fn exit_code(outcomes: &[PairOutcome]) -> u8 {
-    if outcomes.iter().any(|o| o.verdict == "error") {
+    if outcomes.iter().any(|o| o.verdict == Verdict::Error) {
         2
-    } else if outcomes.iter().any(|o| o.verdict == "fail") {
+    } else if outcomes.iter().any(|o| o.verdict == Verdict::Fail) {
         1
     } else {
         0
@@ -89,7 +91,7 @@ pub fn summary_table(outcomes: &[PairOutcome]) -> String {
             o.seconds
         ));
     }
-    for o in outcomes.iter().filter(|o| o.verdict != "pass") {
+    for o in outcomes.iter().filter(|o| o.verdict != Verdict::Pass) {
         out.push_str(&format!("\n{}: {}\n", o.name, o.summary));
     }
     out
@@ -103,14 +105,14 @@ pub fn junit(outcomes: &[PairOutcome]) -> crate::error::Result<String> {
     let mut suite = TestSuite::new("recon batch");
     for o in outcomes {
         let status = match o.verdict {
-            "pass" | "pass_with_drift" => TestCaseStatus::success(),
-            "skipped" => {
+            Verdict::Pass | Verdict::PassWithDrift => TestCaseStatus::success(),
+            Verdict::Skipped => {
                 let mut s = TestCaseStatus::skipped();
                 s.set_message(o.summary.clone());
                 s
             }
             kind => {
-                let mut s = TestCaseStatus::non_success(if kind == "error" {
+                let mut s = TestCaseStatus::non_success(if kind == Verdict::Error {
                     NonSuccessKind::Error
                 } else {
                     NonSuccessKind::Failure
@@ -120,7 +122,7 @@ pub fn junit(outcomes: &[PairOutcome]) -> crate::error::Result<String> {
             }
         };
         let mut case = TestCase::new(o.name.clone(), status);
-        case.set_classname(format!("recon.{}", o.mode));
+        case.set_classname(format!("recon.{}", o.mode.as_str()));
         case.set_time(std::time::Duration::from_secs_f64(o.seconds.max(0.0)));
         if !o.text.is_empty() {
             case.set_system_out(o.text.clone());
@@ -169,7 +171,7 @@ mod tests {
     fn outcome(name: &str, verdict: &'static str) -> PairOutcome {
         PairOutcome {
             name: name.into(),
-            mode: "diff",
+            mode: BatchMode::Diff,
             verdict,
             seconds: 0.5,
             source_rows: None,

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::batch::PairOutcome;
-use super::Report;
+use super::{Report, Verdict};
 use crate::error::{ReconError, Result};
 use crate::size::format_size;
 
@@ -14,10 +14,10 @@ const TEMPLATE: &str = include_str!("report.html");
 /// Width in pixels of the longest bar.
 const BAR: f64 = 300.0;
 
-fn class_of(verdict: &str) -> &'static str {
+fn class_of(verdict: Verdict) -> &'static str {
     match verdict {
-        "pass" => "pass",
-        "pass_with_drift" => "drift",
+        Verdict::Pass => "pass",
+        Verdict::PassWithDrift => "drift",
         _ => "fail",
     }
 }
@@ -31,7 +31,7 @@ fn width(v: u64, max: u64) -> u64 {
 }
 
 /// One section: a pair's (or the run's) verdict, report and chart data.
-fn section(name: &str, verdict: &str, summary: &str, report: Option<&Value>) -> Value {
+fn section(name: &str, verdict: Verdict, summary: &str, report: Option<&Value>) -> Value {
     let mut bars = Vec::new();
     let mut groups = Vec::new();
     let mut elapsed = String::new();
@@ -144,9 +144,9 @@ pub fn diff_html(report: &Report) -> Result<String> {
 pub fn quick_html(comparison: &Value, summary: &str) -> Result<String> {
     let text = |k: &str| comparison[k].as_str().unwrap_or("").to_string();
     let verdict = if comparison["fingerprints_match"] == Value::Bool(true) {
-        "pass"
+        Verdict::Pass
     } else {
-        "fail"
+        Verdict::Fail
     };
     render(json!({
         "title": format!("recon --quick: {} vs {}", text("source"), text("target")),
@@ -190,10 +190,10 @@ mod tests {
 
     #[test]
     fn verdicts_map_to_their_styles_and_bars_scale_to_the_longest() {
-        assert_eq!(class_of("pass"), "pass");
-        assert_eq!(class_of("pass_with_drift"), "drift");
-        assert_eq!(class_of("fail"), "fail");
-        assert_eq!(class_of("error"), "fail");
+        assert_eq!(class_of(Verdict::Pass), "pass");
+        assert_eq!(class_of(Verdict::PassWithDrift), "drift");
+        assert_eq!(class_of(Verdict::Fail), "fail");
+        assert_eq!(class_of(Verdict::Error), "fail");
         assert_eq!(width(0, 10), 0);
         assert_eq!(width(10, 10), BAR as u64);
         // A count far below the longest still shows.

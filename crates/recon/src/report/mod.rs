@@ -296,13 +296,49 @@ pub struct Report {
     pub thresholds: Option<ThresholdReport>,
 }
 
+/// How a diff, or a pair of a batch, ended; written in reports as its
+/// snake_case name (`pass_with_drift`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// An exact match.
+    Pass,
+    /// Drift within every threshold given.
+    PassWithDrift,
+    /// Drift beyond a threshold, or without thresholds.
+    Fail,
+    /// A batch pair that could not be compared.
+    Error,
+    /// A batch pair not run after `--fail-fast` stopped the batch.
+    Skipped,
+}
+
+impl Verdict {
+    /// The name reports and the summary table use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::PassWithDrift => "pass_with_drift",
+            Verdict::Fail => "fail",
+            Verdict::Error => "error",
+            Verdict::Skipped => "skipped",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// The thresholds in force and what they decided.
 #[derive(Debug, Clone, Serialize)]
 pub struct ThresholdReport {
     pub limits: crate::config::Thresholds,
     /// `pass` (exact match), `pass_with_drift` (drift within every
     /// threshold) or `fail`.
-    pub verdict: &'static str,
+    pub verdict: Verdict,
     /// The first threshold exceeded, e.g. "max_unmatched_rows 10 < 16".
     pub decided_by: Option<String>,
 }
@@ -398,11 +434,11 @@ impl Report {
             }
         }
         let verdict = if self.exact_match {
-            "pass"
+            Verdict::Pass
         } else if exceeded.is_some() {
-            "fail"
+            Verdict::Fail
         } else {
-            "pass_with_drift"
+            Verdict::PassWithDrift
         };
         self.thresholds = Some(ThresholdReport {
             limits: *limits,
@@ -417,18 +453,18 @@ impl Report {
             || self
                 .thresholds
                 .as_ref()
-                .is_some_and(|t| t.verdict != "fail")
+                .is_some_and(|t| t.verdict != Verdict::Fail)
     }
 
     /// The verdict as batch reports and the HTML page name it: `pass`,
     /// `pass_with_drift` or `fail`.
-    pub fn verdict_kind(&self) -> &'static str {
+    pub fn verdict_kind(&self) -> Verdict {
         if self.exact_match {
-            "pass"
+            Verdict::Pass
         } else if self.passes() {
-            "pass_with_drift"
+            Verdict::PassWithDrift
         } else {
-            "fail"
+            Verdict::Fail
         }
     }
 
@@ -448,7 +484,7 @@ impl Report {
         );
         match (&self.thresholds, self.exact_match) {
             (_, true) => "MATCH: the tables hold the same rows".into(),
-            (Some(t), false) if t.verdict == "pass_with_drift" => {
+            (Some(t), false) if t.verdict == Verdict::PassWithDrift => {
                 format!("PASS WITH DRIFT: {drift}, within the thresholds")
             }
             (Some(t), false) => format!(

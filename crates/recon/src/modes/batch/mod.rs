@@ -18,6 +18,7 @@ use crate::modes::fingerprint::compare::compare;
 use crate::modes::fingerprint::{fingerprint_pair, refuse_keyed, FingerprintOptions};
 use crate::modes::options::DiffOptions;
 use crate::report::batch::PairOutcome;
+use crate::report::Verdict;
 
 /// Where one pair of a batch is.
 #[derive(Debug, Clone)]
@@ -32,7 +33,7 @@ pub enum PairState {
     /// Ended with this verdict (`pass`, `pass_with_drift`, `fail`, `error`
     /// or `skipped`).
     Finished {
-        verdict: &'static str,
+        verdict: Verdict,
         seconds: f64,
     },
 }
@@ -162,11 +163,11 @@ fn run_pair(
             let cmp = compare(&s, &t)?;
             Ok(PairOutcome {
                 name: p.name.clone(),
-                mode: "quick",
+                mode: BatchMode::Quick,
                 verdict: if cmp.fingerprints_match {
-                    "pass"
+                    Verdict::Pass
                 } else {
-                    "fail"
+                    Verdict::Fail
                 },
                 seconds: started.elapsed().as_secs_f64(),
                 source_rows: cmp.total.source_rows,
@@ -195,18 +196,11 @@ fn selected(name: &str, only: &[String]) -> Result<bool> {
     Ok(false)
 }
 
-fn mode_name(p: &PairEntry) -> &'static str {
-    match p.mode {
-        BatchMode::Diff => "diff",
-        BatchMode::Quick => "quick",
-    }
-}
-
 fn skipped(p: &PairEntry) -> PairOutcome {
     PairOutcome {
         name: p.name.clone(),
-        mode: mode_name(p),
-        verdict: "skipped",
+        mode: p.mode,
+        verdict: Verdict::Skipped,
         seconds: 0.0,
         source_rows: None,
         target_rows: None,
@@ -227,7 +221,7 @@ fn outcome_of(
     let started = Instant::now();
     match run_pair(p, file, opts.jobs, progress) {
         Ok(o) => {
-            let stop = opts.fail_fast && o.verdict == "fail";
+            let stop = opts.fail_fast && o.verdict == Verdict::Fail;
             (o, stop)
         }
         Err(e) => {
@@ -235,8 +229,8 @@ fn outcome_of(
             (
                 PairOutcome {
                     name: p.name.clone(),
-                    mode: mode_name(p),
-                    verdict: "error",
+                    mode: p.mode,
+                    verdict: Verdict::Error,
                     seconds: started.elapsed().as_secs_f64(),
                     source_rows: None,
                     target_rows: None,
@@ -424,7 +418,7 @@ mod tests {
             ..BatchOptions::default()
         };
         let outcomes = run_batch(&batch(dir.path()), &opts).unwrap();
-        let states: Vec<(String, &str)> = progress
+        let states: Vec<(String, Verdict)> = progress
             .snapshot()
             .into_iter()
             .map(|(name, state)| match state {
@@ -432,14 +426,14 @@ mod tests {
                 other => panic!("{name} did not finish: {other:?}"),
             })
             .collect();
-        let verdicts: Vec<(String, &str)> = outcomes
+        let verdicts: Vec<(String, Verdict)> = outcomes
             .iter()
             .map(|o| (o.name.clone(), o.verdict))
             .collect();
         assert_eq!(states, verdicts);
         assert_eq!(
             verdicts.iter().map(|v| v.1).collect::<Vec<_>>(),
-            ["fail", "pass", "error"]
+            [Verdict::Fail, Verdict::Pass, Verdict::Error]
         );
     }
 
