@@ -49,12 +49,21 @@ impl Report {
             out.push_str(&self.render_keyed(k, quoted));
             return out;
         }
+        self.render_counts(&mut out);
+        self.render_unmatched(&mut out, quoted);
+        self.render_pair_samples(&mut out);
+        self.render_groups_and_parse_errors(&mut out);
+        out
+    }
+
+    /// The keyless counts, one `name  value` line each.
+    fn render_counts(&self, out: &mut String) {
         let m = &self.multiplicity;
         let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<24}{v}\n"));
-        line(&mut out, "source_row_count", self.source_rows.to_string());
-        line(&mut out, "target_row_count", self.target_rows.to_string());
+        line(out, "source_row_count", self.source_rows.to_string());
+        line(out, "target_row_count", self.target_rows.to_string());
         line(
-            &mut out,
+            out,
             "source_only_row_count",
             format!(
                 "{}  ({} absent from target, {} of rows the target also has)",
@@ -64,7 +73,7 @@ impl Report {
             ),
         );
         line(
-            &mut out,
+            out,
             "target_only_row_count",
             format!(
                 "{}  ({} absent from source, {} of rows the source also has)",
@@ -76,7 +85,7 @@ impl Report {
         let pe = &self.parse_errors;
         if pe.source + pe.target > 0 {
             line(
-                &mut out,
+                out,
                 "parse_errors",
                 format!(
                     "{}  (source {}, target {}; those rows were not compared)",
@@ -86,7 +95,7 @@ impl Report {
                 ),
             );
         }
-        line(&mut out, "exact_match", self.exact_match.to_string());
+        line(out, "exact_match", self.exact_match.to_string());
         let d = &self.column_drift;
         if !self.exact_match {
             let what = if d.same == 0 && d.differing.len() > 1 {
@@ -104,7 +113,7 @@ impl Report {
                 };
                 format!("{}{rest}", d.differing.join(", "))
             };
-            line(&mut out, "columns_differing", what);
+            line(out, "columns_differing", what);
         }
         if let Some(p) = &self.pairs {
             let what = if let Some(why) = &p.skipped {
@@ -132,8 +141,13 @@ impl Report {
                 }
                 w
             };
-            line(&mut out, "changed_pairs", what);
+            line(out, "changed_pairs", what);
         }
+    }
+
+    /// The unmatched rows of each direction, with their copies.
+    fn render_unmatched(&self, out: &mut String, quoted: &[Vec<bool>; 2]) {
+        let m = &self.multiplicity;
         for (title, stats, samples, quoted) in [
             (
                 "source-only",
@@ -169,6 +183,10 @@ impl Report {
                 ));
             }
         }
+    }
+
+    /// The changed pairs shown, each as its common values and its changes.
+    fn render_pair_samples(&self, out: &mut String) {
         if let Some(p) = self.pairs.as_ref().filter(|p| !p.samples.is_empty()) {
             out.push_str(&format!("\nchanged pairs: {}", p.paired));
             if (p.samples.len() as u64) < p.paired {
@@ -206,6 +224,11 @@ impl Report {
                 out.push_str(&format!("  {}: {}\n", same.join("  "), changed.join(", ")));
             }
         }
+    }
+
+    /// `--by` groups and the values that failed to parse.
+    fn render_groups_and_parse_errors(&self, out: &mut String) {
+        let pe = &self.parse_errors;
         if let Some(b) = self.by_group.as_ref().filter(|b| !b.groups.is_empty()) {
             out.push_str(&format!("\nunmatched rows by {}:\n", b.column));
             for g in &b.groups {
@@ -224,7 +247,6 @@ impl Report {
                 out.push_str(&format!("  {e}\n"));
             }
         }
-        out
     }
 }
 
