@@ -172,17 +172,7 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
     )?;
     let shape = Arc::new(shape(&plan, &opts.align).map_err(ReconError::Usage)?);
     let created = stages::output_dir(opts.output_dir.as_deref(), opts.force, &FILES)?;
-    let layout = shape.layout();
-    // Keyed map entries are larger than keyless ones: smaller buckets keep
-    // a bucket's map in cache (measured on the 10M pair: reconciliation
-    // 1.3 s -> 0.9 s). Spill chunks kept in memory bought no time there
-    // (2.8 s with none, 2.7 s with 64 MiB, 2.7 s with 256 MiB), so they get
-    // a sixteenth of the limit, not a quarter.
-    let records = Records {
-        bytes: layout.bytes(),
-        bucket_rows: 1 << 17,
-        in_memory_percent: 6,
-    };
+    let records = keyed_records(&shape);
     let ctx = stages::size(
         &src,
         &tgt,
@@ -218,37 +208,15 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
     counts.column_mismatches.resize(shape.values.len(), 0);
     counts.tolerance_values.resize(shape.tolerances.len(), 0);
     let key_stats = found.stats;
-    let (dups, s1) = reconcile_keyless(
+    let (dups, nulls, s) = reconcile_remainders(
         &ctx,
         [&src, &tgt],
-        KeylessBuckets {
-            index: &found.index,
-            key_base: KeyedFound::dup_base(evidence_ranges(&ctx, [&src, &tgt])),
-            buckets: 1 << DUP_BUCKET_BITS,
-            first_level_bits: DUP_BUCKET_BITS,
-        },
+        &found,
+        (&null_keys, null_rows),
+        bucket_bits,
         run.sample,
-        false,
     )?;
-    let (nulls, s2) = reconcile_keyless(
-        &ctx,
-        [&src, &tgt],
-        KeylessBuckets {
-            index: &null_keys,
-            key_base: 0,
-            buckets,
-            first_level_bits: bucket_bits,
-        },
-        run.sample,
-        false,
-    )?;
-    splits += s1 + s2;
-    if nulls.rows_seen != null_rows {
-        return Err(ReconError::Internal(format!(
-            "reconciled {:?} NULL-key rows, expected {:?}",
-            nulls.rows_seen, null_rows
-        )));
-    }
+    splits += s;
     clock.reconciled();
 
     // Evidence.
@@ -273,18 +241,8 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
         st.add(&dups.stats[i]);
         st.add(&nulls.stats[i]);
     }
-    let value_names: Vec<String> = shape
-        .values
-        .iter()
-        .map(|&v| plan.columns[v].source_name.clone())
-        .collect();
     let counts = &counts;
-    let differing: Vec<String> = value_names
-        .iter()
-        .zip(&counts.column_mismatches)
-        .filter(|(_, n)| **n > 0)
-        .map(|(c, _)| c.clone())
-        .collect();
+    let differing = differing_columns(&shape, &plan, counts);
     let mut report = Report::multiset(ReportParts {
         plan: &plan,
         run: RunFacts {
@@ -334,6 +292,75 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
         report,
         quoted: [stages::quoted_columns(&src), stages::quoted_columns(&tgt)],
     })
+}
+
+/// The size of keyed records, and how the memory limit is shared for them.
+fn keyed_records(shape: &KeyedShape) -> Records {
+    // Keyed map entries are larger than keyless ones: smaller buckets keep
+    // a bucket's map in cache (measured on the 10M pair: reconciliation
+    // 1.3 s -> 0.9 s). Spill chunks kept in memory bought no time there
+    // (2.8 s with none, 2.7 s with 64 MiB, 2.7 s with 256 MiB), so they get
+    // a sixteenth of the limit, not a quarter.
+    Records {
+        bytes: shape.layout().bytes(),
+        bucket_rows: 1 << 17,
+        in_memory_percent: 6,
+    }
+}
+
+/// The value columns (source names) that differ in at least one changed key.
+fn differing_columns(shape: &KeyedShape, plan: &ComparePlan, counts: &KeyCounts) -> Vec<String> {
+    shape
+        .values
+        .iter()
+        .zip(&counts.column_mismatches)
+        .filter(|(_, n)| **n > 0)
+        .map(|(&v, _)| plan.columns[v].source_name.clone())
+        .collect()
+}
+
+/// The rows keyed matching leaves to multisets, each reconciled as EXCEPT
+/// ALL among themselves: duplicated keys' rows (by key, in few buckets) and
+/// NULL keys' rows (by row digest); and the buckets split doing so.
+fn reconcile_remainders(
+    ctx: &RunContext,
+    tables: [&Table; 2],
+    found: &KeyedFound,
+    (null_keys, null_rows): (&SpillIndex, [u64; 2]),
+    bucket_bits: u32,
+    sample: usize,
+) -> Result<(Reconciled, Reconciled, u64)> {
+    let (dups, s1) = reconcile_keyless(
+        ctx,
+        tables,
+        KeylessBuckets {
+            index: &found.index,
+            key_base: KeyedFound::dup_base(evidence_ranges(ctx, tables)),
+            buckets: 1 << DUP_BUCKET_BITS,
+            first_level_bits: DUP_BUCKET_BITS,
+        },
+        sample,
+        false,
+    )?;
+    let (nulls, s2) = reconcile_keyless(
+        ctx,
+        tables,
+        KeylessBuckets {
+            index: null_keys,
+            key_base: 0,
+            buckets: 1 << bucket_bits,
+            first_level_bits: bucket_bits,
+        },
+        sample,
+        false,
+    )?;
+    if nulls.rows_seen != null_rows {
+        return Err(ReconError::Internal(format!(
+            "reconciled {:?} NULL-key rows, expected {:?}",
+            nulls.rows_seen, null_rows
+        )));
+    }
+    Ok((dups, nulls, s1 + s2))
 }
 
 /// What keyed mode found, for its evidence stage.
