@@ -410,35 +410,7 @@ pub fn header_schema(
             Some(i) if buf.len() >= want => &body[..i],
             _ => body,
         };
-        let lines: Vec<&[u8]> = whole
-            .split(|&b| b == b'\n')
-            .filter(|l| !is_blank(l))
-            .take(1000)
-            .collect();
-        if lines.is_empty() {
-            return Err(ReconError::input(
-                path,
-                "holds no JSON lines, so its columns are unknown",
-            ));
-        }
-        let joined = lines.join(&b'\n');
-        let (schema, _) =
-            arrow::json::reader::infer_json_schema(std::io::Cursor::new(joined), None).map_err(
-                |e| ReconError::input(path, format!("not valid NDJSON in its first lines: {e}")),
-            )?;
-        // Scalars arrive as text and are typed later; nested values keep what arrow-json found.
-        let fields: Vec<Field> = schema
-            .fields()
-            .iter()
-            .map(|f| match f.data_type() {
-                DataType::List(_)
-                | DataType::Struct(_)
-                | DataType::LargeList(_)
-                | DataType::Map(..) => f.as_ref().clone().with_nullable(true),
-                _ => Field::new(f.name(), DataType::Utf8, true),
-            })
-            .collect();
-        return Ok((Arc::new(Schema::new(fields)), false));
+        return Ok((ndjson_schema(whole, path)?, false));
     }
     if body.is_empty() {
         let what = if opts.header {
@@ -480,9 +452,53 @@ pub fn header_schema(
     } else {
         rec.len()
     };
+    let fields = header_fields(&rec, ncols, opts.header, enc, line, path)?;
+    Ok((Arc::new(Schema::new(fields)), trailing))
+}
+
+/// The columns of NDJSON lines (up to 1000 of `lines`, whole lines only):
+/// scalars as text, typed later; nested values as arrow-json infers them.
+fn ndjson_schema(lines: &[u8], path: &Path) -> Result<SchemaRef> {
+    let lines: Vec<&[u8]> = lines
+        .split(|&b| b == b'\n')
+        .filter(|l| !is_blank(l))
+        .take(1000)
+        .collect();
+    if lines.is_empty() {
+        return Err(ReconError::input(
+            path,
+            "holds no JSON lines, so its columns are unknown",
+        ));
+    }
+    let joined = lines.join(&b'\n');
+    let (schema, _) = arrow::json::reader::infer_json_schema(std::io::Cursor::new(joined), None)
+        .map_err(|e| ReconError::input(path, format!("not valid NDJSON in its first lines: {e}")))?;
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::List(_) | DataType::Struct(_) | DataType::LargeList(_) | DataType::Map(..) => {
+                f.as_ref().clone().with_nullable(true)
+            }
+            _ => Field::new(f.name(), DataType::Utf8, true),
+        })
+        .collect();
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// The first `ncols` fields of the header record `rec` (on line `line`) as
+/// Utf8 columns, or `column_1`, `column_2`, ... without a header.
+fn header_fields(
+    rec: &RecordBuf,
+    ncols: usize,
+    header: bool,
+    enc: Encoding,
+    line: u64,
+    path: &Path,
+) -> Result<Vec<Field>> {
     let mut fields: Vec<Field> = Vec::with_capacity(ncols);
     for i in 0..ncols {
-        let name = if opts.header {
+        let name = if header {
             let (bytes, _) = rec.field(i).unwrap_or((&[], false));
             decode_text(bytes, enc)
                 .map_err(|m| ReconError::input(path, format!("line {line} (header): {m}")))?
@@ -515,7 +531,7 @@ pub fn header_schema(
         }
         fields.push(field);
     }
-    Ok((Arc::new(Schema::new(fields)), trailing))
+    Ok(fields)
 }
 
 /// Whether every complete record at the start of `body` (up to 100) ends
