@@ -256,36 +256,7 @@ pub fn open(root: &Path, at: AsOf, storage_options: &[(String, String)]) -> Resu
         .as_ref()
         .try_into_arrow()
         .map_err(|e| delta_error(root, e))?;
-    let mut data_columns = Vec::new();
-    let mut physical_names = Vec::new();
-    let mut physical_types = Vec::new();
-    let mut partition_columns = Vec::new();
-    let mut partition_keys = Vec::new();
-    for (f, arrow_field) in logical.fields().zip(arrow_schema.fields()) {
-        let name = match f.metadata().get(PHYSICAL_NAME) {
-            Some(MetadataValue::String(p)) => p.clone(),
-            _ => f.name().clone(),
-        };
-        // The column's type is the Delta schema's (a `timestamp` is a UTC
-        // instant whatever the files' annotation), without the metadata:
-        // Delta's column-mapping keys stay out of evidence files.
-        let field = Field::new(
-            f.name(),
-            crate::input::types::strip_metadata(arrow_field.data_type()),
-            arrow_field.is_nullable(),
-        );
-        match physical_schema.field_with_name(&name) {
-            Ok(p) => {
-                data_columns.push(field);
-                physical_names.push(name);
-                physical_types.push(crate::input::types::strip_metadata(p.data_type()));
-            }
-            Err(_) => {
-                partition_columns.push(field);
-                partition_keys.push(name);
-            }
-        }
-    }
+    let columns = split_columns(&logical, &arrow_schema, &physical_schema);
     struct Visit {
         files: Vec<(
             String,
@@ -329,7 +300,8 @@ pub fn open(root: &Path, at: AsOf, storage_options: &[(String, String)]) -> Resu
                 rows.dedup();
                 rows
             });
-        let partition_values = partition_keys
+        let partition_values = columns
+            .partition_keys
             .iter()
             .map(|k| partitions.get(k).filter(|v| !v.is_empty()).cloned())
             .collect();
@@ -346,12 +318,64 @@ pub fn open(root: &Path, at: AsOf, storage_options: &[(String, String)]) -> Resu
     Ok(DeltaVersion {
         version,
         committed_at,
-        data_columns,
-        physical_names,
-        physical_types,
-        partition_columns,
+        data_columns: columns.data,
+        physical_names: columns.physical_names,
+        physical_types: columns.physical_types,
+        partition_columns: columns.partitions,
         files,
     })
+}
+
+/// A Delta schema's columns: the data columns (in the files, under their
+/// physical names) and the partition columns (values in the log).
+struct Columns {
+    data: Vec<Field>,
+    physical_names: Vec<String>,
+    physical_types: Vec<arrow::datatypes::DataType>,
+    partitions: Vec<Field>,
+    partition_keys: Vec<String>,
+}
+
+/// Splits the logical schema (`logical`, as Arrow: `arrow_schema`) by
+/// whether the files' physical schema holds each column.
+fn split_columns(
+    logical: &delta_kernel::schema::StructType,
+    arrow_schema: &Schema,
+    physical_schema: &Schema,
+) -> Columns {
+    let mut c = Columns {
+        data: Vec::new(),
+        physical_names: Vec::new(),
+        physical_types: Vec::new(),
+        partitions: Vec::new(),
+        partition_keys: Vec::new(),
+    };
+    for (f, arrow_field) in logical.fields().zip(arrow_schema.fields()) {
+        let name = match f.metadata().get(PHYSICAL_NAME) {
+            Some(MetadataValue::String(p)) => p.clone(),
+            _ => f.name().clone(),
+        };
+        // The column's type is the Delta schema's (a `timestamp` is a UTC
+        // instant whatever the files' annotation), without the metadata:
+        // Delta's column-mapping keys stay out of evidence files.
+        let field = Field::new(
+            f.name(),
+            crate::input::types::strip_metadata(arrow_field.data_type()),
+            arrow_field.is_nullable(),
+        );
+        match physical_schema.field_with_name(&name) {
+            Ok(p) => {
+                c.data.push(field);
+                c.physical_names.push(name);
+                c.physical_types.push(crate::input::types::strip_metadata(p.data_type()));
+            }
+            Err(_) => {
+                c.partitions.push(field);
+                c.partition_keys.push(name);
+            }
+        }
+    }
+    c
 }
 
 #[cfg(test)]
