@@ -188,108 +188,7 @@ impl Table {
                     ));
                 }
             }
-            let by_id: Vec<Option<i32>> = b
-                .schema
-                .fields()
-                .iter()
-                .map(|f| {
-                    f.metadata()
-                        .get(iceberg::FIELD_ID)
-                        .and_then(|v| v.parse().ok())
-                })
-                .collect();
-            let by_name: Vec<Option<i32>> = b
-                .schema
-                .fields()
-                .iter()
-                .map(|f| s.name_mapping.as_ref()?.get(f.name()).copied())
-                .collect();
-            if !by_id.is_empty()
-                && by_id.iter().all(Option::is_none)
-                && by_name.iter().all(Option::is_none)
-            {
-                return Err(ReconError::input(
-                    &lf.path,
-                    "holds no Iceberg field ids, and the table has no name mapping (schema.name-mapping.default) to resolve its columns by",
-                ));
-            }
-            let mut layout = Vec::with_capacity(s.columns.len());
-            for c in &s.columns {
-                // The spec's column projection, in its order: the file's
-                // field id; the identity partition value from the manifest;
-                // the name mapping (for file columns without ids); the
-                // column's initial default; else NULL (refused if required).
-                let found = by_id.iter().position(|&x| x == Some(c.id));
-                let found = match found {
-                    Some(i) => Some(i),
-                    None => match lf.identity.get(&c.id) {
-                        Some(value) => {
-                            if c.required && value.is_null(0) {
-                                return Err(ReconError::input(
-                                    &lf.path,
-                                    format!("required column {} (field id {}) has a NULL partition value in snapshot {id}'s manifest", c.field.name(), c.id),
-                                ));
-                            }
-                            layout.push(FileColumn::Constant(value.clone()));
-                            continue;
-                        }
-                        // Only a file column without a field id of its own.
-                        None => (0..by_id.len())
-                            .find(|&i| by_id[i].is_none() && by_name[i] == Some(c.id)),
-                    },
-                };
-                let Some(i) = found else {
-                    if let Some(value) = &c.initial_default {
-                        // Written before the column was added, with a
-                        // default: the value those rows hold (format 3).
-                        layout.push(FileColumn::Constant(value.clone()));
-                        continue;
-                    }
-                    if c.required {
-                        // Iceberg cannot add a required column without a
-                        // default, so its absence is a writer's defect;
-                        // reading NULL would invent rows.
-                        return Err(ReconError::input(
-                            &lf.path,
-                            format!("lacks required column {} (field id {}), and snapshot {id} gives no identity partition value or initial default for it", c.field.name(), c.id),
-                        ));
-                    }
-                    // Written before the column was added: NULL, as Iceberg reads it.
-                    layout.push(FileColumn::Missing);
-                    continue;
-                };
-                let stored = b.schema.field(i).data_type();
-                let table = c.field.data_type();
-                let widen = match types::widening(stored, table, types::Declared::default()) {
-                    // Nested columns match by field id, which names do not
-                    // show: only the same shape is read, relabelled by position
-                    // (arrow-rs may name list items differently).
-                    // Large offsets (a writer's large_string in a map) read as
-                    // the plain ones the table declares, and children the
-                    // file stores as required as the table's optional ones.
-                    _ if stored.is_nested() && stored != table => {
-                        let narrow = types::narrow_offsets(stored);
-                        types::loosen(&narrow)
-                            .equals_datatype(&types::loosen(table))
-                            .then_some(Some(narrow))
-                    }
-                    w => w,
-                };
-                let widen = match widen {
-                    Some(w) => w,
-                    None => {
-                        return Err(ReconError::input(
-                            &lf.path,
-                            format!(
-                                "holds column {} (field id {}) as {stored}, but snapshot {id} declares {table}: not a widening recon can make exactly",
-                                c.field.name(),
-                                c.id
-                            ),
-                        ))
-                    }
-                };
-                layout.push(FileColumn::Stored { index: i, widen });
-            }
+            let layout = iceberg_layout(&s, lf, &b.schema, &id)?;
             // Equality deletes become positions too: the rest of the
             // engine knows one kind of delete.
             let deleted = if lf.equality.is_empty() {
@@ -392,6 +291,120 @@ impl Table {
         };
         table.finish()
     }
+}
+
+/// Where each column of Iceberg snapshot `s` is in the live file `lf`
+/// (whose Parquet schema is `schema`), by the spec's column projection, and
+/// how its stored type reads as the column's type; `id` names the snapshot
+/// in messages.
+#[cfg(feature = "iceberg")]
+fn iceberg_layout(
+    s: &iceberg::IcebergSnapshot,
+    lf: &iceberg::LiveFile,
+    schema: &Schema,
+    id: &str,
+) -> Result<Vec<FileColumn>> {
+    let by_id: Vec<Option<i32>> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            f.metadata()
+                .get(iceberg::FIELD_ID)
+                .and_then(|v| v.parse().ok())
+        })
+        .collect();
+    let by_name: Vec<Option<i32>> = schema
+        .fields()
+        .iter()
+        .map(|f| s.name_mapping.as_ref()?.get(f.name()).copied())
+        .collect();
+    if !by_id.is_empty()
+        && by_id.iter().all(Option::is_none)
+        && by_name.iter().all(Option::is_none)
+    {
+        return Err(ReconError::input(
+            &lf.path,
+            "holds no Iceberg field ids, and the table has no name mapping (schema.name-mapping.default) to resolve its columns by",
+        ));
+    }
+    let mut layout = Vec::with_capacity(s.columns.len());
+    for c in &s.columns {
+        // The spec's column projection, in its order: the file's
+        // field id; the identity partition value from the manifest;
+        // the name mapping (for file columns without ids); the
+        // column's initial default; else NULL (refused if required).
+        let found = by_id.iter().position(|&x| x == Some(c.id));
+        let found = match found {
+            Some(i) => Some(i),
+            None => match lf.identity.get(&c.id) {
+                Some(value) => {
+                    if c.required && value.is_null(0) {
+                        return Err(ReconError::input(
+                            &lf.path,
+                            format!("required column {} (field id {}) has a NULL partition value in snapshot {id}'s manifest", c.field.name(), c.id),
+                        ));
+                    }
+                    layout.push(FileColumn::Constant(value.clone()));
+                    continue;
+                }
+                // Only a file column without a field id of its own.
+                None => (0..by_id.len())
+                    .find(|&i| by_id[i].is_none() && by_name[i] == Some(c.id)),
+            },
+        };
+        let Some(i) = found else {
+            if let Some(value) = &c.initial_default {
+                // Written before the column was added, with a
+                // default: the value those rows hold (format 3).
+                layout.push(FileColumn::Constant(value.clone()));
+                continue;
+            }
+            if c.required {
+                // Iceberg cannot add a required column without a
+                // default, so its absence is a writer's defect;
+                // reading NULL would invent rows.
+                return Err(ReconError::input(
+                    &lf.path,
+                    format!("lacks required column {} (field id {}), and snapshot {id} gives no identity partition value or initial default for it", c.field.name(), c.id),
+                ));
+            }
+            // Written before the column was added: NULL, as Iceberg reads it.
+            layout.push(FileColumn::Missing);
+            continue;
+        };
+        let stored = schema.field(i).data_type();
+        let table = c.field.data_type();
+        let widen = match types::widening(stored, table, types::Declared::default()) {
+            // Nested columns match by field id, which names do not
+            // show: only the same shape is read, relabelled by position
+            // (arrow-rs may name list items differently).
+            // Large offsets (a writer's large_string in a map) read as
+            // the plain ones the table declares, and children the
+            // file stores as required as the table's optional ones.
+            _ if stored.is_nested() && stored != table => {
+                let narrow = types::narrow_offsets(stored);
+                types::loosen(&narrow)
+                    .equals_datatype(&types::loosen(table))
+                    .then_some(Some(narrow))
+            }
+            w => w,
+        };
+        let widen = match widen {
+            Some(w) => w,
+            None => {
+                return Err(ReconError::input(
+                    &lf.path,
+                    format!(
+                        "holds column {} (field id {}) as {stored}, but snapshot {id} declares {table}: not a widening recon can make exactly",
+                        c.field.name(),
+                        c.id
+                    ),
+                ))
+            }
+        };
+        layout.push(FileColumn::Stored { index: i, widen });
+    }
+    Ok(layout)
 }
 
 /// Where each data column of Delta version `v` is in one live file, and how
