@@ -299,128 +299,8 @@ impl BlockMeta {
             _ => (0, None),
         };
         match (&self.kind, unit) {
-            (
-                Kind::Parquet {
-                    meta,
-                    scan_meta,
-                    int96,
-                    starts,
-                    fetch_meta,
-                },
-                Unit::Block { block, rows, .. },
-            ) => {
-                let (start, end) = match starts.get(*block..*block + 2) {
-                    Some(w) => (w[0], w[1]),
-                    None => return Err(ReconError::Internal("block beyond the file".into())),
-                };
-                if first < start || first + rows > end {
-                    return Err(ReconError::Internal("slice outside its block".into()));
-                }
-                let slice = first > start || first + rows < end;
-                let leaves: Vec<&Int96Leaf> = int96
-                    .iter()
-                    .filter(|l| projected.contains(&l.root))
-                    .collect();
-                if !leaves.is_empty() {
-                    check_int96(path, self.remote.as_ref(), meta, *block, start, &leaves)?;
-                }
-                let meta = if slice {
-                    match fetch_meta.get() {
-                        Some(m) => m,
-                        None => {
-                            let loaded = with_offset_index(path, self.remote.as_ref(), meta)?;
-                            fetch_meta.get_or_init(|| loaded)
-                        }
-                    }
-                } else {
-                    scan_meta.as_ref().unwrap_or(meta)
-                };
-                // The columns in the order arrow-rs hands them out (by
-                // root), and which of them are read as dictionaries here.
-                let mut roots = projected.to_vec();
-                roots.sort_unstable();
-                roots.dedup();
-                // A row selection (a slice) goes through arrow-rs whole.
-                let leaves: Vec<Option<usize>> = roots
-                    .iter()
-                    .map(|&root| {
-                        (!slice)
-                            .then(|| dictionary_leaf(meta, *block, root))
-                            .flatten()
-                    })
-                    .collect();
-                let mask = ProjectionMask::roots(
-                    meta.metadata().file_metadata().schema_descr(),
-                    roots
-                        .iter()
-                        .zip(&leaves)
-                        .filter(|(_, leaf)| leaf.is_none())
-                        .map(|(r, _)| *r),
-                );
-                let mut blob = Blob::open(path, self.remote.as_ref())?;
-                if blob.is_remote() {
-                    let selection = slice.then(|| skip_select(first - start, *rows));
-                    let needed = needed_ranges(meta, *block, Some(projected), selection.as_ref());
-                    self.prefetch(&mut blob, needed)?;
-                }
-                let blob = Arc::new(blob);
-                let mut dictionaries = roots
-                    .iter()
-                    .zip(&leaves)
-                    .filter_map(|(&root, leaf)| leaf.map(|leaf| (root, leaf)))
-                    .map(|(root, leaf)| {
-                        DictionaryChunk::new(
-                            path,
-                            blob.clone(),
-                            meta.metadata(),
-                            *block,
-                            leaf,
-                            meta.schema().field(root),
-                        )
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let mut assemble = |plain: &[ArrayRef], n: usize| -> Result<Vec<ArrayRef>> {
-                    let (mut plain, mut dict) = (plain.iter(), dictionaries.iter_mut());
-                    leaves
-                        .iter()
-                        .map(|leaf| {
-                            let column = match leaf {
-                                Some(_) => dict.next().map(|r| r.read(n)).transpose()?,
-                                None => plain.next().cloned(),
-                            };
-                            column.ok_or_else(|| {
-                                ReconError::Internal("fewer columns than projected".into())
-                            })
-                        })
-                        .collect()
-                };
-                if !leaves.is_empty() && leaves.iter().all(Option::is_some) {
-                    // Every column is read here: batches of the same size
-                    // as arrow-rs's.
-                    while pos < *rows {
-                        let n = (*rows - pos).min(batch_size as u64) as usize;
-                        each(&assemble(&[], n)?, first + pos, n)?;
-                        pos += n as u64;
-                    }
-                } else {
-                    let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
-                        SharedBlob(blob.clone()),
-                        meta.clone(),
-                    )
-                    .with_row_groups(vec![*block])
-                    .with_batch_size(batch_size)
-                    .with_projection(mask);
-                    if slice {
-                        builder = builder.with_row_selection(skip_select(first - start, *rows));
-                    }
-                    let reader = builder.build().map_err(|e| ReconError::parquet(path, e))?;
-                    for batch in reader {
-                        let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
-                        let n = batch.num_rows();
-                        each(&assemble(batch.columns(), n)?, first + pos, n)?;
-                        pos += n as u64;
-                    }
-                }
+            (Kind::Parquet { .. }, Unit::Block { block, rows, .. }) => {
+                pos = self.read_parquet(path, *block, (first, *rows), projected, batch_size, each)?;
             }
             (Kind::IpcFile { starts }, Unit::Block { block, rows, .. }) => {
                 let mut reader = FileReader::try_new(
@@ -479,6 +359,144 @@ impl BlockMeta {
                     path,
                     format!("block {block} holds {pos} rows but its metadata says {expect}"),
                 ));
+            }
+        }
+        Ok(pos)
+    }
+
+    /// [`read`](Self::read) for a Parquet row group `block`: the `rows`
+    /// rows from position `first` (the whole group, or a slice of it),
+    /// dictionary-encoded columns read here, the rest through arrow-rs.
+    fn read_parquet(
+        &self,
+        path: &Path,
+        block: usize,
+        (first, rows): (u64, u64),
+        projected: &[usize],
+        batch_size: usize,
+        each: &mut BlockSink<'_>,
+    ) -> Result<u64> {
+        let Kind::Parquet {
+            meta,
+            scan_meta,
+            int96,
+            starts,
+            fetch_meta,
+        } = &self.kind
+        else {
+            return Err(ReconError::Internal("not a Parquet file".into()));
+        };
+        let mut pos = 0u64;
+        let (start, end) = match starts.get(block..block + 2) {
+            Some(w) => (w[0], w[1]),
+            None => return Err(ReconError::Internal("block beyond the file".into())),
+        };
+        if first < start || first + rows > end {
+            return Err(ReconError::Internal("slice outside its block".into()));
+        }
+        let slice = first > start || first + rows < end;
+        let leaves: Vec<&Int96Leaf> = int96
+            .iter()
+            .filter(|l| projected.contains(&l.root))
+            .collect();
+        if !leaves.is_empty() {
+            check_int96(path, self.remote.as_ref(), meta, block, start, &leaves)?;
+        }
+        let meta = if slice {
+            match fetch_meta.get() {
+                Some(m) => m,
+                None => {
+                    let loaded = with_offset_index(path, self.remote.as_ref(), meta)?;
+                    fetch_meta.get_or_init(|| loaded)
+                }
+            }
+        } else {
+            scan_meta.as_ref().unwrap_or(meta)
+        };
+        // The columns in the order arrow-rs hands them out (by
+        // root), and which of them are read as dictionaries here.
+        let mut roots = projected.to_vec();
+        roots.sort_unstable();
+        roots.dedup();
+        // A row selection (a slice) goes through arrow-rs whole.
+        let leaves: Vec<Option<usize>> = roots
+            .iter()
+            .map(|&root| {
+                (!slice)
+                    .then(|| dictionary_leaf(meta, block, root))
+                    .flatten()
+            })
+            .collect();
+        let mask = ProjectionMask::roots(
+            meta.metadata().file_metadata().schema_descr(),
+            roots
+                .iter()
+                .zip(&leaves)
+                .filter(|(_, leaf)| leaf.is_none())
+                .map(|(r, _)| *r),
+        );
+        let mut blob = Blob::open(path, self.remote.as_ref())?;
+        if blob.is_remote() {
+            let selection = slice.then(|| skip_select(first - start, rows));
+            let needed = needed_ranges(meta, block, Some(projected), selection.as_ref());
+            self.prefetch(&mut blob, needed)?;
+        }
+        let blob = Arc::new(blob);
+        let mut dictionaries = roots
+            .iter()
+            .zip(&leaves)
+            .filter_map(|(&root, leaf)| leaf.map(|leaf| (root, leaf)))
+            .map(|(root, leaf)| {
+                DictionaryChunk::new(
+                    path,
+                    blob.clone(),
+                    meta.metadata(),
+                    block,
+                    leaf,
+                    meta.schema().field(root),
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut assemble = |plain: &[ArrayRef], n: usize| -> Result<Vec<ArrayRef>> {
+            let (mut plain, mut dict) = (plain.iter(), dictionaries.iter_mut());
+            leaves
+                .iter()
+                .map(|leaf| {
+                    let column = match leaf {
+                        Some(_) => dict.next().map(|r| r.read(n)).transpose()?,
+                        None => plain.next().cloned(),
+                    };
+                    column.ok_or_else(|| {
+                        ReconError::Internal("fewer columns than projected".into())
+                    })
+                })
+                .collect()
+        };
+        if !leaves.is_empty() && leaves.iter().all(Option::is_some) {
+            // Every column is read here: batches of the same size
+            // as arrow-rs's.
+            while pos < rows {
+                let n = (rows - pos).min(batch_size as u64) as usize;
+                each(&assemble(&[], n)?, first + pos, n)?;
+                pos += n as u64;
+            }
+        } else {
+            let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                SharedBlob(blob.clone()),
+                meta.clone(),
+            )
+            .with_row_groups(vec![block])
+            .with_batch_size(batch_size)
+            .with_projection(mask);
+            if slice {
+                builder = builder.with_row_selection(skip_select(first - start, rows));
+            }
+            let reader = builder.build().map_err(|e| ReconError::parquet(path, e))?;
+            for batch in reader {
+                let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
+                let n = batch.num_rows();
+                each(&assemble(batch.columns(), n)?, first + pos, n)?;
+                pos += n as u64;
             }
         }
         Ok(pos)
