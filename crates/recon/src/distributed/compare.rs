@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use super::plan::DistributedPlan;
 use super::sums::{bucket_of, BucketSums, Reader};
-use crate::digest::{null_digest, single_difference, DigestBuildHasher};
+use crate::digest::{single_difference, DigestBuildHasher};
 use crate::error::{ReconError, Result};
 
 /// What pass 1 found: the two sides' bucket fingerprints compared.

@@ -2,7 +2,7 @@
 //! workers and the driver (`reconBS1`, little-endian; docs/spark.md).
 
 use super::digester::SideDigester;
-use crate::digest::Fingerprint;
+use crate::digest::{null_digest, Fingerprint};
 use crate::error::{ReconError, Result};
 use crate::modes::fingerprint::ColumnDigest;
 

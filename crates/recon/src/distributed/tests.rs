@@ -1,4 +1,6 @@
-use super::*;
+use super::compare::{compare_buckets, BucketComparison, Selector};
+use super::plan::{Described, DistributedPlan};
+use super::sums::BucketSums;
 use crate::config::AlignOptions;
 use crate::side::Side;
 use arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
@@ -229,8 +231,7 @@ fn a_batch_in_another_class_than_planned_is_refused() {
         ])),
     };
     let strings: ArrayRef = Arc::new(StringArray::from(vec!["1"]));
-    let batch =
-        RecordBatch::try_new(wrong.schema.clone(), vec![strings.clone(), strings]).unwrap();
+    let batch = RecordBatch::try_new(wrong.schema.clone(), vec![strings.clone(), strings]).unwrap();
     let err = plan
         .digester(Side::Source)
         .digest(&batch, false)

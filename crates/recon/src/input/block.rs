@@ -300,7 +300,8 @@ impl BlockMeta {
         };
         match (&self.kind, unit) {
             (Kind::Parquet { .. }, Unit::Block { block, rows, .. }) => {
-                pos = self.read_parquet(path, *block, (first, *rows), projected, batch_size, each)?;
+                pos =
+                    self.read_parquet(path, *block, (first, *rows), projected, batch_size, each)?;
             }
             (Kind::IpcFile { starts }, Unit::Block { block, rows, .. }) => {
                 let mut reader = FileReader::try_new(
@@ -466,9 +467,8 @@ impl BlockMeta {
                         Some(_) => dict.next().map(|r| r.read(n)).transpose()?,
                         None => plain.next().cloned(),
                     };
-                    column.ok_or_else(|| {
-                        ReconError::Internal("fewer columns than projected".into())
-                    })
+                    column
+                        .ok_or_else(|| ReconError::Internal("fewer columns than projected".into()))
                 })
                 .collect()
         };

@@ -472,14 +472,17 @@ fn ndjson_schema(lines: &[u8], path: &Path) -> Result<SchemaRef> {
     }
     let joined = lines.join(&b'\n');
     let (schema, _) = arrow::json::reader::infer_json_schema(std::io::Cursor::new(joined), None)
-        .map_err(|e| ReconError::input(path, format!("not valid NDJSON in its first lines: {e}")))?;
+        .map_err(|e| {
+            ReconError::input(path, format!("not valid NDJSON in its first lines: {e}"))
+        })?;
     let fields: Vec<Field> = schema
         .fields()
         .iter()
         .map(|f| match f.data_type() {
-            DataType::List(_) | DataType::Struct(_) | DataType::LargeList(_) | DataType::Map(..) => {
-                f.as_ref().clone().with_nullable(true)
-            }
+            DataType::List(_)
+            | DataType::Struct(_)
+            | DataType::LargeList(_)
+            | DataType::Map(..) => f.as_ref().clone().with_nullable(true),
             _ => Field::new(f.name(), DataType::Utf8, true),
         })
         .collect();

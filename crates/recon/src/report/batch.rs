@@ -168,7 +168,7 @@ fn skipped_not_disabled(xml: String, skipped: usize) -> String {
 mod tests {
     use super::*;
 
-    fn outcome(name: &str, verdict: &'static str) -> PairOutcome {
+    fn outcome(name: &str, verdict: Verdict) -> PairOutcome {
         PairOutcome {
             name: name.into(),
             mode: BatchMode::Diff,
@@ -186,9 +186,9 @@ mod tests {
     #[test]
     fn skipped_pairs_are_counted_as_skipped_not_disabled() {
         let xml = junit(&[
-            outcome("a", "error"),
-            outcome("b", "skipped"),
-            outcome("c", "skipped"),
+            outcome("a", Verdict::Error),
+            outcome("b", Verdict::Skipped),
+            outcome("c", Verdict::Skipped),
         ])
         .unwrap();
         assert!(

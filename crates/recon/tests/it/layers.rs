@@ -178,14 +178,32 @@ const MODES_LAYERS: &[(&str, u32)] = &[
     // The keyed diff: its own records, plus the multiset matcher for the
     // rows of duplicated and NULL keys.
     ("keyed", 3),
-    // The pieces a distributed engine (recon.spark) runs: fingerprints in
-    // parts, and a keyless diff's passes over bucket sums.
-    ("distributed", 3),
     // Keyed or keyless, by the options.
     ("diff", 4),
     // Many pairs of either mode.
     ("batch", 5),
 ];
+
+/// Sub-modules of `distributed` (what an outside engine runs), lowest first.
+const DISTRIBUTED_LAYERS: &[(&str, u32)] = &[
+    // One side's digests of a batch.
+    ("digester", 0),
+    // The plan from schemas (which makes digesters); bucket sums of digests.
+    ("plan", 1),
+    ("sums", 1),
+    // The driver's comparison of the sums, and the second pass's selector.
+    ("compare", 2),
+    // The report from what the engine counted.
+    ("report", 3),
+    ("tests", 4),
+];
+
+#[test]
+fn distributed_sub_modules_only_use_lower_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let problems = check_sub_layers(&src, "distributed", DISTRIBUTED_LAYERS);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
 
 #[test]
 fn modes_sub_modules_only_use_lower_layers() {

@@ -367,7 +367,8 @@ fn split_columns(
             Ok(p) => {
                 c.data.push(field);
                 c.physical_names.push(name);
-                c.physical_types.push(crate::input::types::strip_metadata(p.data_type()));
+                c.physical_types
+                    .push(crate::input::types::strip_metadata(p.data_type()));
             }
             Err(_) => {
                 c.partitions.push(field);

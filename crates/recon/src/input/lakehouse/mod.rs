@@ -318,9 +318,7 @@ fn iceberg_layout(
         .iter()
         .map(|f| s.name_mapping.as_ref()?.get(f.name()).copied())
         .collect();
-    if !by_id.is_empty()
-        && by_id.iter().all(Option::is_none)
-        && by_name.iter().all(Option::is_none)
+    if !by_id.is_empty() && by_id.iter().all(Option::is_none) && by_name.iter().all(Option::is_none)
     {
         return Err(ReconError::input(
             &lf.path,
@@ -348,8 +346,7 @@ fn iceberg_layout(
                     continue;
                 }
                 // Only a file column without a field id of its own.
-                None => (0..by_id.len())
-                    .find(|&i| by_id[i].is_none() && by_name[i] == Some(c.id)),
+                None => (0..by_id.len()).find(|&i| by_id[i].is_none() && by_name[i] == Some(c.id)),
             },
         };
         let Some(i) = found else {
