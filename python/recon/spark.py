@@ -394,6 +394,8 @@ def diff(
     tgt = (target_name, digest_schema(target))
     planner = _recon.spark_plan_keyed if keyed else _recon.spark_plan_pair
     plan = planner(src, tgt, js, rules_arg)
+    if keyed:
+        _refuse_collated_keys(plan, {"source": source, "target": target})
     path = _digest_path(digests, source, plan)
     nb = 1 << bits
 
@@ -567,6 +569,20 @@ def diff(
                          threads, kept_rows[0] + kept_rows[1], pass1_seconds,
                          time.perf_counter() - started - pass1_seconds, path)
     return SparkDiff(result, unmatched, counted, source, target)
+
+
+def _refuse_collated_keys(plan: Any, frames: Mapping[str, Any]) -> None:
+    """Spark groups and joins a collated string (``UTF8_LCASE``, ...) by its
+    collation, recon by its bytes: such a key column would be split or
+    merged differently by the two, so it is refused."""
+    for side, df in frames.items():
+        for name in plan.key(side):
+            kind = df.schema[name].dataType.simpleString()
+            if "collate" in kind.lower():
+                raise _recon.UsageError(
+                    f"key column {name!r} of the {side} is a {kind}: Spark matches it by its "
+                    f"collation and recon by its bytes, so it cannot be a key on Spark; "
+                    f"pass it as plain text (F.col({name!r}).cast('string'))")
 
 
 def _keyed(source: Any, target: Any, frames: Mapping[str, Any], plan: Any, cmp: Any,

@@ -183,6 +183,9 @@ def test_keyed_refusals_name_the_key_column(spark):
         recon.spark.diff(a, a, key="st")
     with pytest.raises(recon.UsageError, match="not a compared column"):
         recon.spark.diff(a, a, key="nope")
+    collated = spark.sql("SELECT 'a' COLLATE UTF8_LCASE AS c, 1 AS v")
+    with pytest.raises(recon.UsageError, match="'c' of the source is a string collate"):
+        recon.spark.diff(collated, collated, key="c")
     with pytest.raises(recon.UsageError, match="pass key="):
         recon.spark.diff(a, a, tolerance={"id": 1})
     with pytest.raises(recon.UsageError, match="keyed"):
