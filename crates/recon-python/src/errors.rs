@@ -42,7 +42,9 @@ create_exception!(
     "An internal invariant failed: a bug in recon."
 );
 
-/// Options whose Python value is a dict of column to value.
+/// Options whose Python value is a dict (of column to value; storage_options:
+/// of key to value). python/tests/test_option_parity.py checks these tables
+/// against the package's own.
 const DICTS: &[&str] = &[
     "map",
     "cast",
@@ -51,6 +53,7 @@ const DICTS: &[&str] = &[
     "timestamp_precision",
     "date_format",
     "timestamp_format",
+    "storage_options",
 ];
 /// Options whose Python value is a list.
 const LISTS: &[&str] = &[
