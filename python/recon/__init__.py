@@ -16,16 +16,8 @@ the same names and meanings (``--skip-rows 3`` is ``skip_rows=3``).
 
 from __future__ import annotations
 
-from ._api import (
-    Diff,
-    Fingerprint,
-    FingerprintComparison,
-    SchemaPlan,
-    compare_fingerprints,
-    diff,
-    fingerprint,
-    schema,
-)
+from ._api import compare_fingerprints, diff, fingerprint, schema
+from ._results import Diff, Fingerprint, FingerprintComparison, SchemaPlan
 from ._recon import (
     ENCODING_VERSION,
     CancelledError,

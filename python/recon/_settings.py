@@ -111,3 +111,33 @@ def settings(options: Mapping[str, Any]) -> str:
 
 def fspath(value: Optional[Any]) -> Optional[str]:
     return None if value is None else os.fspath(value)
+
+
+# The keywords recon.schema and recon.fingerprint take (recon.diff takes them all).
+SCHEMA_OPTIONS = {
+    "columns", "exclude", "map", "cast", "by_position", "ignore_case_names",
+    "ignore_extra_columns", "assume_tz", "round", "timestamp_precision", "trim",
+    "case_insensitive", "empty_as_null", "source_format", "target_format", "delimiter",
+    "quote", "escape", "header", "null_values", "encoding", "infer_types",
+    "max_parse_errors", "int96_unit", "trailing_delimiter", "quoted_empty_as_null",
+    "date_format", "timestamp_format", "skip_rows", "source_skip_rows",
+    "target_skip_rows", "comment", "source_query", "target_query", "connections",
+    "storage_options",
+}
+FINGERPRINT_OPTIONS = (SCHEMA_OPTIONS - {"source_format", "target_format", "source_skip_rows",
+                                           "target_skip_rows", "source_query", "target_query"}
+                        ) | {"threads", "temp_dir", "format", "query"}
+
+
+def check_names(options: Mapping[str, Any], allowed: set, fn: str) -> None:
+    for name in options:
+        if name not in allowed:
+            raise TypeError(f"{fn}() got an unexpected keyword argument {name!r}")
+
+
+def align_input(kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    for flag in ("by_position", "ignore_case_names", "ignore_extra_columns", "infer_types",
+                 "trailing_delimiter", "quoted_empty_as_null"):
+        if kwargs.get(flag) is False:
+            kwargs[flag] = None
+    return kwargs

@@ -45,7 +45,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 import pyarrow as pa
 
 from . import _recon, _spark_jvm
-from ._api import Diff, Fingerprint, PathLike
+from ._results import DiffReport, Fingerprint, PathLike
 from ._settings import settings as _settings
 
 Columns = Union[str, Sequence[str]]
@@ -214,18 +214,19 @@ def _positional(df: Any) -> list:
     return [_col(c).alias(f"c{i}") for i, c in enumerate(df.columns)]
 
 
-class SparkDiff(Diff):
-    """The result of :func:`diff`: the same report, text summary and HTML
-    as :func:`recon.diff`; the evidence as Spark DataFrames, computed when
-    used and never collected to the driver unless you collect them (keyed
-    diffs: built from the kept rows' evidence, which the driver holds)."""
+class SparkDiff(DiffReport):
+    """The result of :func:`diff`: the same verdict, counts, report, text
+    summary and HTML as :func:`recon.diff`'s ``recon.Diff``; the evidence as
+    Spark DataFrames, computed when used and never collected to the driver
+    unless you collect them (keyed diffs: built from the differing keys'
+    evidence, which the driver holds)."""
 
     def __init__(self, result: Any, unmatched: Any, cached: Any, source: Any,
-                 target: Any, local: Optional[Diff] = None) -> None:
+                 target: Any, local: Any = None) -> None:
         self._result = result
         self._keyed = local is not None
+        # Keyed: recon.diff's result on the kept rows (its evidence files).
         self._local = local
-        self.output = None
         self._report = None
         self._unmatched = unmatched
         self._frames = (source, target)
