@@ -13,7 +13,7 @@ use arrow_pyarrow::{FromPyArrow, PyArrowType, ToPyArrow};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use recon::config::RulesFile;
+use recon::config::{AlignOptions, RulesFile};
 use recon::distributed::{
     compare_buckets, complete_keyed, report, samples, BucketComparison, BucketSums, Described,
     DistributedPlan, Findings, KeyedRest, Selector, SideDigester,
@@ -73,14 +73,7 @@ pub fn spark_plan_pair(
     settings: &str,
     rules: Option<(String, String)>,
 ) -> PyResult<SparkPlan> {
-    let opts = options(py, settings, rules)?;
-    let described = |(name, schema): (String, PyArrowType<Schema>)| Described {
-        name,
-        schema: Arc::new(schema.0),
-    };
-    let plan = DistributedPlan::pair(&described(source), &described(target), &opts.align)
-        .map_err(py_err(py))?;
-    Ok(SparkPlan { plan, opts })
+    plan_two(py, [source, target], settings, rules, DistributedPlan::pair)
 }
 
 /// Plans a keyed diff (the settings name the key): as `spark_plan_pair`.
@@ -93,13 +86,31 @@ pub fn spark_plan_keyed(
     settings: &str,
     rules: Option<(String, String)>,
 ) -> PyResult<SparkPlan> {
+    plan_two(
+        py,
+        [source, target],
+        settings,
+        rules,
+        DistributedPlan::keyed,
+    )
+}
+
+type Planner = fn(&Described, &Described, &AlignOptions) -> recon::Result<DistributedPlan>;
+
+/// A pair planned from its two schemas by `planner` (keyless or keyed).
+fn plan_two(
+    py: Python<'_>,
+    tables: [(String, PyArrowType<Schema>); 2],
+    settings: &str,
+    rules: Option<(String, String)>,
+    planner: Planner,
+) -> PyResult<SparkPlan> {
     let opts = options(py, settings, rules)?;
-    let described = |(name, schema): (String, PyArrowType<Schema>)| Described {
+    let [source, target] = tables.map(|(name, schema)| Described {
         name,
         schema: Arc::new(schema.0),
-    };
-    let plan = DistributedPlan::keyed(&described(source), &described(target), &opts.align)
-        .map_err(py_err(py))?;
+    });
+    let plan = planner(&source, &target, &opts.align).map_err(py_err(py))?;
     Ok(SparkPlan { plan, opts })
 }
 

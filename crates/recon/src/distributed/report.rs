@@ -67,18 +67,26 @@ pub struct Findings {
     pub digests: Option<&'static str>,
 }
 
-/// The diff's report in the CLI's shape.
-pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -> Report {
+/// The report's inputs: the tables as the engine (`engine`) read them.
+fn engine_inputs(plan: &DistributedPlan, engine: &str, rows: [u64; 2]) -> Inputs {
     let input = |side: Side| InputReport {
         path: plan.name(side),
-        format: found.engine.to_string(),
+        format: engine.to_string(),
         files: 0,
-        rows: cmp.rows[side.index()],
+        rows: rows[side.index()],
         dialect: None,
         snapshot: None,
         database: None,
         fetched: None,
     };
+    Inputs {
+        source: input(Side::Source),
+        target: input(Side::Target),
+    }
+}
+
+/// The diff's report in the CLI's shape.
+pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -> Report {
     let second_pass = found.rows_shuffled.map(|rows| SecondPass {
         strategy: if cmp.undecoded.is_empty() {
             "targeted"
@@ -107,10 +115,7 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
         source_only,
         target_only,
     };
-    let inputs = Inputs {
-        source: input(Side::Source),
-        target: input(Side::Target),
-    };
+    let inputs = engine_inputs(plan, found.engine, cmp.rows);
     let (scan, rest) = (found.pass1.as_secs_f64(), found.rest.as_secs_f64());
     Report {
         elapsed_seconds: scan + rest,
@@ -205,20 +210,7 @@ pub fn complete_keyed(
     keyed.keyed.null_key_rows.target += rest.null_key_rows;
     report.source_rows = rest.rows[0];
     report.target_rows = rest.rows[1];
-    let input = |side: Side| InputReport {
-        path: plan.name(side),
-        format: rest.engine.to_string(),
-        files: 0,
-        rows: rest.rows[side.index()],
-        dialect: None,
-        snapshot: None,
-        database: None,
-        fetched: None,
-    };
-    report.inputs = Inputs {
-        source: input(Side::Source),
-        target: input(Side::Target),
-    };
+    report.inputs = engine_inputs(plan, rest.engine, rest.rows);
     let shuffled = kept_rows[0] + kept_rows[1];
     report.settings = Settings {
         threads: rest.threads,
