@@ -816,31 +816,80 @@ fn a_targeted_second_pass_reads_only_the_row_groups_that_differ_and_gives_the_on
     );
     let rows_read = pass["rows_read"].as_u64().unwrap();
     assert!(rows_read <= 6 * 8192, "read {rows_read} of 200002 rows");
-    // Two extra copies of one row do not decode from the fingerprints (an
-    // even count difference has no inverse mod 2^128): the second pass reads
-    // everything, with the same answer.
-    let t3 = write("t3.parquet", &rows(&[], &[7, 7, 7]));
-    let (c1, one) = diff_json(&s, &t3, &["--passes", "1"]);
-    let (c2, two) = diff_json(&s, &t3, &["--passes", "2"]);
-    assert_eq!((c1, c2), (1, 1));
-    assert_eq!(
-        without_run_fields(one.clone()),
-        without_run_fields(two.clone())
-    );
-    assert_eq!(two["target_only_rows"], 2);
-    assert_eq!(two["settings"]["second_pass"]["strategy"], "full");
-    // Three extra copies (an odd difference) decode: targeted again.
-    let t4 = write("t4.parquet", &rows(&[], &[7, 7, 7, 7]));
-    let (c1, one) = diff_json(&s, &t4, &["--passes", "1"]);
-    let (c2, two) = diff_json(&s, &t4, &["--passes", "2"]);
-    assert_eq!((c1, c2), (1, 1));
-    assert_eq!(without_run_fields(one), without_run_fields(two.clone()));
-    assert_eq!(two["target_only_rows"], 3);
-    assert_eq!(two["settings"]["second_pass"]["strategy"], "targeted");
+    // Any copy-count difference decodes, even ones: two, three, twenty
+    // extra copies of one row.
+    for copies in [2usize, 3, 20] {
+        let extra = vec![7; copies + 1];
+        let t = write(&format!("t{copies}.parquet"), &rows(&[], &extra));
+        let (c1, one) = diff_json(&s, &t, &["--passes", "1"]);
+        let (c2, two) = diff_json(&s, &t, &["--passes", "2"]);
+        assert_eq!((c1, c2), (1, 1));
+        assert_eq!(
+            without_run_fields(one.clone()),
+            without_run_fields(two.clone())
+        );
+        assert_eq!(two["target_only_rows"], copies, "{copies}");
+        let pass = &two["settings"]["second_pass"];
+        assert_eq!(pass["strategy"], "targeted", "{copies}: {pass}");
+        assert_eq!(pass["decoded_digests"], 1);
+    }
     // A match needs no second pass at all.
     let (c, same) = diff_json(&s, &s, &["--passes", "2"]);
     assert_eq!(c, 0);
     assert!(same["settings"]["second_pass"].is_null());
+}
+
+#[test]
+fn a_twenty_copy_drift_decodes_in_run_and_a_sketch_too_small_says_why_the_pass_was_full() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, r: &[(Option<String>, Option<i64>)]| {
+        let p = tmp.path().join(name);
+        let refs: Vec<(Option<&str>, Option<i64>)> =
+            r.iter().map(|(k, n)| (k.as_deref(), *n)).collect();
+        common::write_parquet(&p, &common::kv_batch(&refs), 10_000);
+        p
+    };
+    let base: Vec<(Option<String>, Option<i64>)> = (0..100_000i64)
+        .map(|i| (Some(format!("k{}", i % 40_000)), Some(i)))
+        .collect();
+    let s = write("s.parquet", &base);
+    // 2,000 rows with 20 more copies each in the target: thousands of
+    // buckets hold two or more of them, and every count is even.
+    let mut drifted = base.clone();
+    for r in base.iter().step_by(50) {
+        drifted.extend(std::iter::repeat_n(r.clone(), 20));
+    }
+    let t = write("t.parquet", &drifted);
+    let (c1, one) = diff_json(&s, &t, &["--passes", "1"]);
+    let (c2, two) = diff_json(&s, &t, &["--passes", "2"]);
+    assert_eq!((c1, c2), (1, 1));
+    assert_eq!(without_run_fields(one), without_run_fields(two.clone()));
+    assert_eq!(two["target_only_rows"], 40_000);
+    let pass = &two["settings"]["second_pass"];
+    assert_eq!(pass["strategy"], "targeted", "{pass}");
+    assert_eq!(pass["decoded_digests"], 2_000);
+    // 66,668 differing digests are more than the in-run sketch holds: the
+    // second pass reads everything, says why, and the answer is the same.
+    // (A third of the rows changed: too few for the drift probe to spill.)
+    let mut changed = base.clone();
+    for r in changed.iter_mut().step_by(3) {
+        r.1 = r.1.map(|v| -v - 1);
+    }
+    let t = write("changed.parquet", &changed);
+    let (c1, one) = diff_json(&s, &t, &["--passes", "1"]);
+    let (c2, two) = diff_json(&s, &t, &["--passes", "2"]);
+    assert_eq!((c1, c2), (1, 1));
+    assert_eq!(without_run_fields(one), without_run_fields(two.clone()));
+    let pass = &two["settings"]["second_pass"];
+    assert_eq!(pass["strategy"], "full", "{pass}");
+    assert!(
+        pass["full_because"]
+            .as_str()
+            .unwrap()
+            .contains("did not all decode"),
+        "{pass}"
+    );
+    assert!(pass["undecoded_buckets"].as_u64().unwrap() > 0, "{pass}");
 }
 
 #[test]

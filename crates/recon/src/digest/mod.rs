@@ -1,8 +1,10 @@
 //! Digests: the canonical encoding of values and rows and its 128-bit row
 //! digests ([`encode`], specified with test vectors in docs/encoding.md),
-//! and order-independent digests of multisets of them ([`multiset`]).
+//! order-independent digests of multisets of them ([`multiset`]), and
+//! invertible sketches that name the digests two multisets differ in ([`iblt`]).
 
 pub mod encode;
+pub mod iblt;
 pub mod multiset;
 pub mod sketch;
 
@@ -12,8 +14,8 @@ pub use encode::{
     ENCODING_VERSION,
 };
 pub use multiset::{
-    fp_bucket_of, mix, single_difference, DigestBuildHasher, DigestHasher, Fingerprint, FP_BITS,
-    FP_BUCKETS,
+    bucket_difference, fp_bucket_of, mix, BucketDifferences, DigestBuildHasher, DigestHasher,
+    Fingerprint, FP_BITS, FP_BUCKETS,
 };
 pub use sketch::UnitFilter;
 

@@ -28,9 +28,15 @@ pub struct Fingerprint {
 impl Fingerprint {
     #[inline]
     pub fn add(&mut self, d: u128) {
+        self.add_mixed(d, mix(d));
+    }
+
+    /// [`add`](Self::add) of a digest whose [`mix`] is `m`.
+    #[inline(always)]
+    pub fn add_mixed(&mut self, d: u128, m: u64) {
         self.count += 1;
         self.sum = self.sum.wrapping_add(d);
-        self.mix = self.mix.wrapping_add(mix(d));
+        self.mix = self.mix.wrapping_add(m);
     }
 
     pub fn merge(&mut self, o: &Fingerprint) {
@@ -74,31 +80,123 @@ pub fn mix(d: u128) -> u64 {
     x ^ (x >> 33)
 }
 
-/// The one digest whose count differs between two fingerprints of a
-/// bucket, when the difference is a single digest: `count` differs by an odd
-/// `c` (the sum then differs by `c · d`, and `c` is invertible mod 2^128),
-/// and the nonlinear mix confirms `d`. Returns `(d, c)`, `c = source − target`.
+/// The one digest whose count differs between two fingerprints of bucket
+/// `bucket` (of `2^bits`, picked by a digest's top bits), when the
+/// difference is a single digest. Returns `(d, c)`, `c = source − target`.
+///
+/// The sums differ by `c · d (mod 2¹²⁸)`. With `c = 2ᵛ · u`, `u` odd, that
+/// fixes the low `128 − v` bits of `d` (`u` is invertible modulo 2¹²⁸), and
+/// the bucket supplies the top `bits ≥ v` bits that the factor `2ᵛ` hides,
+/// so any copy count up to a multiple of `2^bits` decodes, even ones. The
+/// nonlinear mix then confirms `d`.
 ///
 /// This decodes almost every differing bucket of a pair that drifts in a
 /// few rows: with 16384 buckets, two differing digests rarely share one. A
 /// bucket holding more than one difference yields `None` (or, with
-/// probability 2^-64 per bucket, a wrong `d`; the targeted second pass then
+/// probability 2⁻⁶⁴ per bucket, a wrong `d`; the targeted second pass then
 /// finds counts that do not reproduce `c`, which is an error, never an answer).
-pub fn single_difference(source: &Fingerprint, target: &Fingerprint) -> Option<(u128, i64)> {
+pub fn bucket_difference(
+    source: &Fingerprint,
+    target: &Fingerprint,
+    bucket: usize,
+    bits: u32,
+) -> Option<(u128, i64)> {
     let c = (source.count as i64).checked_sub(target.count as i64)?;
-    if c % 2 == 0 {
+    decode_bucket(
+        c,
+        source.sum.wrapping_sub(target.sum),
+        source.mix.wrapping_sub(target.mix),
+        bucket,
+        bits,
+    )
+}
+
+/// [`bucket_difference`] of a bucket's differences: count `c`, sum `sum`
+/// and mix `mixed`.
+fn decode_bucket(c: i64, sum: u128, mixed: u64, bucket: usize, bits: u32) -> Option<(u128, i64)> {
+    let v = c.trailing_zeros();
+    if c == 0 || v > bits {
         return None;
     }
-    let diff = source.sum.wrapping_sub(target.sum);
-    // c · d ≡ diff (mod 2^128); c odd, so c has an inverse (Newton's iteration).
-    let c128 = c as i128 as u128;
-    let mut inv = c128; // correct to 3 bits for odd c
+    let u = ((c as i128) >> v) as u128;
+    // u · u⁻¹ ≡ 1 (mod 2¹²⁸) by Newton's iteration (correct to 3 bits for odd u).
+    let mut inv = u;
     for _ in 0..6 {
-        inv = inv.wrapping_mul(2u128.wrapping_sub(c128.wrapping_mul(inv)));
+        inv = inv.wrapping_mul(2u128.wrapping_sub(u.wrapping_mul(inv)));
     }
-    let d = diff.wrapping_mul(inv);
-    let mixed = source.mix.wrapping_sub(target.mix);
-    (mixed == mix(d).wrapping_mul(c as u64)).then_some((d, c))
+    let low = (sum >> v).wrapping_mul(inv);
+    let top = if bits == 0 {
+        0
+    } else {
+        (bucket as u128) << (128 - bits)
+    };
+    let low_mask = if bits == 0 {
+        u128::MAX
+    } else {
+        u128::MAX >> bits
+    };
+    let d = (low & low_mask) | top;
+    // The bits the bucket and the quotient both give must agree: checking
+    // c · d against the sum's difference covers them and the hidden ones.
+    ((c as i128 as u128).wrapping_mul(d) == sum && mixed == mix(d).wrapping_mul(c as u64))
+        .then_some((d, c))
+}
+
+/// The differences of the two sides' [`FP_BUCKETS`] fingerprint buckets,
+/// as a table a peeling decode takes digests out of (with the sub-tables of
+/// an [`super::iblt::Iblt`] beside it, buckets that hold several differing
+/// digests decode too).
+pub struct BucketDifferences {
+    cells: Vec<(i64, u128, u64)>,
+}
+
+impl BucketDifferences {
+    pub fn new(source: &[Fingerprint], target: &[Fingerprint]) -> BucketDifferences {
+        BucketDifferences {
+            cells: source
+                .iter()
+                .zip(target)
+                .map(|(s, t)| {
+                    (
+                        (s.count as i64).wrapping_sub(t.count as i64),
+                        s.sum.wrapping_sub(t.sum),
+                        s.mix.wrapping_sub(t.mix),
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+impl BucketDifferences {
+    /// Buckets that still differ (after a peel: those it could not empty).
+    pub fn differing(&self) -> usize {
+        self.cells.iter().filter(|c| **c != (0, 0, 0)).count()
+    }
+}
+
+impl super::iblt::Peelable for BucketDifferences {
+    fn cells(&self) -> usize {
+        self.cells.len()
+    }
+
+    fn is_zero_at(&self, i: usize) -> bool {
+        self.cells[i] == (0, 0, 0)
+    }
+
+    fn pure_at(&self, i: usize) -> Option<(u128, i64)> {
+        let (c, sum, mixed) = self.cells[i];
+        decode_bucket(c, sum, mixed, i, FP_BITS)
+    }
+
+    fn take(&mut self, d: u128, c: i64, changed: &mut Vec<usize>) {
+        let k = fp_bucket_of(d);
+        let cell = &mut self.cells[k];
+        cell.0 = cell.0.wrapping_sub(c);
+        cell.1 = cell.1.wrapping_sub((c as i128 as u128).wrapping_mul(d));
+        cell.2 = cell.2.wrapping_sub(mix(d).wrapping_mul(c as u64));
+        changed.push(k);
+    }
 }
 
 #[inline]
@@ -130,26 +228,30 @@ mod tests {
     }
 
     #[test]
-    fn a_single_difference_decodes_from_the_fingerprints() {
+    fn a_single_difference_decodes_from_the_fingerprints_whatever_its_count() {
         let (a, b, c) = (
             0x1234_5678_9abc_def0_u128 << 60 | 77,
             5u128 << 100 | 3,
             9u128,
         );
         // One more copy in the source, then three more, then one fewer.
-        assert_eq!(
-            single_difference(&of(&[a, b, c]), &of(&[b, c])),
-            Some((a, 1))
-        );
-        assert_eq!(
-            single_difference(&of(&[a, a, a, b]), &of(&[b])),
-            Some((a, 3))
-        );
-        assert_eq!(single_difference(&of(&[b]), &of(&[b, c])), Some((c, -1)));
-        // Two differences (a changed row) or an even count: not decodable.
-        assert_eq!(single_difference(&of(&[a]), &of(&[b])), None);
-        assert_eq!(single_difference(&of(&[a, a]), &of(&[])), None);
-        assert_eq!(single_difference(&of(&[a, b]), &of(&[c])), None);
+        let one = |s: &[u128], t: &[u128], d: u128| {
+            bucket_difference(&of(s), &of(t), fp_bucket_of(d), FP_BITS)
+        };
+        assert_eq!(one(&[a, b, c], &[b, c], a), Some((a, 1)));
+        assert_eq!(one(&[a, a, a, b], &[b], a), Some((a, 3)));
+        assert_eq!(one(&[b], &[b, c], c), Some((c, -1)));
+        // Even counts decode too: the bucket gives the bits 2ᵛ hides.
+        assert_eq!(one(&[a, a], &[], a), Some((a, 2)));
+        assert_eq!(one(&[b], &[b; 21], b), Some((b, -20)));
+        let many = vec![a; 1 << FP_BITS];
+        assert_eq!(one(&many, &[], a), Some((a, 1 << FP_BITS)));
+        // Beyond what the bucket's bits can supply, or two differences (a
+        // changed row): not decodable.
+        let more = vec![a; 1 << (FP_BITS + 1)];
+        assert_eq!(one(&more, &[], a), None);
+        assert_eq!(one(&[a], &[b], a), None);
+        assert_eq!(one(&[a, b], &[c], a), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use super::plan::DistributedPlan;
 use super::sums::{bucket_of, BucketSums, Reader};
-use crate::digest::{single_difference, DigestBuildHasher};
+use crate::digest::{bucket_difference, DigestBuildHasher};
 use crate::error::{ReconError, Result};
 
 /// What pass 1 found: the two sides' bucket fingerprints compared.
@@ -79,7 +79,10 @@ pub fn compare_buckets(
             continue;
         }
         cmp.differing.push(i as u32);
-        match single_difference(s, t) {
+        // The engine may choose the buckets (not the digests' top bits),
+        // so the bucket index says nothing of the digest: bits = 0, and
+        // only odd copy-count differences decode here.
+        match bucket_difference(s, t, i, 0) {
             Some(d) => cmp.decoded.push(d),
             None => cmp.undecoded.push(i as u32),
         }

@@ -98,6 +98,8 @@ pub fn report(plan: &DistributedPlan, cmp: &BucketComparison, found: Findings) -
         rows_read: Some(rows),
         decoded_digests: Some(cmp.decoded.len()),
         spilled_in_pass_1: None,
+        undecoded_buckets: None,
+        full_because: None,
     });
     let settings = Settings {
         threads: found.threads,
@@ -224,6 +226,8 @@ pub fn complete_keyed(
             rows_read: Some(shuffled),
             decoded_digests: None,
             spilled_in_pass_1: None,
+            undecoded_buckets: None,
+            full_because: None,
         }),
         digests: rest.digests,
         ..report.settings

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::record::Keyless;
 use super::scan::{Batch, RowRanges, RowSink};
 use super::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
+use crate::digest::iblt::Iblt;
 use crate::digest::{fp_bucket_of, DigestBuildHasher, Fingerprint, UnitFilter, FP_BUCKETS};
 use crate::error::Result;
 use crate::input::Unit;
@@ -42,8 +43,13 @@ pub struct Slice {
 /// second pass can read only the batches that may hold the differing
 /// digests (a batch's filter is a few KiB, so inserts stay in cache, and a
 /// row selection reads only the pages holding the batch).
+///
+/// With a sketch ([`FingerprintSink::with_sketch`]), every digest also goes
+/// into the two sub-tables of an [`Iblt`], source `+1` and target `−1`, so
+/// buckets that hold several differing digests can be peeled apart.
 pub struct FingerprintSink {
     pub fingerprints: [Vec<Fingerprint>; 2],
+    sketch: Option<Iblt>,
     /// Bits per row of each filter; 0: no filters.
     filter_bits: u32,
     current: Option<(UnitKey, Vec<Slice>)>,
@@ -73,9 +79,17 @@ impl Default for FingerprintSink {
     }
 }
 
+/// Sub-tables of the in-run sketch, and their cells (2 × 16384 cells of 32
+/// bytes: 1 MiB per worker). With the fingerprint buckets as a third table
+/// they peel about 36k differing digests (docs/sketch.md).
+const RUN_SKETCH_TABLES: u32 = 2;
+const RUN_SKETCH_LOG_CELLS: u32 = 14;
+
 /// What the workers' fingerprint sinks add up to.
 pub struct Fingerprinted {
     pub fingerprints: [Vec<Fingerprint>; 2],
+    /// The source's digests less the target's, when every sink kept a sketch.
+    pub sketch: Option<Iblt>,
     /// Per unit, its batches' filters, when every unit read has them.
     pub filters: Option<HashMap<UnitKey, Vec<Slice>>>,
 }
@@ -88,6 +102,7 @@ impl FingerprintSink {
                 vec![Fingerprint::default(); FP_BUCKETS],
                 vec![Fingerprint::default(); FP_BUCKETS],
             ],
+            sketch: None,
             filter_bits,
             current: None,
             filters: Vec::new(),
@@ -98,11 +113,18 @@ impl FingerprintSink {
         }
     }
 
-    /// Merges the workers' fingerprints, tables and filters.
+    /// The same sink, also keeping the in-run sketch.
+    pub fn with_sketch(mut self) -> FingerprintSink {
+        self.sketch = Some(Iblt::new(RUN_SKETCH_TABLES, RUN_SKETCH_LOG_CELLS));
+        self
+    }
+
+    /// Merges the workers' fingerprints, sketches and filters.
     pub fn merge(sinks: Vec<FingerprintSink>) -> Fingerprinted {
         let mut fingerprints = FingerprintSink::new(0).fingerprints;
         let mut filters = HashMap::new();
         let mut complete = true;
+        let mut sketch = Some(Iblt::new(RUN_SKETCH_TABLES, RUN_SKETCH_LOG_CELLS));
         for mut s in sinks {
             // Pending digests and the last unit's filter, if `finish` was not called.
             s.close_unit();
@@ -111,11 +133,16 @@ impl FingerprintSink {
                     a.merge(b);
                 }
             }
+            sketch = match (sketch, &s.sketch) {
+                (Some(mut all), Some(one)) => all.merge(one).is_ok().then_some(all),
+                _ => None,
+            };
             complete &= !s.unfiltered && s.filter_bits > 0;
             filters.extend(s.filters);
         }
         Fingerprinted {
             fingerprints,
+            sketch,
             filters: complete.then_some(filters),
         }
     }
@@ -142,8 +169,18 @@ impl FingerprintSink {
             starts[k] += 1;
         }
         let fps = &mut self.fingerprints[side.index()];
-        for &d in &self.sorted {
-            fps[fp_bucket_of(d)].add(d);
+        match self.sketch.as_mut() {
+            None => {
+                for &d in &self.sorted {
+                    fps[fp_bucket_of(d)].add(d);
+                }
+            }
+            Some(sketch) => {
+                let sign = if side == Side::Source { 1 } else { -1 };
+                sketch.add_all_mixed(&self.sorted, sign, |d, m| {
+                    fps[fp_bucket_of(d)].add_mixed(d, m)
+                });
+            }
         }
         self.pending.clear();
     }
@@ -436,5 +473,71 @@ mod tests {
             FingerprintSink::merge(vec![a, b]).fingerprints,
             FingerprintSink::merge(vec![one]).fingerprints
         );
+    }
+
+    /// Random digests from a seed (splitmix64, twice).
+    fn digests(seed: u64, n: usize) -> Vec<u128> {
+        let mut s = seed;
+        let mut next = || {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        (0..n)
+            .map(|_| (next() as u128) << 64 | next() as u128)
+            .collect()
+    }
+
+    /// Pass 1 over `source` and `target` on two workers, then the peel of
+    /// the buckets and the sketch that `scan_stage` runs.
+    fn peel_run(source: &[u128], target: &[u128]) -> crate::digest::iblt::Peeled {
+        let mut sinks = vec![
+            FingerprintSink::default().with_sketch(),
+            FingerprintSink::default().with_sketch(),
+        ];
+        for (side, rows) in [(Side::Source, source), (Side::Target, target)] {
+            for (i, chunk) in rows.chunks(5_000).enumerate() {
+                sinks[i % 2]
+                    .rows(side, &batch(chunk, Locators::Run(0)))
+                    .unwrap();
+            }
+        }
+        let Fingerprinted {
+            fingerprints: [a, b],
+            sketch,
+            ..
+        } = FingerprintSink::merge(sinks);
+        let mut buckets = crate::digest::BucketDifferences::new(&a, &b);
+        crate::digest::iblt::peel(&mut [&mut buckets, &mut sketch.unwrap()])
+    }
+
+    #[test]
+    fn the_buckets_and_the_sketch_peel_tens_of_thousands_of_differences_with_any_counts() {
+        for d in [1usize, 200, 5_000, 30_000] {
+            let shared = digests(1, 20_000);
+            let differing = digests(2 + d as u64, d);
+            let (mut source, mut target) = (shared.clone(), shared);
+            // Odd, even and large copy-count differences, both ways.
+            let mut expected = Vec::new();
+            for (i, &x) in differing.iter().enumerate() {
+                let c = [1i64, -1, 2, -20, 3, 64][i % 6];
+                let side = if c > 0 { &mut source } else { &mut target };
+                side.extend(std::iter::repeat_n(x, c.unsigned_abs() as usize));
+                expected.push((x, c));
+            }
+            expected.sort_unstable();
+            let got = peel_run(&source, &target);
+            assert!(got.complete, "{d} differences did not decode");
+            assert_eq!(got.differences, expected, "{d}");
+        }
+    }
+
+    #[test]
+    fn more_differences_than_the_sketch_holds_leave_it_incomplete() {
+        let got = peel_run(&digests(3, 60_000), &[]);
+        assert!(!got.complete);
+        assert!(got.differences.len() < 60_000);
     }
 }

@@ -168,7 +168,7 @@ pub struct ProbeSink {
 impl ProbeSink {
     pub fn new(filter_bits: u32, probe: Arc<DriftProbe>, spill: PartitionConfig) -> ProbeSink {
         ProbeSink {
-            fingerprint: FingerprintSink::new(filter_bits),
+            fingerprint: FingerprintSink::new(filter_bits).with_sketch(),
             probe,
             sampled: HashMap::default(),
             spill: PartitionSink::new(spill),

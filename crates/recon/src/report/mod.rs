@@ -224,6 +224,13 @@ pub struct SecondPass {
     /// the target's other row groups).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spilled_in_pass_1: Option<usize>,
+    /// "full" keyless runs: fingerprint buckets that still differed once
+    /// every digest that could be was decoded (0 when all decoded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecoded_buckets: Option<usize>,
+    /// "full": why the second pass could not be targeted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_because: Option<&'static str>,
 }
 
 impl SecondPass {
@@ -236,6 +243,8 @@ impl SecondPass {
             rows_read: None,
             decoded_digests: None,
             spilled_in_pass_1: None,
+            undecoded_buckets: None,
+            full_because: None,
         }
     }
 }

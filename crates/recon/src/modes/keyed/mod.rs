@@ -842,6 +842,8 @@ fn targeted_pass(
             rows_read,
             decoded_digests: Some(wanted),
             spilled_in_pass_1: None,
+            undecoded_buckets: None,
+            full_because: None,
         },
         tags,
     )))

@@ -26,7 +26,8 @@ use matcher::{EvidenceSlots, MultisetMatcher, Reconciled};
 use super::options::{DiffOptions, DiffOutcome};
 use super::stages::{self, evidence_ranges};
 use crate::config::Passes;
-use crate::digest::{fp_bucket_of, single_difference, Difference, Fingerprint, FP_BUCKETS};
+use crate::digest::iblt::peel;
+use crate::digest::{BucketDifferences, Difference, Fingerprint};
 use crate::engine::memory::Records;
 use crate::engine::partition::{
     slices_to_read, DigestSet, FingerprintSink, Fingerprinted, PartitionConfig, PartitionSink,
@@ -299,13 +300,14 @@ pub fn scan_stage(
         fingerprinted:
             Fingerprinted {
                 fingerprints: [a, b],
+                sketch,
                 filters,
             },
         probed,
     } = if probe_applies(sides) {
         probing_pass(sides, &cfg, bits, pc(None, None))?
     } else {
-        let first = scan(sides, &cfg, || FingerprintSink::new(bits))?;
+        let first = scan(sides, &cfg, || FingerprintSink::new(bits).with_sketch())?;
         FirstPass {
             rows: first.rows,
             fingerprinted: FingerprintSink::merge(first.sinks),
@@ -385,17 +387,34 @@ pub fn scan_stage(
                 rows_read: Some(read_again[0] + read_again[1]),
                 decoded_digests: None,
                 spilled_in_pass_1: Some(probed.spilled.len()),
+                undecoded_buckets: None,
+                full_because: None,
             }),
             partitioned: written,
             decoded: None,
         });
     }
-    // Decode every differing bucket; one that holds more than a single
-    // differing digest means a full second pass.
-    let decoded: Option<Vec<Difference>> = (0..FP_BUCKETS)
-        .filter(|&k| differ[k])
-        .map(|k| single_difference(&a[k], &b[k]).filter(|d| fp_bucket_of(d.0) == k))
-        .collect();
+    // Peel the differing digests, with their copy counts, out of the
+    // buckets' fingerprints and the sketch's sub-tables beside them.
+    let mut by_bucket = BucketDifferences::new(&a, &b);
+    let peeled = match sketch {
+        Some(mut sketch) => peel(&mut [&mut by_bucket, &mut sketch]),
+        None => peel(&mut [&mut by_bucket]),
+    };
+    let decode = Decode {
+        digests: peeled.differences.len(),
+        undecoded_buckets: by_bucket.differing(),
+    };
+    let decoded = peeled.complete.then_some(peeled.differences);
+    let why_full = if refusals {
+        "values were refused under --max-parse-errors, and a targeted pass would count them again"
+    } else if decoded.is_none() {
+        "the differing digests did not all decode: more than the sketch holds"
+    } else if bits == 0 {
+        "the row-group filters did not fit in the memory limit"
+    } else {
+        "no row-group filters were kept: an input has no row groups (text, an IPC stream), or the drift probe found most rows differ"
+    };
     if let (Some(diffs), Some(filters), false) = (decoded, filters, refusals) {
         let wanted: DigestSet = diffs.iter().map(|d| d.0).collect();
         let (only, rows_read) =
@@ -420,6 +439,8 @@ pub fn scan_stage(
                 rows_read: Some(rows_read),
                 decoded_digests: Some(diffs.len()),
                 spilled_in_pass_1: None,
+                undecoded_buckets: None,
+                full_because: None,
             }),
             partitioned: written,
             decoded: Some(diffs),
@@ -453,10 +474,21 @@ pub fn scan_stage(
         rows,
         passes: 2,
         differing_buckets: Some(differing),
-        second_pass: Some(SecondPass::full(units_total)),
+        second_pass: Some(SecondPass {
+            decoded_digests: Some(decode.digests),
+            undecoded_buckets: Some(decode.undecoded_buckets),
+            full_because: Some(why_full),
+            ..SecondPass::full(units_total)
+        }),
         partitioned: written,
         decoded: None,
     })
+}
+
+/// How far pass 1's decode got, for the report of a full second pass.
+struct Decode {
+    digests: usize,
+    undecoded_buckets: usize,
 }
 
 /// The sampled unmatched rows of each side, fetched and rendered, with
