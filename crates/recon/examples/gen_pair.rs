@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example gen_pair -- ROWS OUT_DIR [--source-only]
+//!     [--target-only] [--changed K] [--copies C]
 //! ```
 //!
 //! Writes OUT_DIR/source.parquet, OUT_DIR/target.parquet and OUT_DIR/expected.json
@@ -19,6 +20,12 @@
 //!   once in the target, and another row gains a second copy.
 //!
 //! Row counts stay equal; source_only_rows = target_only_rows = 8.
+//!
+//! `--changed K` changes K amounts instead of 5 (spread over the table);
+//! with `--copies C`, those K rows are not changed but gain C more copies
+//! in the target (the drift of a job that ran twice, C + 1 times). Both
+//! only touch the target, which `--target-only` writes alone beside an
+//! existing source.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -53,9 +60,12 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(n: u64) -> Plan {
+    fn new(n: u64, changed: u64) -> Plan {
         let block = |x: u64| x / 1000 * 1000;
-        let changed = (1..=5).map(|k| block(n / 10 * k) + 123).collect();
+        // Rows i ≡ 123 (mod 1000) are never duplicates nor the other drift.
+        let changed = (1..=changed)
+            .map(|k| block(n / (changed + 1) * k) + 123)
+            .collect();
         let mut null_to_empty = block(n / 2) + 200;
         while !note_is_null(null_to_empty) || null_to_empty % 1000 >= 900 {
             null_to_empty += 1;
@@ -212,7 +222,7 @@ fn write_source(plan: &Plan, out: &Path) {
     w.close().unwrap();
 }
 
-fn write_target(plan: &Plan, out: &Path) {
+fn write_target(plan: &Plan, copies: u64, out: &Path) {
     let schema = schema();
     let mut w = writer(&out.join("target.parquet"), 750_000);
     let mut cols = Cols::default();
@@ -233,13 +243,17 @@ fn write_target(plan: &Plan, out: &Path) {
         } else {
             base_of(i)
         };
-        let delta = if plan.changed.contains(&i) { 1 } else { 0 };
+        let drifts = plan.changed.binary_search(&i).is_ok();
+        let delta = i128::from(drifts && copies == 0);
         let note = (i == plan.null_to_empty).then_some("");
-        cols.push(base, delta, note);
-        pending += 1;
-        if pending == BATCH {
-            w.write(&cols.finish(&schema)).unwrap();
-            pending = 0;
+        let times = if drifts { 1 + copies } else { 1 };
+        for _ in 0..times {
+            cols.push(base, delta, note);
+            pending += 1;
+            if pending == BATCH {
+                w.write(&cols.finish(&schema)).unwrap();
+                pending = 0;
+            }
         }
     }
     // The inserted row: a base number no source row uses.
@@ -250,35 +264,55 @@ fn write_target(plan: &Plan, out: &Path) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let source_only = args.get(3).is_some_and(|a| a == "--source-only");
-    if args.len() != 3 && !(args.len() == 4 && source_only) {
-        eprintln!("usage: gen_pair ROWS OUT_DIR [--source-only]");
+    let usage = || -> ! {
+        eprintln!(
+            "usage: gen_pair ROWS OUT_DIR [--source-only] [--target-only] [--changed K] [--copies C]"
+        );
         std::process::exit(2);
+    };
+    if args.len() < 3 {
+        usage();
     }
-    let n: u64 = args[1]
-        .replace('_', "")
-        .parse()
-        .expect("ROWS must be a number");
+    let number = |a: &str| -> u64 { a.replace('_', "").parse().unwrap_or_else(|_| usage()) };
+    let n = number(&args[1]);
     assert!(n >= 10_000, "ROWS must be at least 10000");
     let out = Path::new(&args[2]);
+    let (mut source_only, mut target_only, mut changed, mut copies) = (false, false, 5, 0);
+    let mut rest = args[3..].iter();
+    while let Some(a) = rest.next() {
+        match a.as_str() {
+            "--source-only" => source_only = true,
+            "--target-only" => target_only = true,
+            "--changed" => changed = number(rest.next().unwrap_or_else(|| usage())),
+            "--copies" => copies = number(rest.next().unwrap_or_else(|| usage())),
+            _ => usage(),
+        }
+    }
+    assert!(changed <= n / 1000, "--changed is at most ROWS / 1000");
     std::fs::create_dir_all(out).unwrap();
-    let plan = Plan::new(n);
+    let plan = Plan::new(n, changed);
     if source_only {
         write_source(&plan, out);
         println!("wrote {} source rows to {}", n, out.display());
         return;
     }
     std::thread::scope(|s| {
-        s.spawn(|| write_source(&plan, out));
-        s.spawn(|| write_target(&plan, out));
+        if !target_only {
+            s.spawn(|| write_source(&plan, out));
+        }
+        s.spawn(|| write_target(&plan, copies, out));
     });
+    // Beside the K changed rows (or K · C extra copies): a NULL note made
+    // '', a deleted and an inserted row, a duplicate copy moved.
+    let (source_only_rows, target_only_rows) = match copies {
+        0 => (changed + 3, changed + 3),
+        c => (3, changed * c + 3),
+    };
     let expected = serde_json::json!({
         "source_rows": n,
-        "target_rows": n,
-        "source_only_rows": 8,
-        "target_only_rows": 8,
-        "source_only_extra_copy_rows": 1,
-        "target_only_extra_copy_rows": 1,
+        "target_rows": n + changed * copies,
+        "source_only_rows": source_only_rows,
+        "target_only_rows": target_only_rows,
         "exact_match": false,
     });
     std::fs::write(
