@@ -16,7 +16,7 @@ the same names and meanings (``--skip-rows 3`` is ``skip_rows=3``).
 
 from __future__ import annotations
 
-from ._api import compare_fingerprints, diff, fingerprint, schema
+from ._api import compare_fingerprints, diff, extract, fingerprint, schema
 from ._results import Diff, Fingerprint, FingerprintComparison, SchemaPlan
 from ._recon import (
     ENCODING_VERSION,
@@ -35,6 +35,7 @@ __all__ = [
     "schema",
     "fingerprint",
     "compare_fingerprints",
+    "extract",
     "Diff",
     "Fingerprint",
     "FingerprintComparison",

@@ -1,5 +1,5 @@
-"""The package's functions: diff, schema, fingerprint and
-compare_fingerprints. What they return is in ``_results``; how keywords
+"""The package's functions: diff, schema, fingerprint,
+compare_fingerprints and extract. What they return is in ``_results``; how keywords
 become the engine's settings, in ``_settings``."""
 
 from __future__ import annotations
@@ -179,6 +179,7 @@ def fingerprint(
     *,
     by: Optional[str] = None,
     schema_like: Optional[PathLike] = None,
+    sketch: Optional[int] = None,
     rules: Optional[PathLike] = None,
     progress: Any = None,
     include_index: bool = False,
@@ -187,19 +188,26 @@ def fingerprint(
     """Fingerprints one table (``recon fingerprint``), to compare with a
     fingerprint made elsewhere: by another machine, the command line, or
     ``recon.spark``. ``by`` fingerprints each group of a column too;
-    ``schema_like`` types a text table like another table's columns. Takes
-    :func:`diff`'s column, type and input options (``format=`` is the
-    table's format, ``query=`` a database table's SELECT)."""
-    check_names(options, FINGERPRINT_OPTIONS, "fingerprint")
+    ``schema_like`` types a text table like another table's columns;
+    ``sketch=N`` also keeps a sketch that names up to N differing distinct
+    rows when compared with another sketched fingerprint (``save`` writes
+    it beside the file). Takes :func:`diff`'s column, type and input
+    options (``format=`` is the table's format, ``query=`` a database
+    table's SELECT)."""
+    text, handed = _one_table(table, options, include_index, "fingerprint")
+    out = _run(_recon.fingerprint, progress, handed, text, rules=fspath(rules), by=by,
+               schema_like=fspath(schema_like), sketch=sketch)
+    return Fingerprint(out, handed[2])
+
+
+def _one_table(table: Any, options: dict, include_index: bool, what: str):
+    """The settings and the handed table of a one-table call."""
+    check_names(options, FINGERPRINT_OPTIONS, what)
     if "format" in options:
         options["source_format"] = options.pop("format")
     if "query" in options:
         options["source_query"] = options.pop("query")
-    text = settings(align_input(options))
-    handed = as_table(table, "table", include_index)
-    out = _run(_recon.fingerprint, progress, handed, text, rules=fspath(rules), by=by,
-               schema_like=fspath(schema_like))
-    return Fingerprint(out, handed[2])
+    return settings(align_input(options)), as_table(table, "table", include_index)
 
 
 def _as_fingerprint(fp: Union[Fingerprint, PathLike]) -> Fingerprint:
@@ -212,6 +220,35 @@ def compare_fingerprints(
     """Compares two fingerprints (``recon compare-fingerprints``); each is a
     :class:`Fingerprint` or the path of a fingerprint file."""
     a, b = _as_fingerprint(a), _as_fingerprint(b)
-    return FingerprintComparison(
-        _recon.compare_fingerprints((a.name, a.to_json()), (b.name, b.to_json()))
-    )
+    return FingerprintComparison(_recon.compare_fingerprints(a._native, b._native))
+
+
+def extract(
+    table: Any,
+    digests: Union[FingerprintComparison, PathLike],
+    like: Union[Fingerprint, PathLike],
+    output: PathLike,
+    *,
+    schema_like: Optional[PathLike] = None,
+    rules: Optional[PathLike] = None,
+    progress: Any = None,
+    include_index: bool = False,
+    **options: Any,
+) -> dict:
+    """Writes to ``output`` (Parquet, the table's own columns) every row of
+    ``table`` whose digest ``digests`` lists (``recon extract``): the
+    comparison of two sketched fingerprints, or the digests file
+    ``save_digests`` wrote. ``like`` is this table's fingerprint; give the
+    options it was made with. ``recon.diff`` of two sides' extracts gives
+    the answer of ``recon.diff`` of the two tables. Returns ``{"side",
+    "rows", "digests"}``: which side of the comparison the table is, the
+    rows written and the listed digests it holds."""
+    if isinstance(digests, FingerprintComparison):
+        name, text = "digests", digests._result.digests_json()
+    else:
+        name, text = fspath(digests), Path(digests).read_text()
+    settings_text, handed = _one_table(table, options, include_index, "extract")
+    side, rows, found = _run(_recon.extract, progress, handed, settings_text, name, text,
+                             _as_fingerprint(like)._native, fspath(output),
+                             rules=fspath(rules), schema_like=fspath(schema_like))
+    return {"side": side, "rows": rows, "digests": found}

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import weakref
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
@@ -238,18 +238,30 @@ class Fingerprint:
     its rows and of each column, optionally per group. The same JSON as
     ``recon fingerprint`` writes, in both directions."""
 
-    def __init__(self, text: str, name: str = "fingerprint") -> None:
-        self._text = text
+    def __init__(self, native: Any, name: str = "fingerprint") -> None:
+        # The JSON text (a fingerprint assembled elsewhere), or the native
+        # fingerprint with its sketch.
+        if isinstance(native, str):
+            native = _recon.parse_fingerprint(name, native)
+        self._native = native
+        self._text = native.json()
         self.name = name
 
     @classmethod
     def load(cls, path: PathLike) -> "Fingerprint":
-        """Reads a fingerprint file (refusing other format or encoding versions)."""
+        """Reads a fingerprint file and its sketch, if it has one (refusing
+        other format or encoding versions, and a sketch file that is not the
+        one the file references)."""
         return cls(_recon.load_fingerprint(os.fspath(path)), os.fspath(path))
 
     def save(self, path: PathLike) -> None:
-        """Writes the fingerprint file, whole or not at all."""
-        _write_atomic(path, self._text)
+        """Writes the fingerprint file, whole or not at all, and its sketch
+        beside it (the same name with ``.sketch``)."""
+        self._native.save(os.fspath(path))
+
+    @property
+    def has_sketch(self) -> bool:
+        return self._native.has_sketch
 
     def to_dict(self) -> Dict[str, Any]:
         return json.loads(self._text)
@@ -284,6 +296,20 @@ class FingerprintComparison:
 
     def to_dict(self) -> Dict[str, Any]:
         return json.loads(self._result.json())
+
+    @property
+    def digests(self) -> List[Tuple[int, int]]:
+        """The differing rows' digests with their copies (source minus
+        target), decoded from the two fingerprints' sketches; empty when
+        they match. Raises :class:`recon.UsageError` saying why when the fingerprints
+        have no sketches or theirs are too small (with an estimate)."""
+        d = json.loads(self._result.digests_json())
+        return [(int(x["digest"], 16), x["copies"]) for x in d["differences"]]
+
+    def save_digests(self, path: PathLike) -> None:
+        """Writes the digests file (``compare-fingerprints --digests``) that
+        :func:`recon.extract` and ``recon extract`` read."""
+        _write_atomic(path, self._result.digests_json())
 
     def __bool__(self) -> bool:
         raise TypeError("test .fingerprints_match, not the comparison itself")

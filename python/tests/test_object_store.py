@@ -378,3 +378,56 @@ def test_an_object_replaced_mid_run_is_an_error_not_a_mixed_answer(tmp_path):
         assert not out.exists()
     finally:
         m.stop()
+
+
+def test_two_machines_name_the_differing_rows_with_one_table_in_the_object_store(moto, tmp_path):
+    # Machine A holds the source locally; machine B's target is only in the
+    # object store. They exchange fingerprints with sketches, then each
+    # extracts its differing rows; the extracts diff like the tables.
+    import recon
+    n = 30_000
+    ids = [i % 9_000 for i in range(n)]
+    vals = [f"v{i % 50}" for i in range(n)]
+    src = pa.table({"id": pa.array(ids, pa.int64()), "v": vals})
+    changed = [v + "!" if i % 1_009 == 0 else v for i, v in enumerate(vals)]
+    tgt = pa.table({"id": pa.array(ids[:-5] + [ids[10]] * 12, pa.int64()),
+                    "v": changed[:-5] + [changed[10]] * 12})
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    pq.write_table(src, a / "orders.parquet", row_group_size=7_000)
+    pq.write_table(tgt, tmp_path / "orders.parquet", row_group_size=7_000)
+    url = moto.upload(tmp_path / "orders.parquet", "machine-b") + "/orders.parquet"
+    os.environ.update(AWS_ACCESS_KEY_ID=moto.key_id, AWS_SECRET_ACCESS_KEY=moto.secret,
+                      AWS_REGION="us-east-1")
+    store = {"aws_endpoint": moto.endpoint, "aws_allow_http": True}
+    fa = recon.fingerprint(a / "orders.parquet", sketch=300)
+    assert fa.has_sketch
+    fa.save(a / "orders.fp.json")
+    assert (a / "orders.fp.sketch").is_file()
+    recon.fingerprint(url, sketch=300, storage_options=store).save(b / "orders.fp.json")
+    cmp = recon.compare_fingerprints(a / "orders.fp.json", b / "orders.fp.json")
+    assert not cmp.fingerprints_match
+    digests = cmp.digests
+    assert 0 < len(digests) < 100
+    assert cmp.to_dict()["sketch"]["decoded"] is True
+    cmp.save_digests(tmp_path / "digests.json")
+    xa = recon.extract(a / "orders.parquet", tmp_path / "digests.json", a / "orders.fp.json",
+                       a / "x.parquet")
+    xb = recon.extract(url, cmp, recon.Fingerprint.load(b / "orders.fp.json"), b / "x.parquet",
+                       storage_options=store)
+    assert (xa["side"], xb["side"]) == ("source", "target")
+    direct = recon.diff(a / "orders.parquet", url, storage_options=store)
+    small = recon.diff(a / "x.parquet", b / "x.parquet")
+    assert not direct.exact_match
+    assert (small.source_only_rows, small.target_only_rows) == \
+        (direct.source_only_rows, direct.target_only_rows)
+    assert sum(c for _, c in digests if c > 0) == direct.source_only_rows
+    assert -sum(c for _, c in digests if c < 0) == direct.target_only_rows
+    rows = lambda t: sorted(zip(t.column("id").to_pylist(), t.column("v").to_pylist()))
+    assert rows(small.source_only()) == rows(direct.source_only())
+    assert rows(small.target_only()) == rows(direct.target_only())
+    # Fingerprints without sketches cannot name rows, and say so.
+    plain = recon.compare_fingerprints(recon.fingerprint(a / "orders.parquet"), b / "orders.fp.json")
+    with pytest.raises(recon.UsageError, match="sketch"):
+        plain.digests

@@ -65,6 +65,9 @@ pub(crate) enum Command {
     Fingerprint(FingerprintArgs),
     /// Compare two fingerprint files; exit 0 when they match, 1 when they differ, 2 on error.
     CompareFingerprints(CompareArgs),
+    /// Write the rows of a table whose digests a digests file lists (from
+    /// `compare-fingerprints --digests`), to diff with the other side's.
+    Extract(ExtractArgs),
     /// Run many pairs from a TOML file; exit 0 when every pair passes, 1 when any fails its
     /// thresholds, 2 when any errored.
     Batch(BatchArgs),
@@ -112,7 +115,36 @@ pub(crate) struct FingerprintArgs {
     /// Write the fingerprint here (default: stdout).
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+    /// Also write a sketch beside the file (FILE.sketch, needs -o) that names up to N
+    /// differing distinct rows when compared with another table's [default N: 2000].
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "2000")]
+    pub(crate) sketch: Option<u64>,
     /// Type text columns like this table's columns (a CSV extract like its Parquet twin).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) schema_like: Option<PathBuf>,
+    /// Worker threads [default: all cores].
+    #[arg(short = 'j', long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) align: AlignArgs,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct ExtractArgs {
+    /// The table: a file, a directory, or a glob.
+    pub(crate) table: PathBuf,
+    /// The digests file `compare-fingerprints --digests` wrote.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) digests: PathBuf,
+    /// This table's fingerprint file (it must still match the table).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) like: PathBuf,
+    /// Write the rows here (Parquet, the table's own columns).
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: PathBuf,
+    /// Type text columns like this table's columns, as the fingerprint did.
     #[arg(long, value_name = "FILE")]
     pub(crate) schema_like: Option<PathBuf>,
     /// Worker threads [default: all cores].
@@ -133,6 +165,10 @@ pub(crate) struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Write the differing rows' digests here, decoded from the files' sketches
+    /// (both made with `fingerprint --sketch`), for `recon extract`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) digests: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]

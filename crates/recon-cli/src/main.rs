@@ -16,6 +16,7 @@ use recon::error::panic_message;
 use recon::error::OptionHint;
 use recon::modes::batch::BatchProgress;
 use recon::modes::fingerprint::compare::compare as compare_fingerprints;
+use recon::modes::fingerprint::extract::{extract, DigestsFile};
 use recon::modes::fingerprint::{fingerprint, fingerprint_pair, FingerprintFile};
 use recon::plan::preflight;
 use recon::report::schema::{schema_json, schema_text};
@@ -23,7 +24,7 @@ use recon::{diff, ReconError};
 
 use args::{
     build_options, fingerprint_options, quick_refusal, BatchArgs, Cli, ColorMode, Command,
-    CompareArgs, DiffArgs, FingerprintArgs, KeyArgs, SchemaArgs,
+    CompareArgs, DiffArgs, ExtractArgs, FingerprintArgs, KeyArgs, SchemaArgs,
 };
 use progress::{drawing, show_batch_progress, shown_for};
 
@@ -69,25 +70,58 @@ fn run_fingerprint(a: FingerprintArgs) -> Result<bool, ReconError> {
              (--source-format, --source-query, --skip-rows)"
         )));
     }
+    if a.sketch.is_some() && a.output.is_none() {
+        return Err(ReconError::Usage(
+            "--sketch writes a file beside the fingerprint: give -o FILE".into(),
+        ));
+    }
     let mut opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by)?;
     let [input, _] = a.input.build(a.align.rules.as_deref())?;
     opts.inputs = input;
     opts.schema_like = a.schema_like;
-    let fp = fingerprint(&a.table, &opts)?;
-    let json = fp.to_json();
+    opts.sketch = a.sketch;
+    let mut fp = fingerprint(&a.table, &opts)?;
     match &a.output {
-        Some(path) => recon::evidence::write_atomic(path, json.as_bytes())?,
+        Some(path) => fp.write(path)?,
         None => {
-            let _ = std::io::stdout().lock().write_all(json.as_bytes());
+            let _ = std::io::stdout().lock().write_all(fp.to_json().as_bytes());
         }
     }
     Ok(true)
+}
+
+fn run_extract(a: ExtractArgs) -> Result<(), ReconError> {
+    if let Some(flag) = a.input.target_flags().first() {
+        return Err(ReconError::Usage(format!(
+            "{flag}: recon extract reads one table; give its options without target-"
+        )));
+    }
+    let mut opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, None)?;
+    let [input, _] = a.input.build(a.align.rules.as_deref())?;
+    opts.inputs = input;
+    opts.schema_like = a.schema_like;
+    let digests = DigestsFile::load(&a.digests)?;
+    let like = FingerprintFile::load(&a.like)?;
+    let done = extract(&a.table, &digests, &like, &opts, &a.output)?;
+    eprintln!(
+        "wrote {} rows ({} of the {} listed digests) of the {} to {}",
+        done.rows,
+        done.digests,
+        digests.differences.len(),
+        done.side.name(),
+        a.output.display()
+    );
+    Ok(())
 }
 
 fn run_compare(a: CompareArgs) -> Result<bool, ReconError> {
     let s = FingerprintFile::load(&a.source)?;
     let t = FingerprintFile::load(&a.target)?;
     let cmp = compare_fingerprints(&s, &t)?;
+    if let Some(path) = &a.digests {
+        let file = cmp.digests_file(&s, &t)?;
+        recon::evidence::write_atomic(path, file.to_json().as_bytes())?;
+    }
     let text = if a.json {
         cmp.to_json()
     } else {
@@ -227,6 +261,7 @@ fn main() -> ExitCode {
         Command::Schema(a) => run_schema(a).map(|ok| if ok { 0 } else { 1 }),
         Command::Fingerprint(a) => run_fingerprint(a).map(|ok| if ok { 0 } else { 1 }),
         Command::CompareFingerprints(a) => run_compare(a).map(|ok| if ok { 0 } else { 1 }),
+        Command::Extract(a) => run_extract(a).map(|_| 0),
         Command::Batch(a) => run_batch_cmd(a),
     })
     .unwrap_or_else(|payload| Err(ReconError::Internal(panic_message(payload.as_ref()))));

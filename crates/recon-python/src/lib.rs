@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use recon::config::batch::PairSettings;
 use recon::config::{parse_choice, DiffColumns};
 use recon::modes::fingerprint::compare::{compare, Comparison};
+use recon::modes::fingerprint::extract::{extract as extract_rows, DigestsFile};
 use recon::modes::fingerprint::{
     fingerprint as fingerprint_table, FingerprintFile, FingerprintOptions,
 };
@@ -149,9 +150,34 @@ fn schema(
     })
 }
 
-/// Fingerprints one table: the fingerprint file's JSON.
+/// A fingerprint file and, when it was made with one, its sketch.
+#[pyclass(frozen, module = "recon._recon")]
+struct FingerprintHandle {
+    file: FingerprintFile,
+}
+
+#[pymethods]
+impl FingerprintHandle {
+    fn json(&self) -> String {
+        self.file.to_json()
+    }
+
+    /// Writes the fingerprint file and its sketch beside it (`.sketch`).
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let mut file = self.file.clone();
+        py.detach(|| file.write(&path)).map_err(py_err(py))
+    }
+
+    #[getter]
+    fn has_sketch(&self) -> bool {
+        !self.file.sketch_levels.is_empty()
+    }
+}
+
+/// Fingerprints one table (with a sketch sized for `sketch` differing rows).
 #[pyfunction]
-#[pyo3(signature = (table, settings, *, rules=None, by=None, schema_like=None, progress=None))]
+#[pyo3(signature = (table, settings, *, rules=None, by=None, schema_like=None, sketch=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn fingerprint(
     py: Python<'_>,
     table: Table<'_>,
@@ -159,38 +185,60 @@ fn fingerprint(
     rules: Option<PathBuf>,
     by: Option<String>,
     schema_like: Option<PathBuf>,
+    sketch: Option<u64>,
     progress: Option<Bound<'_, PyAny>>,
-) -> PyResult<String> {
+) -> PyResult<FingerprintHandle> {
+    let mut opts = fingerprint_options(py, settings, rules)?;
+    opts.by = by;
+    opts.schema_like = schema_like;
+    opts.sketch = sketch;
+    let table = inputs::source(py, table, &opts.cancel)?;
+    let (cancel, counters) = (opts.cancel.clone(), opts.progress.clone());
+    let file = run::run(py, cancel, counters, progress, move || {
+        fingerprint_table(table, &opts)
+    })?;
+    Ok(FingerprintHandle { file })
+}
+
+/// The settings of a fingerprint (or an extract) from a diff's settings.
+fn fingerprint_options(
+    py: Python<'_>,
+    settings: &str,
+    rules: Option<PathBuf>,
+) -> PyResult<FingerprintOptions> {
     let d = options(py, settings, rules)?;
     let [input, _] = d.inputs;
-    let opts = FingerprintOptions {
+    Ok(FingerprintOptions {
         threads: d.run.threads,
         temp_dir: d.run.temp_dir,
         align: d.align,
         inputs: input,
-        by,
-        schema_like,
         ..FingerprintOptions::default()
-    };
-    let table = inputs::source(py, table, &opts.cancel)?;
-    let (cancel, counters) = (opts.cancel.clone(), opts.progress.clone());
-    run::run(py, cancel, counters, progress, move || {
-        fingerprint_table(table, &opts).map(|f| f.to_json())
     })
 }
 
-/// Reads and checks a fingerprint file: its JSON.
+/// Reads and checks a fingerprint file (and its sketch).
 #[pyfunction]
-fn load_fingerprint(py: Python<'_>, path: PathBuf) -> PyResult<String> {
-    FingerprintFile::load(&path)
-        .map(|f| f.to_json())
-        .map_err(py_err(py))
+fn load_fingerprint(py: Python<'_>, path: PathBuf) -> PyResult<FingerprintHandle> {
+    let file = py
+        .detach(|| FingerprintFile::load(&path))
+        .map_err(py_err(py))?;
+    Ok(FingerprintHandle { file })
+}
+
+/// A fingerprint file's JSON (`name` names it in messages), without a sketch.
+#[pyfunction]
+fn parse_fingerprint(py: Python<'_>, name: PathBuf, text: &str) -> PyResult<FingerprintHandle> {
+    let file = FingerprintFile::parse(&name, text).map_err(py_err(py))?;
+    Ok(FingerprintHandle { file })
 }
 
 /// Two fingerprints compared.
 #[pyclass(frozen, module = "recon._recon")]
 struct ComparisonResult {
     comparison: Comparison,
+    /// The digests file of the differing rows, or why there is none.
+    digests: Result<DigestsFile, ReconError>,
 }
 
 #[pymethods]
@@ -210,6 +258,14 @@ impl ComparisonResult {
         quick_html(&value, &self.comparison.verdict_line()).map_err(py_err(py))
     }
 
+    /// The digests file's JSON, or the error that says why there is none.
+    fn digests_json(&self, py: Python<'_>) -> PyResult<String> {
+        match &self.digests {
+            Ok(d) => Ok(d.to_json()),
+            Err(e) => Err(errors::to_py(py, ReconError::Usage(e.to_string()))),
+        }
+    }
+
     #[getter]
     fn fingerprints_match(&self) -> bool {
         self.comparison.fingerprints_match
@@ -221,17 +277,48 @@ impl ComparisonResult {
     }
 }
 
-/// Compares two fingerprints given as `(name, JSON)`.
+/// Compares two fingerprints, decoding their sketches when both have one.
 #[pyfunction]
 fn compare_fingerprints(
     py: Python<'_>,
-    a: (PathBuf, String),
-    b: (PathBuf, String),
+    a: &FingerprintHandle,
+    b: &FingerprintHandle,
 ) -> PyResult<ComparisonResult> {
-    let a = FingerprintFile::parse(&a.0, &a.1).map_err(py_err(py))?;
-    let b = FingerprintFile::parse(&b.0, &b.1).map_err(py_err(py))?;
-    let comparison = compare(&a, &b).map_err(py_err(py))?;
-    Ok(ComparisonResult { comparison })
+    let comparison = compare(&a.file, &b.file).map_err(py_err(py))?;
+    let digests = comparison.digests_file(&a.file, &b.file);
+    Ok(ComparisonResult {
+        comparison,
+        digests,
+    })
+}
+
+/// Writes the rows of `table` whose digests the digests file (JSON;
+/// `digests_name` names it in messages) lists: `(side, rows, digests)`.
+#[pyfunction]
+#[pyo3(signature = (table, settings, digests_name, digests, like, output, *, rules=None, schema_like=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn extract(
+    py: Python<'_>,
+    table: Table<'_>,
+    settings: &str,
+    digests_name: PathBuf,
+    digests: &str,
+    like: &FingerprintHandle,
+    output: PathBuf,
+    rules: Option<PathBuf>,
+    schema_like: Option<PathBuf>,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<(String, u64, usize)> {
+    let mut opts = fingerprint_options(py, settings, rules)?;
+    opts.schema_like = schema_like;
+    let digests = DigestsFile::parse(&digests_name, digests).map_err(py_err(py))?;
+    let like = like.file.clone();
+    let table = inputs::source(py, table, &opts.cancel)?;
+    let (cancel, counters) = (opts.cancel.clone(), opts.progress.clone());
+    let done = run::run(py, cancel, counters, progress, move || {
+        extract_rows(table, &digests, &like, &opts, &output)
+    })?;
+    Ok((done.side.name().to_string(), done.rows, done.digests))
 }
 
 /// The defaults the command line uses: `(threads, memory limit in bytes)`.
@@ -251,10 +338,13 @@ fn _recon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(load_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(extract, m)?)?;
     m.add_function(wrap_pyfunction!(compare_fingerprints, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_class::<DiffResult>()?;
     m.add_class::<ComparisonResult>()?;
+    m.add_class::<FingerprintHandle>()?;
     m.add_function(wrap_pyfunction!(spark::spark_plan_pair, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_plan_keyed, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_plan_table, m)?)?;

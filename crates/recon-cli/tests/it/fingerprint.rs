@@ -466,3 +466,225 @@ fn target_side_flags_are_refused_not_dropped() {
         .args(["--source-format", "parquet"])
         .exits(0);
 }
+
+/// Sorted (key, value) rows of a Parquet file of `kv_batch` rows.
+fn kv_rows(path: &Path) -> Vec<(Option<String>, Option<i64>)> {
+    use arrow::array::{Array, AsArray};
+    let mut out = Vec::new();
+    for b in read_parquet(path) {
+        let k = arrow::compute::cast(b.column(0), &arrow::datatypes::DataType::Utf8).unwrap();
+        let n: &Int64Array = b.column(1).as_primitive();
+        for i in 0..b.num_rows() {
+            let key = (!k.is_null(i)).then(|| k.as_string::<i32>().value(i).to_string());
+            out.push((key, (!n.is_null(i)).then(|| n.value(i))));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn two_machines_name_the_differing_rows_and_the_extracts_diff_like_the_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Two "machines": each folder holds one table and what is made there.
+    let (here, there) = (tmp.path().join("here"), tmp.path().join("there"));
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::create_dir_all(&there).unwrap();
+    let base: Vec<(Option<String>, Option<i64>)> = (0..50_000i64)
+        .map(|i| {
+            (
+                (i % 17 != 0).then(|| format!("k{}", i % 9_000)),
+                Some(i % 20_000),
+            )
+        })
+        .collect();
+    let mut drifted = base.clone();
+    for r in drifted.iter_mut().step_by(997).take(40) {
+        r.1 = r.1.map(|v| v + 1); // changed rows
+    }
+    drifted.truncate(49_990); // lost rows (some duplicated elsewhere)
+    drifted.extend(std::iter::repeat_n(base[3].clone(), 20)); // a job run 21 times
+    drifted.push((None, None)); // a row of NULLs
+    let write = |p: &Path, r: &[(Option<String>, Option<i64>)]| {
+        let refs: Vec<(Option<&str>, Option<i64>)> =
+            r.iter().map(|(k, n)| (k.as_deref(), *n)).collect();
+        write_parquet(p, &kv_batch(&refs), 7_000);
+    };
+    let (s, t) = (here.join("orders.parquet"), there.join("orders.parquet"));
+    write(&s, &base);
+    write(&t, &drifted);
+    let (fs, ft) = (here.join("orders.fp.json"), there.join("orders.fp.json"));
+    recon(["fingerprint", "--sketch", "500", "-o"])
+        .arg(&fs)
+        .arg(&s)
+        .exits(0);
+    recon(["fingerprint", "--sketch", "200", "-o"])
+        .arg(&ft)
+        .arg(&t)
+        .exits(0);
+    assert!(here.join("orders.fp.sketch").is_file());
+    let sketch_ref = read_json(&fs)["sketch"].clone();
+    assert_eq!(sketch_ref["file"], "orders.fp.sketch", "{sketch_ref}");
+    assert_eq!(sketch_ref["sha256"].as_str().unwrap().len(), 64);
+    // The files travel: compare them side by side (a sketch sized for 200
+    // and one for 500 share their smaller levels).
+    let meet = tmp.path().join("meet");
+    std::fs::create_dir_all(&meet).unwrap();
+    for (from, name) in [(&here, "a"), (&there, "b")] {
+        for ext in ["json", "sketch"] {
+            std::fs::copy(
+                from.join(format!("orders.fp.{ext}")),
+                meet.join(format!("{name}.fp.{ext}")),
+            )
+            .unwrap();
+        }
+    }
+    let (fa, fb) = (meet.join("a.fp.json"), meet.join("b.fp.json"));
+    let digests = meet.join("digests.json");
+    let out = recon(["compare-fingerprints", "--digests"])
+        .arg(&digests)
+        .json()
+        .arg(&fa)
+        .arg(&fb)
+        .run();
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let sk = &out.report()["sketch"];
+    assert_eq!(sk["decoded"], true, "{sk}");
+    // The direct diff, for the answer the extracts must give.
+    let direct = tmp.path().join("direct");
+    let d = Run::diff(&s, &t).json().output_dir(&direct).run();
+    assert_eq!(d.code, 1);
+    let d = d.report().clone();
+    assert_eq!(
+        sk["source_only_copies"], d["source_only_rows"],
+        "{sk} vs the diff's {}",
+        d["source_only_rows"]
+    );
+    assert_eq!(sk["target_only_copies"], d["target_only_rows"]);
+    // Each machine extracts its rows with the digests file.
+    let (xs, xt) = (here.join("x.parquet"), there.join("x.parquet"));
+    recon(["extract", "--digests"])
+        .arg(&digests)
+        .arg("--like")
+        .arg(&fs)
+        .arg("-o")
+        .arg(&xs)
+        .arg(&s)
+        .exits(0)
+        .stderr_has("of the source");
+    recon(["extract", "--digests"])
+        .arg(&digests)
+        .arg("--like")
+        .arg(&ft)
+        .arg("-o")
+        .arg(&xt)
+        .arg(&t)
+        .exits(0)
+        .stderr_has("of the target");
+    assert!(parquet_rows(&xs) < 200 && parquet_rows(&xt) < 200);
+    let small = tmp.path().join("small");
+    let x = Run::diff(&xs, &xt).json().output_dir(&small).run();
+    assert_eq!(x.code, 1);
+    let x = x.report().clone();
+    for k in [
+        "source_only_rows",
+        "target_only_rows",
+        "source_only_extra_copy_rows",
+        "target_only_extra_copy_rows",
+    ] {
+        assert_eq!(x[k], d[k], "{k}");
+    }
+    for f in ["source_only.parquet", "target_only.parquet"] {
+        assert_eq!(kv_rows(&small.join(f)), kv_rows(&direct.join(f)), "{f}");
+    }
+    // The other table's fingerprint, or a table changed since, is refused.
+    recon(["extract", "--digests"])
+        .arg(&digests)
+        .arg("--like")
+        .arg(&ft)
+        .arg("-o")
+        .arg(tmp.path().join("no.parquet"))
+        .arg(&s)
+        .fails_with("changed since its fingerprint");
+    assert!(!tmp.path().join("no.parquet").exists());
+}
+
+#[test]
+fn a_sketch_too_small_says_so_and_estimates_the_differences() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Fingerprints (default sketch: 2,000 rows) of 20,000 rows and of the
+    // same with every `every`-th value changed.
+    let pair = |every: i64| -> (PathBuf, PathBuf, PathBuf) {
+        let rows = |shift: i64| -> Vec<(Option<String>, Option<i64>)> {
+            (0..20_000i64)
+                .map(|i| {
+                    (
+                        Some(format!("k{i}")),
+                        Some(i + shift * i64::from(i % every == 0)),
+                    )
+                })
+                .collect()
+        };
+        let dir = tmp.path().join(every.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let (s, fa, fb) = (
+            dir.join("s.parquet"),
+            dir.join("a.json"),
+            dir.join("b.json"),
+        );
+        for (r, table, fp) in [(rows(0), &s, &fa), (rows(1), &dir.join("t.parquet"), &fb)] {
+            let refs: Vec<(Option<&str>, Option<i64>)> =
+                r.iter().map(|(k, n)| (k.as_deref(), *n)).collect();
+            write_parquet(table, &kv_batch(&refs), 5_000);
+            recon(["fingerprint", "--sketch", "-o"])
+                .arg(fp)
+                .arg(table)
+                .exits(0);
+        }
+        (s, fa, fb)
+    };
+    // 1,539 rows changed: 3,078 differing digests, a few more than the
+    // sketch holds; its empty cells estimate how many.
+    let (_, fa, fb) = pair(13);
+    let out = recon(["compare-fingerprints"]).arg(&fa).arg(&fb).exits(1);
+    out.stdout_has("too small to name the differing rows: about");
+    let out = recon(["compare-fingerprints"])
+        .json()
+        .arg(&fa)
+        .arg(&fb)
+        .run();
+    let sk = &out.report()["sketch"];
+    assert_eq!(sk["decoded"], false);
+    assert_eq!(sk["sized_for"], 2000);
+    assert_eq!(sk["estimate_is_lower_bound"], false);
+    let estimate = sk["estimate"].as_u64().unwrap();
+    assert!((2_500..4_000).contains(&estimate), "{sk}");
+    let digests = tmp.path().join("d.json");
+    recon(["compare-fingerprints", "--digests"])
+        .arg(&digests)
+        .arg(&fa)
+        .arg(&fb)
+        .fails_with("too small");
+    assert!(!digests.exists());
+    // 10,000 rows changed fill every cell: only a lower bound is known.
+    let (s, fa, fb) = pair(2);
+    let out = recon(["compare-fingerprints"])
+        .json()
+        .arg(&fa)
+        .arg(&fb)
+        .run();
+    let sk = &out.report()["sketch"];
+    assert_eq!(sk["estimate_is_lower_bound"], true, "{sk}");
+    assert!(sk["estimate"].as_u64().unwrap() > 5_000, "{sk}");
+    // Without -o there is nowhere to put the sketch.
+    recon(["fingerprint", "--sketch", "10"])
+        .arg(&s)
+        .fails_with("give -o FILE");
+    // A sketch that is not the one referenced is refused.
+    let dir = fa.parent().unwrap();
+    std::fs::copy(dir.join("b.sketch"), dir.join("a.sketch")).unwrap();
+    recon(["compare-fingerprints"])
+        .arg(&fa)
+        .arg(&fb)
+        .fails_with("SHA-256");
+}

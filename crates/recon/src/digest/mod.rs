@@ -6,6 +6,7 @@
 pub mod encode;
 pub mod iblt;
 pub mod multiset;
+mod peel;
 pub mod sketch;
 
 pub(crate) use encode::check_supported;

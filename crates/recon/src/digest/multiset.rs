@@ -175,7 +175,7 @@ impl BucketDifferences {
     }
 }
 
-impl super::iblt::Peelable for BucketDifferences {
+impl super::peel::Peelable for BucketDifferences {
     fn cells(&self) -> usize {
         self.cells.len()
     }

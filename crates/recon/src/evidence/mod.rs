@@ -130,21 +130,7 @@ pub fn write_side(
     let mut out = match dest {
         None => None,
         Some(dest) => {
-            let (af, file) = AtomicFile::create(dest)?;
-            let props = WriterProperties::builder()
-                .set_compression(Compression::ZSTD(ZstdLevel::default()))
-                .set_max_row_group_row_count(Some(OUT_BATCH))
-                // The writer buffers a row group in memory; bound it for wide rows too.
-                .set_max_row_group_bytes(Some(8 << 20))
-                // Plain pages: every row group would build its own
-                // dictionaries (hashing every value) for rows that are
-                // mostly distinct; with zstd on top, the 10M-row
-                // all-different pair's evidence was 0.66x the time and
-                // 0.87x the bytes without them (docs/performance.md).
-                .set_dictionary_enabled(false)
-                .build();
-            let writer = ArrowWriter::try_new(file, table.schema.clone(), Some(props))
-                .map_err(|e| ReconError::parquet(dest, e))?;
+            let (af, writer) = rows_writer(dest, table)?;
             Some((af, writer, dest))
         }
     };
@@ -245,6 +231,26 @@ pub fn write_side(
         af.commit()?;
     }
     Ok(pass)
+}
+
+/// A Parquet file of rows of `table`, with its own schema, written
+/// through an [`AtomicFile`] (published only when committed).
+pub fn rows_writer(dest: &Path, table: &Table) -> Result<(AtomicFile, ArrowWriter<File>)> {
+    let (af, file) = AtomicFile::create(dest)?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(OUT_BATCH))
+        // The writer buffers a row group in memory; bound it for wide rows too.
+        .set_max_row_group_bytes(Some(8 << 20))
+        // Plain pages: every row group would build its own dictionaries
+        // (hashing every value) for rows that are mostly distinct; with
+        // zstd on top, the 10M-row all-different pair's evidence was 0.66x
+        // the time and 0.87x the bytes without them (docs/performance.md).
+        .set_dictionary_enabled(false)
+        .build();
+    let writer = ArrowWriter::try_new(file, table.schema.clone(), Some(props))
+        .map_err(|e| ReconError::parquet(dest, e))?;
+    Ok((af, writer))
 }
 
 fn flush(

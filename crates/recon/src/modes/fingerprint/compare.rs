@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::extract::DigestsFile;
+use super::sketch::{self, Decoded, Totals};
 use super::{FingerprintFile, GroupDigest};
 use crate::error::{ReconError, Result};
 
@@ -37,6 +39,101 @@ pub struct Comparison {
     /// Groups that differ or are on one side only, in group order.
     pub groups_differing: Vec<GroupComparison>,
     pub groups_compared: usize,
+    /// When both files have sketches and the tables differ: what they decoded to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<SketchOutcome>,
+    /// The differing row digests with their copies (source − target),
+    /// when the sketches decoded.
+    #[serde(skip)]
+    pub differences: Option<Differences>,
+}
+
+/// Differing row digests with their copies, source − target.
+pub type Differences = Vec<(u128, i64)>;
+
+/// What two fingerprints' sketches said.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct SketchOutcome {
+    /// Every differing row was named (checked against the row counts, sums
+    /// and mixes of the two tables).
+    pub decoded: bool,
+    /// The level that decoded: cells per sub-table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cells: Option<u64>,
+    /// Distinct differing rows, and their copies on the side that has more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differing_rows: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_only_copies: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_only_copies: Option<u64>,
+    /// Not decoded: about how many distinct rows differ (with
+    /// `estimate_is_lower_bound`, at least that many), and the largest
+    /// `--sketch` both hold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate_is_lower_bound: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sized_for: Option<u64>,
+}
+
+/// Decodes the sketches of two fingerprints whose tables differ.
+fn decode_sketches(
+    a: &FingerprintFile,
+    b: &FingerprintFile,
+) -> Option<(SketchOutcome, Option<Differences>)> {
+    if a.sketch_levels.is_empty() || b.sketch_levels.is_empty() {
+        return None;
+    }
+    let totals = Totals {
+        rows: (a.total.rows as i64).wrapping_sub(b.total.rows as i64),
+        sum: a.total.row_sum.wrapping_sub(b.total.row_sum),
+        mix: a.total.row_mix.wrapping_sub(b.total.row_mix),
+    };
+    let sized_for = |f: &FingerprintFile| f.sketch.as_ref().map_or(0, |r| r.differences);
+    Some(
+        match sketch::decode(&a.sketch_levels, &b.sketch_levels, &totals) {
+            Decoded::Complete {
+                log_cells,
+                differences,
+            } => {
+                let copies = |positive: bool| {
+                    differences
+                        .iter()
+                        .filter(|(_, c)| (*c > 0) == positive)
+                        .map(|(_, c)| c.unsigned_abs())
+                        .sum()
+                };
+                (
+                    SketchOutcome {
+                        decoded: true,
+                        cells: Some(1 << log_cells),
+                        differing_rows: Some(differences.len()),
+                        source_only_copies: Some(copies(true)),
+                        target_only_copies: Some(copies(false)),
+                        estimate: None,
+                        estimate_is_lower_bound: None,
+                        sized_for: None,
+                    },
+                    Some(differences),
+                )
+            }
+            Decoded::TooSmall { estimate, at_least } => (
+                SketchOutcome {
+                    decoded: false,
+                    cells: None,
+                    differing_rows: None,
+                    source_only_copies: None,
+                    target_only_copies: None,
+                    estimate: Some(estimate),
+                    estimate_is_lower_bound: Some(at_least),
+                    sized_for: Some(sized_for(a).min(sized_for(b))),
+                },
+                None,
+            ),
+        },
+    )
 }
 
 fn compare_group(
@@ -135,17 +232,23 @@ pub fn compare(a: &FingerprintFile, b: &FingerprintFile) -> Result<Comparison> {
         .map(|(value, (x, y))| compare_group(value, x, y, &names))
         .filter(|g| !(g.rows_match && g.columns_differing.is_empty()))
         .collect();
+    let fingerprints_match =
+        total.rows_match && total.columns_differing.is_empty() && groups_differing.is_empty();
+    let (sketch, differences) = match fingerprints_match {
+        true => (None, None),
+        false => decode_sketches(a, b).map_or((None, None), |(o, d)| (Some(o), d)),
+    };
     Ok(Comparison {
         recon_fingerprint_comparison_version: 1,
-        fingerprints_match: total.rows_match
-            && total.columns_differing.is_empty()
-            && groups_differing.is_empty(),
+        fingerprints_match,
         source: a.table.clone(),
         target: b.table.clone(),
         by: a.by.clone(),
         total,
         groups_differing,
         groups_compared,
+        sketch,
+        differences,
     })
 }
 
@@ -162,6 +265,35 @@ fn thousands(n: u64) -> String {
 }
 
 impl Comparison {
+    /// The digests file of this comparison of `a` (source) and `b`
+    /// (target): the differing rows' digests its sketches decoded to (none
+    /// when the tables match), or why there are none to give.
+    pub fn digests_file(&self, a: &FingerprintFile, b: &FingerprintFile) -> Result<DigestsFile> {
+        let differences = match (&self.differences, &self.sketch) {
+            (Some(d), _) => d.as_slice(),
+            (None, _) if self.fingerprints_match => &[],
+            (None, Some(sk)) => {
+                return Err(ReconError::Usage(format!(
+                    "the sketches are too small to name the differing rows ({} {} distinct rows differ, and they were made for {}); fingerprint both tables again with a larger sketch",
+                    if sk.estimate_is_lower_bound == Some(true) {
+                        "more than about"
+                    } else {
+                        "about"
+                    },
+                    sk.estimate.unwrap_or(0),
+                    sk.sized_for.unwrap_or(0)
+                )))
+            }
+            (None, None) => {
+                return Err(ReconError::Usage(
+                    "naming the differing rows needs both fingerprints made with a sketch (--sketch)"
+                        .into(),
+                ))
+            }
+        };
+        Ok(DigestsFile::new(a, b, differences))
+    }
+
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
         s.push('\n');
@@ -237,6 +369,26 @@ impl Comparison {
                 }
             ),
         );
+        if let Some(sk) = &self.sketch {
+            let what = match (sk.decoded, sk.differing_rows) {
+                (true, Some(n)) => format!(
+                    "{} differing rows named: {} copies only in source, {} only in target (`--digests FILE` writes them)",
+                    thousands(n as u64),
+                    thousands(sk.source_only_copies.unwrap_or(0)),
+                    thousands(sk.target_only_copies.unwrap_or(0)),
+                ),
+                _ => format!(
+                    "too small to name the differing rows: {}; fingerprint both again with a larger `--sketch` (now {})",
+                    match (sk.estimate, sk.estimate_is_lower_bound) {
+                        (Some(e), Some(true)) => format!("more than about {} distinct rows differ", thousands(e)),
+                        (Some(e), _) => format!("about {} distinct rows differ", thousands(e)),
+                        (None, _) => "many distinct rows differ".into(),
+                    },
+                    thousands(sk.sized_for.unwrap_or(0)),
+                ),
+            };
+            line(&mut out, "sketch", what);
+        }
         if let Some(by) = &self.by {
             for g in &self.groups_differing {
                 let v = g.value.as_deref().unwrap_or("NULL");

@@ -15,6 +15,8 @@
 //! whose columns are in different orders fingerprint alike.
 
 pub mod compare;
+pub mod extract;
+pub mod sketch;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stages;
 use crate::config::{default_threads, AlignOptions, InputOptions};
+use crate::digest::iblt::Iblt;
 use crate::digest::{null_digest, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
 use crate::engine::scan::{scan, Batch, RowSink, ScanConfig, ScanSide};
 use crate::engine::{CancelToken, Phase, Progress};
@@ -54,6 +57,9 @@ pub struct FingerprintOptions {
     pub schema_like: Option<PathBuf>,
     /// Where `-` and pipes are spooled (None: the system temp dir).
     pub temp_dir: Option<PathBuf>,
+    /// Also keep a sketch of the row digests sized for this many differing
+    /// distinct rows ([`sketch`]): what names the differing rows later.
+    pub sketch: Option<u64>,
     pub progress: Arc<Progress>,
     pub cancel: CancelToken,
 }
@@ -68,6 +74,7 @@ impl Default for FingerprintOptions {
             by: None,
             schema_like: None,
             temp_dir: None,
+            sketch: None,
             progress: Arc::new(Progress::default()),
             cancel: CancelToken::new(),
         }
@@ -162,6 +169,13 @@ pub struct FingerprintFile {
     pub total: GroupDigest,
     /// With `by`: one entry per group, in key order.
     pub groups: Vec<GroupDigest>,
+    /// The sketch file beside this one, when made with a sketch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<sketch::SketchRef>,
+    /// The sketch's levels, smallest first: from the scan, or read with
+    /// the file ([`FingerprintFile::load`]). Empty without a sketch.
+    #[serde(skip)]
+    pub sketch_levels: Vec<Iblt>,
 }
 
 impl FingerprintFile {
@@ -171,10 +185,30 @@ impl FingerprintFile {
         s
     }
 
-    /// Reads a fingerprint file, refusing other versions and algorithms.
+    /// Writes the fingerprint file to `path` and, when it has a sketch,
+    /// the sketch file beside it (first, so the file never references a
+    /// sketch that is not there).
+    pub fn write(&mut self, path: &Path) -> Result<()> {
+        match self.sketch_levels.last() {
+            Some(largest) => {
+                let differences = self.sketch.as_ref().map_or(0, |r| r.differences);
+                self.sketch = Some(sketch::write(path, largest, differences)?);
+            }
+            // Parsed without its sketch: never reference one not written.
+            None => self.sketch = None,
+        }
+        crate::evidence::write_atomic(path, self.to_json().as_bytes())
+    }
+
+    /// Reads a fingerprint file (and the sketch it references), refusing
+    /// other versions and algorithms.
     pub fn load(path: &Path) -> Result<FingerprintFile> {
         let text = std::fs::read_to_string(path).map_err(|e| ReconError::io(path, e))?;
-        FingerprintFile::parse(path, &text)
+        let mut file = FingerprintFile::parse(path, &text)?;
+        if let Some(r) = &file.sketch {
+            file.sketch_levels = sketch::read(path, r)?;
+        }
+        Ok(file)
     }
 
     /// Reads a fingerprint file's text (`path` names it in messages),
@@ -227,15 +261,19 @@ struct Layout {
 struct GroupSink {
     layout: Arc<Layout>,
     groups: [HashMap<u128, GroupDigest, DigestBuildHasher>; 2],
+    /// The side's sketch of every row digest (with `--sketch`, which
+    /// fingerprints one table: the source side).
+    sketches: [Option<Iblt>; 2],
     /// Per row of a batch: its group's key (reused buffer).
     keys: Vec<u128>,
 }
 
 impl GroupSink {
-    fn new(layout: Arc<Layout>) -> GroupSink {
+    fn new(layout: Arc<Layout>, sketch: Option<&Iblt>) -> GroupSink {
         GroupSink {
             layout,
             groups: Default::default(),
+            sketches: [sketch.cloned(), None],
             keys: Vec::new(),
         }
     }
@@ -279,6 +317,9 @@ fn add_rows(g: &mut GroupDigest, batch: &Batch<'_>, rows: std::ops::Range<usize>
 
 impl RowSink for GroupSink {
     fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
+        if let Some(sketch) = self.sketches[side.index()].as_mut() {
+            sketch.add_all(batch.digests, 1);
+        }
         let layout = self.layout.clone();
         let groups = &mut self.groups[side.index()];
         let Some(by) = layout.by else {
@@ -321,35 +362,33 @@ impl RowSink for GroupSink {
     }
 }
 
-/// One side's columns, whole-table digest and groups.
-type SideFingerprint = (Vec<ColumnSpec>, GroupDigest, Vec<GroupDigest>);
+/// One side's columns, whole-table digest, groups and sketch.
+type SideFingerprint = (Vec<ColumnSpec>, GroupDigest, Vec<GroupDigest>, Option<Iblt>);
 
 /// The fingerprints of the sides a scan read.
 fn run_scan(
     sides: &[ScanSide<'_>; 2],
     plan: &ComparePlan,
-    by: Option<&str>,
-    threads: usize,
-    batch_size: usize,
-    cancel: &CancelToken,
-    progress: &Progress,
+    opts: &FingerprintOptions,
+    sketch: Option<&Iblt>,
 ) -> Result<[Option<SideFingerprint>; 2]> {
-    let by_pos = by_position(plan, by)?;
+    let by_pos = by_position(plan, opts.by.as_deref())?;
+    let progress = &opts.progress;
     let layout = Arc::new(Layout {
         columns: plan.columns.len(),
         by: by_pos,
         null: null_digest(),
     });
     let cfg = ScanConfig {
-        threads,
-        batch_size,
+        threads: opts.threads,
+        batch_size: opts.batch_size,
         per_column: Some(vec![true; plan.columns.len()].into()),
-        cancel,
+        cancel: &opts.cancel,
         progress,
     };
     // One read, reported like the first pass of a diff.
     progress.start_pass(1, 1, Phase::Fingerprint);
-    let scanned = scan(sides, &cfg, || GroupSink::new(layout.clone()))?;
+    let scanned = scan(sides, &cfg, || GroupSink::new(layout.clone(), sketch))?;
     progress.set_phase(Phase::Done);
     let specs = column_specs(plan);
     let mut out: [Option<_>; 2] = [None, None];
@@ -362,7 +401,17 @@ fn run_scan(
             .iter()
             .map(|s| s.groups[side.index()].values());
         let (total, groups) = merge_groups(parts, layout.columns, by_pos.is_some());
-        out[side.index()] = Some((specs.clone(), total, groups));
+        let mut sketches = scanned.sinks.iter().map(|s| &s.sketches[side.index()]);
+        let merged = match sketches.next().cloned().flatten() {
+            Some(mut all) => {
+                for one in sketches.flatten() {
+                    all.merge(one)?;
+                }
+                Some(all)
+            }
+            None => None,
+        };
+        out[side.index()] = Some((specs.clone(), total, groups, merged));
     }
     Ok(out)
 }
@@ -379,7 +428,7 @@ pub(crate) fn by_position(plan: &ComparePlan, by: Option<&str>) -> Result<Option
 }
 
 /// The file's column list: names, value classes and rules, in plan order.
-fn column_specs(plan: &ComparePlan) -> Vec<ColumnSpec> {
+pub(crate) fn column_specs(plan: &ComparePlan) -> Vec<ColumnSpec> {
     plan.columns
         .iter()
         .map(|col| {
@@ -445,11 +494,14 @@ impl PartialFingerprint {
     /// grouping column among them.
     pub fn new(columns: usize, by: Option<usize>) -> PartialFingerprint {
         PartialFingerprint {
-            sink: GroupSink::new(Arc::new(Layout {
-                columns,
-                by,
-                null: null_digest(),
-            })),
+            sink: GroupSink::new(
+                Arc::new(Layout {
+                    columns,
+                    by,
+                    null: null_digest(),
+                }),
+                None,
+            ),
         }
     }
 
@@ -502,6 +554,8 @@ pub fn assemble(
         by,
         total,
         groups,
+        sketch: None,
+        sketch_levels: Vec::new(),
     }
 }
 
@@ -538,11 +592,37 @@ pub(crate) fn refuse_keyed(align: &AlignOptions) -> Result<()> {
 /// # Ok::<(), recon::ReconError>(())
 /// ```
 pub fn fingerprint(table: impl Into<Source>, opts: &FingerprintOptions) -> Result<FingerprintFile> {
+    let sketch = opts.sketch.map(sketch::new_sketch).transpose()?;
+    let (src, tgt, plan) = plan_one(table.into(), opts)?;
+    let sides = sides_of(&src, &tgt, &plan, true);
+    opts.progress
+        .rows_total
+        .store(stages::estimated_rows(&src), Ordering::Relaxed);
+    let [one, _] = run_scan(&sides, &plan, opts, sketch.as_ref())?;
+    let mut file = file_of(&src, opts.by.clone(), one)?;
+    if let Some(n) = opts.sketch {
+        // The reference is completed (file name, SHA-256) when written.
+        file.sketch = Some(sketch::SketchRef {
+            file: String::new(),
+            sha256: String::new(),
+            bytes: 0,
+            differences: n,
+            tables: file.sketch_levels.last().map_or(0, |l| l.tables()),
+            levels: file.sketch_levels.iter().map(|l| l.log_cells()).collect(),
+        });
+    }
+    Ok(file)
+}
+
+/// The plan of one table fingerprinted (or extracted) alone: paired with
+/// the table lending its types, the one `schema_like` names, else itself
+/// (a stream, read once, lends its schema through an empty twin); columns
+/// in name order.
+pub(crate) fn plan_one(
+    table: Source,
+    opts: &FingerprintOptions,
+) -> Result<(Table, Table, ComparePlan)> {
     refuse_keyed(&opts.align)?;
-    let table = table.into();
-    // The plan pairs the table with a table lending its types: the one
-    // `schema_like` names, else the table itself (a stream, read once,
-    // lends its schema through an empty twin).
     let like = match (&opts.schema_like, &table) {
         (Some(like), _) => Source::from(like),
         (None, Source::Spec(p)) => Source::from(p),
@@ -557,21 +637,7 @@ pub fn fingerprint(table: impl Into<Source>, opts: &FingerprintOptions) -> Resul
     align.ignore_extra_columns |= opts.schema_like.is_some();
     let inputs = [opts.inputs.clone(), InputOptions::default()];
     let (src, tgt, plan) = stages::plan(&table, &like, &align, &inputs, opts.temp_dir.as_deref())?;
-    let plan = name_order(plan);
-    let sides = sides_of(&src, &tgt, &plan, true);
-    opts.progress
-        .rows_total
-        .store(stages::estimated_rows(&src), Ordering::Relaxed);
-    let [one, _] = run_scan(
-        &sides,
-        &plan,
-        opts.by.as_deref(),
-        opts.threads,
-        opts.batch_size,
-        &opts.cancel,
-        &opts.progress,
-    )?;
-    file_of(&src, opts.by.clone(), one)
+    Ok((src, tgt, name_order(plan)))
 }
 
 /// Fingerprints two local tables in one scan (`recon diff --quick`): the
@@ -594,15 +660,7 @@ pub fn fingerprint_pair(
     let sides = sides_of(&src, &tgt, &plan, false);
     let rows = stages::estimated_rows(&src).saturating_add(stages::estimated_rows(&tgt));
     opts.progress.rows_total.store(rows, Ordering::Relaxed);
-    let [a, b] = run_scan(
-        &sides,
-        &plan,
-        opts.by.as_deref(),
-        opts.threads,
-        opts.batch_size,
-        &opts.cancel,
-        &opts.progress,
-    )?;
+    let [a, b] = run_scan(&sides, &plan, opts, None)?;
     Ok([
         file_of(&src, opts.by.clone(), a)?,
         file_of(&tgt, opts.by.clone(), b)?,
@@ -615,7 +673,7 @@ fn file_of(
     by: Option<String>,
     side: Option<SideFingerprint>,
 ) -> Result<FingerprintFile> {
-    let (columns, total, groups) =
+    let (columns, total, groups, sketch) =
         side.ok_or_else(|| ReconError::Internal("the fingerprint scan read nothing".into()))?;
     Ok(FingerprintFile {
         recon_fingerprint_version: FINGERPRINT_VERSION,
@@ -626,6 +684,8 @@ fn file_of(
         by,
         total,
         groups,
+        sketch: None,
+        sketch_levels: sketch.as_ref().map(sketch::levels).unwrap_or_default(),
     })
 }
 
@@ -637,7 +697,7 @@ pub(crate) fn name_order(mut plan: ComparePlan) -> ComparePlan {
     plan
 }
 
-fn sides_of<'a>(
+pub(crate) fn sides_of<'a>(
     src: &'a Table,
     tgt: &'a Table,
     plan: &ComparePlan,
