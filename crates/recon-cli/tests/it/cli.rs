@@ -849,14 +849,15 @@ fn a_twenty_copy_drift_decodes_in_run_and_a_sketch_too_small_says_why_the_pass_w
         common::write_parquet(&p, &common::kv_batch(&refs), 10_000);
         p
     };
-    let base: Vec<(Option<String>, Option<i64>)> = (0..100_000i64)
+    let base: Vec<(Option<String>, Option<i64>)> = (0..200_000i64)
         .map(|i| (Some(format!("k{}", i % 40_000)), Some(i)))
         .collect();
     let s = write("s.parquet", &base);
-    // 2,000 rows with 20 more copies each in the target: thousands of
-    // buckets hold two or more of them, and every count is even.
+    // 400 rows (all in the first batch) with 20 more copies each in the
+    // target: a few buckets hold two of them, and every count is even.
+    // Only the batches holding them are read again.
     let mut drifted = base.clone();
-    for r in base.iter().step_by(50) {
+    for r in base.iter().take(400) {
         drifted.extend(std::iter::repeat_n(r.clone(), 20));
     }
     let t = write("t.parquet", &drifted);
@@ -864,15 +865,39 @@ fn a_twenty_copy_drift_decodes_in_run_and_a_sketch_too_small_says_why_the_pass_w
     let (c2, two) = diff_json(&s, &t, &["--passes", "2"]);
     assert_eq!((c1, c2), (1, 1));
     assert_eq!(without_run_fields(one), without_run_fields(two.clone()));
-    assert_eq!(two["target_only_rows"], 40_000);
+    assert_eq!(two["target_only_rows"], 8_000);
     let pass = &two["settings"]["second_pass"];
     assert_eq!(pass["strategy"], "targeted", "{pass}");
-    assert_eq!(pass["decoded_digests"], 2_000);
-    // 66,668 differing digests are more than the in-run sketch holds: the
+    assert_eq!(pass["decoded_digests"], 400);
+    assert!(pass["rows_read"].as_u64().unwrap() < 120_000, "{pass}");
+    // The same drift spread over the whole table: every batch may hold a
+    // decoded digest, and reading them all by selection is slower than
+    // reading everything.
+    let mut spread = base.clone();
+    for r in base.iter().step_by(100) {
+        spread.extend(std::iter::repeat_n(r.clone(), 20));
+    }
+    let t = write("spread.parquet", &spread);
+    let (c1, one) = diff_json(&s, &t, &["--passes", "1"]);
+    let (c2, two) = diff_json(&s, &t, &["--passes", "2"]);
+    assert_eq!((c1, c2), (1, 1));
+    assert_eq!(without_run_fields(one), without_run_fields(two.clone()));
+    let pass = &two["settings"]["second_pass"];
+    assert_eq!(pass["strategy"], "full", "{pass}");
+    assert!(
+        pass["full_because"]
+            .as_str()
+            .unwrap()
+            .contains("more than a quarter of the rows"),
+        "{pass}"
+    );
+    assert_eq!(pass["decoded_digests"], 2_000, "{pass}");
+    assert_eq!(pass["undecoded_buckets"], 0, "{pass}");
+    // 40,000 differing digests are more than the in-run sketch holds: the
     // second pass reads everything, says why, and the answer is the same.
-    // (A third of the rows changed: too few for the drift probe to spill.)
+    // (A tenth of the rows changed: too few for the drift probe to spill.)
     let mut changed = base.clone();
-    for r in changed.iter_mut().step_by(3) {
+    for r in changed.iter_mut().step_by(10) {
         r.1 = r.1.map(|v| -v - 1);
     }
     let t = write("changed.parquet", &changed);

@@ -16,7 +16,7 @@ pub use encode::{
 };
 pub use multiset::{
     bucket_difference, fp_bucket_of, mix, BucketDifferences, DigestBuildHasher, DigestHasher,
-    Fingerprint, FP_BITS, FP_BUCKETS,
+    Fingerprint, RunSketch, FP_BITS, FP_BUCKETS,
 };
 pub use sketch::UnitFilter;
 

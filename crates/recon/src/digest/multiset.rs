@@ -118,13 +118,6 @@ fn decode_bucket(c: i64, sum: u128, mixed: u64, bucket: usize, bits: u32) -> Opt
     if c == 0 || v > bits {
         return None;
     }
-    let u = ((c as i128) >> v) as u128;
-    // u · u⁻¹ ≡ 1 (mod 2¹²⁸) by Newton's iteration (correct to 3 bits for odd u).
-    let mut inv = u;
-    for _ in 0..6 {
-        inv = inv.wrapping_mul(2u128.wrapping_sub(u.wrapping_mul(inv)));
-    }
-    let low = (sum >> v).wrapping_mul(inv);
     let top = if bits == 0 {
         0
     } else {
@@ -135,11 +128,181 @@ fn decode_bucket(c: i64, sum: u128, mixed: u64, bucket: usize, bits: u32) -> Opt
     } else {
         u128::MAX >> bits
     };
-    let d = (low & low_mask) | top;
+    let d = (low_bits(c, sum) & low_mask) | top;
     // The bits the bucket and the quotient both give must agree: checking
     // c · d against the sum's difference covers them and the hidden ones.
     ((c as i128 as u128).wrapping_mul(d) == sum && mixed == mix(d).wrapping_mul(c as u64))
         .then_some((d, c))
+}
+
+/// With `c = 2ᵛ · u` (`u` odd): the `d` whose low `128 − v` bits satisfy
+/// `c · d ≡ sum (mod 2¹²⁸)`, its top `v` bits zero.
+fn low_bits(c: i64, sum: u128) -> u128 {
+    let v = c.trailing_zeros();
+    let u = ((c as i128) >> v) as u128;
+    // u · u⁻¹ ≡ 1 (mod 2¹²⁸) by Newton's iteration (correct to 3 bits for odd u).
+    let mut inv = u;
+    for _ in 0..6 {
+        inv = inv.wrapping_mul(2u128.wrapping_sub(u.wrapping_mul(inv)));
+    }
+    let low = (sum >> v).wrapping_mul(inv);
+    if v == 0 {
+        low
+    } else {
+        low & (u128::MAX >> v)
+    }
+}
+
+/// Most hidden top bits a [`RunSketch`] cell searches (1024 candidates):
+/// copy counts up to 1023 decode there whatever their factors of two.
+const SEARCH_BITS: u32 = 10;
+
+/// The in-run sketch beside the fingerprint buckets (the sub-tables of
+/// docs/sketch.md, "Inside recon diff"): `tables` sub-tables of `2^log`
+/// cells, sub-table `j` indexed by bits `32j .. 32j + log` of a digest,
+/// each cell a signed fingerprint (count, sum mod 2¹²⁸, mix) of source
+/// digests less target digests.
+///
+/// Why not the [`super::iblt::Iblt`] of files: its sums modulo a prime make
+/// every count invertible, at a compare or two more per cell, and pass 1
+/// of every two-pass diff pays for this table on every row; wrapping sums
+/// are what the fingerprint buckets beside it already add. A wrapping cell
+/// gives a digest's low `128 − v` bits for `c = 2ᵛ · u`; the
+/// top `v` bits are searched (`v ≤ 10`), each candidate checked by the mix
+/// and by indexing its cell. The run's targeted pass recounts every
+/// decoded digest, so a wrong candidate (2⁻⁶⁴ per test) is an error, not
+/// an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSketch {
+    log: u32,
+    cells: Vec<SignedCell>,
+}
+
+/// A signed fingerprint: 32 bytes, aligned, one cache line per cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C, align(32))]
+struct SignedCell {
+    count: i64,
+    mix: u64,
+    sum: u128,
+}
+
+impl RunSketch {
+    pub fn new(tables: u32, log: u32) -> RunSketch {
+        assert!((1..=3).contains(&tables) && log <= 32);
+        RunSketch {
+            log,
+            cells: vec![SignedCell::default(); (tables as usize) << log],
+        }
+    }
+
+    fn tables(&self) -> usize {
+        self.cells.len() >> self.log
+    }
+
+    #[inline(always)]
+    fn index(&self, j: usize, d: u128) -> usize {
+        (j << self.log) | (((d >> (32 * j)) as u64 & ((1u64 << self.log) - 1)) as usize)
+    }
+
+    /// Adds digests (`source`: one copy each; else takes one out), calling
+    /// `each(d, mix(d))` too, and asking for each digest's cells a few
+    /// digests ahead (the table is larger than the L1 cache).
+    #[inline]
+    pub fn add_all_mixed(
+        &mut self,
+        digests: &[u128],
+        source: bool,
+        mut each: impl FnMut(u128, u64),
+    ) {
+        const AHEAD: usize = 8;
+        let tables = self.tables();
+        for (n, &d) in digests.iter().enumerate() {
+            if let Some(&next) = digests.get(n + AHEAD) {
+                for j in 0..tables {
+                    super::sketch::prefetch(&self.cells[self.index(j, next)]);
+                }
+            }
+            let m = mix(d);
+            each(d, m);
+            for j in 0..tables {
+                let i = self.index(j, d);
+                let cell = &mut self.cells[i];
+                if source {
+                    cell.count = cell.count.wrapping_add(1);
+                    cell.sum = cell.sum.wrapping_add(d);
+                    cell.mix = cell.mix.wrapping_add(m);
+                } else {
+                    cell.count = cell.count.wrapping_sub(1);
+                    cell.sum = cell.sum.wrapping_sub(d);
+                    cell.mix = cell.mix.wrapping_sub(m);
+                }
+            }
+        }
+    }
+
+    /// Adds another worker's sketch of the same shape.
+    pub fn merge(&mut self, o: &RunSketch) -> bool {
+        if (self.log, self.cells.len()) != (o.log, o.cells.len()) {
+            return false;
+        }
+        for (a, b) in self.cells.iter_mut().zip(&o.cells) {
+            a.count = a.count.wrapping_add(b.count);
+            a.sum = a.sum.wrapping_add(b.sum);
+            a.mix = a.mix.wrapping_add(b.mix);
+        }
+        true
+    }
+}
+
+impl super::peel::Peelable for RunSketch {
+    fn cells(&self) -> usize {
+        self.cells.len()
+    }
+
+    fn is_zero_at(&self, i: usize) -> bool {
+        self.cells[i] == SignedCell::default()
+    }
+
+    fn pure_at(&self, i: usize) -> Option<(u128, i64)> {
+        let SignedCell {
+            count: c,
+            mix: mixed,
+            sum,
+        } = self.cells[i];
+        let v = c.trailing_zeros();
+        if c == 0 || v > SEARCH_BITS {
+            return None;
+        }
+        let low = low_bits(c, sum);
+        if (c as i128 as u128).wrapping_mul(low) != sum {
+            return None; // no digest has c · d = sum: several share the cell
+        }
+        let j = i >> self.log;
+        (0..1u128 << v)
+            .map(|top| {
+                if v == 0 {
+                    low
+                } else {
+                    low | (top << (128 - v))
+                }
+            })
+            .find(|&d| mix(d).wrapping_mul(c as u64) == mixed && self.index(j, d) == i)
+            .map(|d| (d, c))
+    }
+
+    fn take(&mut self, d: u128, c: i64, changed: &mut Vec<usize>) {
+        let m = mix(d).wrapping_mul(c as u64);
+        let dc = d.wrapping_mul(c as i128 as u128);
+        for j in 0..self.tables() {
+            let i = self.index(j, d);
+            let cell = &mut self.cells[i];
+            cell.count = cell.count.wrapping_sub(c);
+            cell.sum = cell.sum.wrapping_sub(dc);
+            cell.mix = cell.mix.wrapping_sub(m);
+            changed.push(i);
+        }
+    }
 }
 
 /// The differences of the two sides' [`FP_BUCKETS`] fingerprint buckets,

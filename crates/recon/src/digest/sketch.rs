@@ -1,11 +1,11 @@
 //! Per-unit digest filters for the targeted second pass.
 //!
-//! When a bucket's fingerprints differ by a single digest (see
-//! [`super::multiset::single_difference`]), that digest is known after the
-//! fingerprint pass, but not where its rows are: a locator cannot be
-//! recovered from sums (a row's locator differs per side, so matched rows
-//! never cancel). A [`UnitFilter`] per row group (a blocked Bloom filter of
-//! its digests) tells which row groups may hold it; the second pass reads
+//! When the differing digests decode from the fingerprint buckets and the
+//! sketch beside them (see [`super::multiset::bucket_difference`] and
+//! [`super::RunSketch`]), they are known after the fingerprint pass, but
+//! not where their rows are: a locator cannot be recovered from sums (a
+//! row's locator differs per side, so matched rows never cancel). A [`UnitFilter`] per row group (a blocked Bloom filter of
+//! its digests) tells which row groups may hold them; the second pass reads
 //! only those. A filter has no false negatives, so every row group holding
 //! a decoded digest is read, and the second pass recounts the digests from
 //! the rows themselves.

@@ -635,7 +635,16 @@ pub(crate) fn plan_one(
     // Another table only lends its types: its extra or missing columns do
     // not matter.
     align.ignore_extra_columns |= opts.schema_like.is_some();
-    let inputs = [opts.inputs.clone(), InputOptions::default()];
+    // The table lends its own types with its own options (an object
+    // store's settings, its format); another table, with the store settings.
+    let lender = match &opts.schema_like {
+        None => opts.inputs.clone(),
+        Some(_) => InputOptions {
+            storage_options: opts.inputs.storage_options.clone(),
+            ..InputOptions::default()
+        },
+    };
+    let inputs = [opts.inputs.clone(), lender];
     let (src, tgt, plan) = stages::plan(&table, &like, &align, &inputs, opts.temp_dir.as_deref())?;
     Ok((src, tgt, name_order(plan)))
 }
