@@ -119,6 +119,14 @@ pub(crate) struct FingerprintArgs {
     /// differing distinct rows when compared with another table's [default N: 2000].
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "2000")]
     pub(crate) sketch: Option<u64>,
+    #[command(flatten)]
+    pub(crate) read: OneTableArgs,
+}
+
+/// How `fingerprint` and `extract` read their one table: the same options,
+/// so an extract reads the table as its fingerprint did.
+#[derive(clap::Args)]
+pub(crate) struct OneTableArgs {
     /// Type text columns like this table's columns (a CSV extract like its Parquet twin).
     #[arg(long, value_name = "FILE")]
     pub(crate) schema_like: Option<PathBuf>,
@@ -129,6 +137,28 @@ pub(crate) struct FingerprintArgs {
     pub(crate) input: InputArgs,
     #[command(flatten)]
     pub(crate) align: AlignArgs,
+}
+
+impl OneTableArgs {
+    /// The fingerprint options of command `what` (grouped by `by`).
+    pub(crate) fn options(
+        self,
+        what: &str,
+        by: Option<String>,
+    ) -> Result<FingerprintOptions, ReconError> {
+        if let Some(flag) = self.input.target_flags().first() {
+            return Err(ReconError::Usage(format!(
+                "{flag}: recon {what} reads one table; give its options without target- \
+                 (--source-format, --source-query, --skip-rows)"
+            )));
+        }
+        let mut opts =
+            fingerprint_options(self.threads, self.align.build(&KeyArgs::default())?, by)?;
+        let [input, _] = self.input.build(self.align.rules.as_deref())?;
+        opts.inputs = input;
+        opts.schema_like = self.schema_like;
+        Ok(opts)
+    }
 }
 
 #[derive(clap::Args)]
@@ -144,16 +174,8 @@ pub(crate) struct ExtractArgs {
     /// Write the rows here (Parquet, the table's own columns).
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: PathBuf,
-    /// Type text columns like this table's columns, as the fingerprint did.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) schema_like: Option<PathBuf>,
-    /// Worker threads [default: all cores].
-    #[arg(short = 'j', long, value_name = "N")]
-    pub(crate) threads: Option<usize>,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) align: AlignArgs,
+    pub(crate) read: OneTableArgs,
 }
 
 #[derive(clap::Args)]

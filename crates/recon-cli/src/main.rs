@@ -64,21 +64,12 @@ fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
 }
 
 fn run_fingerprint(a: FingerprintArgs) -> Result<bool, ReconError> {
-    if let Some(flag) = a.input.target_flags().first() {
-        return Err(ReconError::Usage(format!(
-            "{flag}: recon fingerprint reads one table; give its options without target- \
-             (--source-format, --source-query, --skip-rows)"
-        )));
-    }
     if a.sketch.is_some() && a.output.is_none() {
         return Err(ReconError::Usage(
             "--sketch writes a file beside the fingerprint: give -o FILE".into(),
         ));
     }
-    let mut opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by)?;
-    let [input, _] = a.input.build(a.align.rules.as_deref())?;
-    opts.inputs = input;
-    opts.schema_like = a.schema_like;
+    let mut opts = a.read.options("fingerprint", a.by)?;
     opts.sketch = a.sketch;
     let mut fp = fingerprint(&a.table, &opts)?;
     match &a.output {
@@ -91,15 +82,7 @@ fn run_fingerprint(a: FingerprintArgs) -> Result<bool, ReconError> {
 }
 
 fn run_extract(a: ExtractArgs) -> Result<(), ReconError> {
-    if let Some(flag) = a.input.target_flags().first() {
-        return Err(ReconError::Usage(format!(
-            "{flag}: recon extract reads one table; give its options without target-"
-        )));
-    }
-    let mut opts = fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, None)?;
-    let [input, _] = a.input.build(a.align.rules.as_deref())?;
-    opts.inputs = input;
-    opts.schema_like = a.schema_like;
+    let opts = a.read.options("extract", None)?;
     let digests = DigestsFile::load(&a.digests)?;
     let like = FingerprintFile::load(&a.like)?;
     let done = extract(&a.table, &digests, &like, &opts, &a.output)?;

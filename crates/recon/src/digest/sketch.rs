@@ -111,15 +111,7 @@ mod tests {
     use super::*;
 
     fn digest(i: u64) -> u128 {
-        let mut s = i;
-        let mut next = || {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
-        ((next() as u128) << 64) | next() as u128
+        crate::digest::test_digests(i, 1)[0]
     }
 
     #[test]

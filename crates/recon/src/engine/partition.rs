@@ -478,23 +478,10 @@ mod tests {
         );
     }
 
-    /// Random digests from a seed (splitmix64, twice).
-    fn digests(seed: u64, n: usize) -> Vec<u128> {
-        let mut s = seed;
-        let mut next = || {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
-        (0..n)
-            .map(|_| (next() as u128) << 64 | next() as u128)
-            .collect()
-    }
-
     /// Pass 1 over `source` and `target` on two workers, then the peel of
     /// the buckets and the sketch that `scan_stage` runs.
+    use crate::digest::test_digests;
+
     fn peel_run(source: &[u128], target: &[u128]) -> crate::digest::iblt::Peeled {
         let mut sinks = vec![
             FingerprintSink::default().with_sketch(),
@@ -519,8 +506,8 @@ mod tests {
     #[test]
     fn the_buckets_and_the_sketch_peel_thousands_of_differences_with_any_counts() {
         for d in [1usize, 200, 1_000, 5_000] {
-            let shared = digests(1, 20_000);
-            let differing = digests(2 + d as u64, d);
+            let shared = test_digests(1, 20_000);
+            let differing = test_digests(2 + d as u64, d);
             let (mut source, mut target) = (shared.clone(), shared);
             // Odd, even and large copy-count differences, both ways.
             let mut expected = Vec::new();
@@ -539,7 +526,7 @@ mod tests {
 
     #[test]
     fn more_differences_than_the_sketch_holds_leave_it_incomplete() {
-        let got = peel_run(&digests(3, 60_000), &[]);
+        let got = peel_run(&test_digests(3, 60_000), &[]);
         assert!(!got.complete);
         assert!(got.differences.len() < 60_000);
     }

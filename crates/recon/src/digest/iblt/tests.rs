@@ -6,17 +6,9 @@ use super::field::{add, inv, mul, neg, reduce, sub};
 use super::*;
 use crate::digest::multiset::{fp_bucket_of, BucketDifferences, Fingerprint, FP_BUCKETS};
 
-/// SplitMix64 digests: uniform 128-bit values, reproducible by seed.
+/// A uniform digest, reproducible by `i`.
 fn digest(i: u64) -> u128 {
-    let mut s = i.wrapping_mul(0x2545_f491_4f6c_dd1d);
-    let mut next = || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    ((next() as u128) << 64) | next() as u128
+    crate::digest::test_digests(i, 1)[0]
 }
 
 fn pow(mut b: u128, mut e: u128) -> u128 {
