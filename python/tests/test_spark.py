@@ -186,6 +186,48 @@ def test_grouped_fingerprint_equals_the_clis(spark, tmp_path):
     assert c.returncode == 0, c.stdout + c.stderr
 
 
+def test_a_cluster_table_and_a_local_file_name_their_differing_rows(spark, tmp_path):
+    # The source is a file on a workstation, the target a DataFrame on the
+    # cluster: sketched fingerprints name the differing rows, each side
+    # extracts its own, and the extracts diff like the two tables.
+    rng = random.Random(11)
+    n = 4_000
+    src = pa.table({"k": pa.array([rng.randrange(900) for _ in range(n)], pa.int64()),
+                    "s": pa.array([f"s{rng.randrange(30)}" if rng.random() > 0.05 else None
+                                   for _ in range(n)])})
+    rows = list(zip(src.column("k").to_pylist(), src.column("s").to_pylist()))
+    tgt_rows = rows[:-7] + [rows[3]] * 5 + [(k + 1, s) for k, s in rows[100:140]]
+    tgt = pa.table({"k": pa.array([r[0] for r in tgt_rows], pa.int64()),
+                    "s": pa.array([r[1] for r in tgt_rows])})
+    local, remote = tmp_path / "local.parquet", tmp_path / "remote.parquet"
+    pq.write_table(src, local, row_group_size=500)
+    pq.write_table(tgt, remote, row_group_size=500)
+    df = spark.read.parquet(str(remote)).repartition(5)
+    sketched = recon.spark.fingerprint(df, sketch=300)
+    assert sketched.has_sketch
+    sketched.save(tmp_path / "cluster.fp.json")
+    p = run_cli("fingerprint", str(local), "--sketch", "300", "-o", str(tmp_path / "ws.fp.json"))
+    assert p.returncode == 0, p.stderr
+    cmp = recon.compare_fingerprints(tmp_path / "ws.fp.json", tmp_path / "cluster.fp.json")
+    assert cmp.to_dict()["sketch"]["decoded"] is True
+    cmp.save_digests(tmp_path / "d.json")
+    got = recon.spark.extract(df, cmp)
+    assert got.columns == df.columns
+    (tmp_path / "x_cluster").mkdir()
+    pq.write_table(got.toArrow(), tmp_path / "x_cluster" / "x.parquet")
+    p = run_cli("extract", str(local), "--digests", str(tmp_path / "d.json"),
+                "--like", str(tmp_path / "ws.fp.json"), "-o", str(tmp_path / "x_ws.parquet"))
+    assert p.returncode == 0, p.stderr
+    small = recon.diff(tmp_path / "x_ws.parquet", tmp_path / "x_cluster" / "x.parquet")
+    direct = recon.diff(local, remote)
+    assert (small.source_only_rows, small.target_only_rows) == \
+        (direct.source_only_rows, direct.target_only_rows) != (0, 0)
+    key = lambda t: sorted(zip(t.column("k").to_pylist(), t.column("s").to_pylist()),
+                           key=repr)
+    assert key(small.source_only()) == key(direct.source_only())
+    assert key(small.target_only()) == key(direct.target_only())
+
+
 # ---------------------------------------------------------------- diffs
 
 def _random_pair(seed: int):

@@ -152,8 +152,8 @@ fn schema(
 
 /// A fingerprint file and, when it was made with one, its sketch.
 #[pyclass(frozen, module = "recon._recon")]
-struct FingerprintHandle {
-    file: FingerprintFile,
+pub(crate) struct FingerprintHandle {
+    pub(crate) file: FingerprintFile,
 }
 
 #[pymethods]

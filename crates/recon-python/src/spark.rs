@@ -18,6 +18,7 @@ use recon::distributed::{
     compare_buckets, complete_keyed, report, samples, BucketComparison, BucketSums, Described,
     DistributedPlan, Findings, KeyedRest, Selector, SideDigester,
 };
+use recon::modes::fingerprint::extract::DigestsFile;
 use recon::modes::fingerprint::{assemble, PartialFingerprint};
 use recon::report::DirectionStats;
 use recon::{DiffOptions, ReconError, Side};
@@ -282,14 +283,19 @@ impl SparkPlan {
         })
     }
 
-    /// One partition's share of a fingerprint, as bytes.
+    /// One partition's share of a fingerprint (with a sketch sized for
+    /// `sketch` differing rows), as bytes.
+    #[pyo3(signature = (batches, sketch=None))]
     fn fingerprint_part<'py>(
         &self,
         py: Python<'py>,
         batches: &Bound<'py, PyAny>,
+        sketch: Option<u64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let mut d = self.plan.digester(Side::Source);
-        let mut part = PartialFingerprint::new(self.plan.plan.columns.len(), self.plan.by());
+        let mut part =
+            PartialFingerprint::new(self.plan.plan.columns.len(), self.plan.by(), sketch)
+                .map_err(py_err(py))?;
         for batch in batches.try_iter()? {
             let batch = RecordBatch::from_pyarrow_bound(&batch?)?;
             d.digest(&batch, true).map_err(py_err(py))?;
@@ -299,21 +305,51 @@ impl SparkPlan {
         Ok(PyBytes::new(py, &part.to_bytes()))
     }
 
-    /// The fingerprint file (JSON) of the table from its parts.
-    #[pyo3(signature = (table, parts, by=None))]
+    /// The fingerprint of the table from its parts.
+    #[pyo3(signature = (table, parts, by=None, sketch=None))]
     fn assemble_fingerprint(
         &self,
         py: Python<'_>,
         table: &str,
         parts: Vec<Vec<u8>>,
         by: Option<String>,
-    ) -> PyResult<String> {
+        sketch: Option<u64>,
+    ) -> PyResult<crate::FingerprintHandle> {
         let parts = parts
             .iter()
             .map(|p| PartialFingerprint::parse(p))
             .collect::<recon::Result<Vec<_>>>()
             .map_err(py_err(py))?;
-        Ok(assemble(table, &self.plan.plan, by, &parts).to_json())
+        let file = assemble(table, &self.plan.plan, by, &parts, sketch).map_err(py_err(py))?;
+        Ok(crate::FingerprintHandle { file })
+    }
+
+    /// The rows of `batches` whose digest the digests file (JSON) lists,
+    /// every column as it came.
+    fn extract_part<'py>(
+        &self,
+        py: Python<'py>,
+        batches: &Bound<'py, PyAny>,
+        digests: &str,
+    ) -> PyResult<Vec<PyArrowType<RecordBatch>>> {
+        let file =
+            DigestsFile::parse(std::path::Path::new("digests"), digests).map_err(py_err(py))?;
+        let wanted: std::collections::HashSet<u128> =
+            file.differences.iter().map(|d| d.digest).collect();
+        let mut d = self.plan.digester(Side::Source);
+        let mut out = Vec::new();
+        for batch in batches.try_iter()? {
+            let batch = RecordBatch::from_pyarrow_bound(&batch?)?;
+            d.digest(&batch, false).map_err(py_err(py))?;
+            let keep: arrow::array::BooleanArray =
+                d.digests.iter().map(|x| Some(wanted.contains(x))).collect();
+            let kept = arrow::compute::filter_record_batch(&batch, &keep)
+                .map_err(|e| errors::to_py(py, ReconError::Internal(format!("extract: {e}"))))?;
+            if kept.num_rows() > 0 {
+                out.push(PyArrowType(kept));
+            }
+        }
+        Ok(out)
     }
 
     /// The diff's report. `stats` per direction: `(rows, distinct,

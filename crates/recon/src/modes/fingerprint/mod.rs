@@ -489,20 +489,33 @@ pub struct PartialFingerprint {
     sink: GroupSink,
 }
 
+/// A part's groups and, with a sketch, its sketch of the part's rows.
+pub struct FingerprintPart {
+    pub groups: Vec<GroupDigest>,
+    pub sketch: Option<Iblt>,
+}
+
 impl PartialFingerprint {
     /// `columns` compared columns (name order); `by`: the position of the
-    /// grouping column among them.
-    pub fn new(columns: usize, by: Option<usize>) -> PartialFingerprint {
-        PartialFingerprint {
+    /// grouping column among them; `sketch`: the differing rows the
+    /// table's sketch is sized for (every part sizes it alike, so the
+    /// parts' sketches add up).
+    pub fn new(
+        columns: usize,
+        by: Option<usize>,
+        sketch: Option<u64>,
+    ) -> Result<PartialFingerprint> {
+        let sketch = sketch.map(sketch::new_sketch).transpose()?;
+        Ok(PartialFingerprint {
             sink: GroupSink::new(
                 Arc::new(Layout {
                     columns,
                     by,
                     null: null_digest(),
                 }),
-                None,
+                sketch.as_ref(),
             ),
-        }
+        })
     }
 
     /// Adds a batch: its row digests, every column's value digests and
@@ -522,30 +535,68 @@ impl PartialFingerprint {
         self.sink.rows(Side::Source, &batch)
     }
 
-    /// The part's groups, to send to where the parts are added up.
+    /// The part's groups (JSON, its length first as a u64, little-endian)
+    /// and its sketch's shape and cells, to send to where the parts are
+    /// added up.
     pub fn to_bytes(&self) -> Vec<u8> {
         let groups: Vec<&GroupDigest> = self.sink.groups[0].values().collect();
-        serde_json::to_vec(&groups).unwrap_or_default()
+        let json = serde_json::to_vec(&groups).unwrap_or_default();
+        let mut out = (json.len() as u64).to_le_bytes().to_vec();
+        out.extend_from_slice(&json);
+        if let Some(s) = &self.sink.sketches[0] {
+            out.extend_from_slice(&s.tables().to_le_bytes());
+            out.extend_from_slice(&s.log_cells().to_le_bytes());
+            out.extend_from_slice(&s.cell_bytes());
+        }
+        out
     }
 
-    /// A part's groups from [`PartialFingerprint::to_bytes`].
-    pub fn parse(bytes: &[u8]) -> Result<Vec<GroupDigest>> {
-        serde_json::from_slice(bytes)
-            .map_err(|e| ReconError::Internal(format!("a partial fingerprint does not parse: {e}")))
+    /// A part from [`PartialFingerprint::to_bytes`].
+    pub fn parse(bytes: &[u8]) -> Result<FingerprintPart> {
+        let bad =
+            |m: &str| ReconError::Internal(format!("a partial fingerprint does not parse: {m}"));
+        let len = bytes
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+            .ok_or_else(|| bad("too short"))? as usize;
+        let json = bytes.get(8..8 + len).ok_or_else(|| bad("too short"))?;
+        let groups = serde_json::from_slice(json).map_err(|e| bad(&e.to_string()))?;
+        let rest = &bytes[8 + len..];
+        let sketch = match rest.len() {
+            0 => None,
+            _ => {
+                let word = |at: usize| -> Option<u32> {
+                    Some(u32::from_le_bytes(rest.get(at..at + 4)?.try_into().ok()?))
+                };
+                let (tables, log) = word(0).zip(word(4)).ok_or_else(|| bad("sketch shape"))?;
+                Some(
+                    Iblt::from_cell_bytes(tables, log, &rest[8..])
+                        .ok_or_else(|| bad("sketch cells"))?,
+                )
+            }
+        };
+        Ok(FingerprintPart { groups, sketch })
     }
 }
 
 /// The fingerprint file of a table read in parts: `plan` lists its columns
 /// in name order (as `name_order` leaves them), `parts` are each part's
-/// groups ([`PartialFingerprint::parse`]).
+/// groups and sketch ([`PartialFingerprint::parse`]); `sketch` is what the
+/// parts' sketches were sized for (all or none have one).
 pub fn assemble(
     table: &str,
     plan: &ComparePlan,
     by: Option<String>,
-    parts: &[Vec<GroupDigest>],
-) -> FingerprintFile {
-    let (total, groups) = merge_groups(parts, plan.columns.len(), by.is_some());
-    FingerprintFile {
+    parts: &[FingerprintPart],
+    sketch: Option<u64>,
+) -> Result<FingerprintFile> {
+    let (total, groups) = merge_groups(
+        parts.iter().map(|p| &p.groups),
+        plan.columns.len(),
+        by.is_some(),
+    );
+    let mut file = FingerprintFile {
         recon_fingerprint_version: FINGERPRINT_VERSION,
         encoding_version: ENCODING_VERSION,
         algorithm: ALGORITHM.into(),
@@ -556,7 +607,20 @@ pub fn assemble(
         groups,
         sketch: None,
         sketch_levels: Vec::new(),
+    };
+    if let Some(n) = sketch {
+        let mut all = sketch::new_sketch(n)?;
+        for p in parts {
+            let one = p
+                .sketch
+                .as_ref()
+                .ok_or_else(|| ReconError::Internal("a part of the table has no sketch".into()))?;
+            all.merge(one)?;
+        }
+        file.sketch_levels = sketch::levels(&all);
+        file.sketch = Some(sketch::SketchRef::unwritten(n, &file.sketch_levels));
     }
+    Ok(file)
 }
 
 /// A fingerprint sums whole rows: a key or a tolerance (from flags or a
@@ -601,15 +665,7 @@ pub fn fingerprint(table: impl Into<Source>, opts: &FingerprintOptions) -> Resul
     let [one, _] = run_scan(&sides, &plan, opts, sketch.as_ref())?;
     let mut file = file_of(&src, opts.by.clone(), one)?;
     if let Some(n) = opts.sketch {
-        // The reference is completed (file name, SHA-256) when written.
-        file.sketch = Some(sketch::SketchRef {
-            file: String::new(),
-            sha256: String::new(),
-            bytes: 0,
-            differences: n,
-            tables: file.sketch_levels.last().map_or(0, |l| l.tables()),
-            levels: file.sketch_levels.iter().map(|l| l.log_cells()).collect(),
-        });
+        file.sketch = Some(sketch::SketchRef::unwritten(n, &file.sketch_levels));
     }
     Ok(file)
 }

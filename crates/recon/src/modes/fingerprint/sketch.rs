@@ -41,6 +41,21 @@ pub struct SketchRef {
     pub levels: Vec<u32>,
 }
 
+impl SketchRef {
+    /// The reference of `levels` sized for `differences`, before they are
+    /// written (which names the file and its SHA-256).
+    pub fn unwritten(differences: u64, levels: &[Iblt]) -> SketchRef {
+        SketchRef {
+            file: String::new(),
+            sha256: String::new(),
+            bytes: 0,
+            differences,
+            tables: levels.last().map_or(0, |l| l.tables()),
+            levels: levels.iter().map(|l| l.log_cells()).collect(),
+        }
+    }
+}
+
 /// A table's sketch sized for `differences` differing distinct rows.
 pub fn new_sketch(differences: u64) -> Result<Iblt> {
     if !(1..=MAX_SKETCH).contains(&differences) {
