@@ -206,8 +206,8 @@ impl RunSketch {
     }
 
     /// Adds digests (`source`: one copy each; else takes one out), calling
-    /// `each(d, mix(d))` too, and asking for each digest's cells a few
-    /// digests ahead (the table is larger than the L1 cache).
+    /// `each(d, mix(d))` too. No prefetch: the table stays in cache, and
+    /// prefetching cost 3% of a light-drift diff on the 50M pair.
     #[inline]
     pub fn add_all_mixed(
         &mut self,
@@ -215,14 +215,8 @@ impl RunSketch {
         source: bool,
         mut each: impl FnMut(u128, u64),
     ) {
-        const AHEAD: usize = 8;
         let tables = self.tables();
-        for (n, &d) in digests.iter().enumerate() {
-            if let Some(&next) = digests.get(n + AHEAD) {
-                for j in 0..tables {
-                    super::sketch::prefetch(&self.cells[self.index(j, next)]);
-                }
-            }
+        for &d in digests {
             let m = mix(d);
             each(d, m);
             for j in 0..tables {

@@ -85,7 +85,7 @@ impl Default for FingerprintSink {
 /// buckets as a third table they peel about 5,000 differing digests, more
 /// than a targeted second pass can use (its Bloom filters then hit most
 /// batches). 2 × 16384 cells peeled 36,000 but cost 11% of a light-drift
-/// diff on the 50M pair against 7% (docs/sketch.md).
+/// diff on the 50M pair against 5% (docs/sketch.md).
 const RUN_SKETCH_TABLES: u32 = 2;
 const RUN_SKETCH_LOG_CELLS: u32 = 10;
 
