@@ -334,7 +334,7 @@ impl SparkPlan {
     ) -> PyResult<Vec<PyArrowType<RecordBatch>>> {
         let file =
             DigestsFile::parse(std::path::Path::new("digests"), digests).map_err(py_err(py))?;
-        let wanted: std::collections::HashSet<u128> =
+        let wanted: std::collections::HashSet<u128, recon::digest::DigestBuildHasher> =
             file.differences.iter().map(|d| d.digest).collect();
         let mut d = self.plan.digester(Side::Source);
         let mut out = Vec::new();

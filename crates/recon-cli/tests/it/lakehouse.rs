@@ -386,7 +386,9 @@ fn delta_errors_are_one_line_without_backtrace() {
         ),
         "{stderr}"
     );
+    // The table's temp folder may end in "0", which would read as frame 0.
+    let message = stderr.replace(&tmp.path().display().to_string(), "TABLE");
     for trace in ["0: ", "\\n", "with_backtrace", ".rs:"] {
-        assert!(!stderr.contains(trace), "{trace} in {stderr}");
+        assert!(!message.contains(trace), "{trace} in {stderr}");
     }
 }

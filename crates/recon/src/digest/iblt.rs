@@ -173,14 +173,6 @@ impl Cell {
         self.check = self.check.wrapping_add(m);
     }
 
-    /// Takes one copy of `d`, whose [`mix`] is `m`, out.
-    #[inline(always)]
-    pub fn remove(&mut self, d: u128, m: u64) {
-        self.count = self.count.wrapping_sub(1);
-        self.sum = field::sub(self.sum, field::reduce(d));
-        self.check = self.check.wrapping_sub(m);
-    }
-
     pub fn merge(&mut self, o: &Cell) {
         self.count = self.count.wrapping_add(o.count);
         self.sum = field::add(self.sum, o.sum);
@@ -271,25 +263,22 @@ impl Iblt {
         }
     }
 
-    /// Adds one copy of each digest (`sign` 1) or takes one out (`sign`
-    /// −1), asking for each digest's cells a few digests ahead: a sketch
-    /// larger than the cache costs a miss per cell otherwise.
-    pub fn add_all(&mut self, digests: &[u128], sign: i64) {
+    /// Adds one copy of each digest, whose [`mix`] is `mixes[i]` (a scan
+    /// computes each mix once, for its fingerprint too), asking for each
+    /// digest's cells a few digests ahead: a sketch larger than the cache
+    /// costs a miss per cell otherwise.
+    pub fn add_all(&mut self, digests: &[u128], mixes: &[u64]) {
         const AHEAD: usize = 8;
-        for (n, &d) in digests.iter().enumerate() {
+        debug_assert_eq!(digests.len(), mixes.len());
+        for (n, (&d, &m)) in digests.iter().zip(mixes).enumerate() {
             if let Some(&next) = digests.get(n + AHEAD) {
                 for j in 0..self.tables {
                     super::sketch::prefetch(&self.cells[self.index(j, next)]);
                 }
             }
-            let m = mix(d);
             for j in 0..self.tables {
                 let i = self.index(j, d);
-                if sign > 0 {
-                    self.cells[i].insert(d, m);
-                } else {
-                    self.cells[i].remove(d, m);
-                }
+                self.cells[i].insert(d, m);
             }
         }
     }

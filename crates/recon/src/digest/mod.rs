@@ -15,8 +15,8 @@ pub use encode::{
     ENCODING_VERSION,
 };
 pub use multiset::{
-    bucket_difference, fp_bucket_of, mix, BucketDifferences, DigestBuildHasher, DigestHasher,
-    Fingerprint, RunSketch, FP_BITS, FP_BUCKETS,
+    adds_up, bucket_difference, fp_bucket_of, mix, BucketDifferences, DigestBuildHasher,
+    DigestHasher, Fingerprint, RunSketch, FP_BITS, FP_BUCKETS,
 };
 pub use sketch::UnitFilter;
 

@@ -178,13 +178,28 @@ pub struct RunSketch {
     cells: Vec<SignedCell>,
 }
 
-/// A signed fingerprint: 32 bytes, aligned, one cache line per cell.
+/// A signed fingerprint (source less target): 32 bytes, aligned, one
+/// cache line per cell. The cells of [`RunSketch`] and of
+/// [`BucketDifferences`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C, align(32))]
 struct SignedCell {
     count: i64,
     mix: u64,
     sum: u128,
+}
+
+impl SignedCell {
+    fn is_zero(&self) -> bool {
+        *self == SignedCell::default()
+    }
+
+    /// Takes `c` copies of `d` out, `c · d` and `c · mix(d)` given.
+    fn take(&mut self, c: i64, dc: u128, mc: u64) {
+        self.count = self.count.wrapping_sub(c);
+        self.sum = self.sum.wrapping_sub(dc);
+        self.mix = self.mix.wrapping_sub(mc);
+    }
 }
 
 impl RunSketch {
@@ -255,7 +270,7 @@ impl super::peel::Peelable for RunSketch {
     }
 
     fn is_zero_at(&self, i: usize) -> bool {
-        self.cells[i] == SignedCell::default()
+        self.cells[i].is_zero()
     }
 
     fn pure_at(&self, i: usize) -> Option<(u128, i64)> {
@@ -290,10 +305,7 @@ impl super::peel::Peelable for RunSketch {
         let dc = d.wrapping_mul(c as i128 as u128);
         for j in 0..self.tables() {
             let i = self.index(j, d);
-            let cell = &mut self.cells[i];
-            cell.count = cell.count.wrapping_sub(c);
-            cell.sum = cell.sum.wrapping_sub(dc);
-            cell.mix = cell.mix.wrapping_sub(m);
+            self.cells[i].take(c, dc, m);
             changed.push(i);
         }
     }
@@ -304,7 +316,7 @@ impl super::peel::Peelable for RunSketch {
 /// an [`super::iblt::Iblt`] beside it, buckets that hold several differing
 /// digests decode too).
 pub struct BucketDifferences {
-    cells: Vec<(i64, u128, u64)>,
+    cells: Vec<SignedCell>,
 }
 
 impl BucketDifferences {
@@ -313,22 +325,18 @@ impl BucketDifferences {
             cells: source
                 .iter()
                 .zip(target)
-                .map(|(s, t)| {
-                    (
-                        (s.count as i64).wrapping_sub(t.count as i64),
-                        s.sum.wrapping_sub(t.sum),
-                        s.mix.wrapping_sub(t.mix),
-                    )
+                .map(|(s, t)| SignedCell {
+                    count: (s.count as i64).wrapping_sub(t.count as i64),
+                    sum: s.sum.wrapping_sub(t.sum),
+                    mix: s.mix.wrapping_sub(t.mix),
                 })
                 .collect(),
         }
     }
-}
 
-impl BucketDifferences {
     /// Buckets that still differ (after a peel: those it could not empty).
     pub fn differing(&self) -> usize {
-        self.cells.iter().filter(|c| **c != (0, 0, 0)).count()
+        self.cells.iter().filter(|c| !c.is_zero()).count()
     }
 }
 
@@ -338,22 +346,36 @@ impl super::peel::Peelable for BucketDifferences {
     }
 
     fn is_zero_at(&self, i: usize) -> bool {
-        self.cells[i] == (0, 0, 0)
+        self.cells[i].is_zero()
     }
 
     fn pure_at(&self, i: usize) -> Option<(u128, i64)> {
-        let (c, sum, mixed) = self.cells[i];
-        decode_bucket(c, sum, mixed, i, FP_BITS)
+        let SignedCell { count, mix, sum } = self.cells[i];
+        decode_bucket(count, sum, mix, i, FP_BITS)
     }
 
     fn take(&mut self, d: u128, c: i64, changed: &mut Vec<usize>) {
         let k = fp_bucket_of(d);
-        let cell = &mut self.cells[k];
-        cell.0 = cell.0.wrapping_sub(c);
-        cell.1 = cell.1.wrapping_sub((c as i128 as u128).wrapping_mul(d));
-        cell.2 = cell.2.wrapping_sub(mix(d).wrapping_mul(c as u64));
+        let dc = (c as i128 as u128).wrapping_mul(d);
+        self.cells[k].take(c, dc, mix(d).wrapping_mul(c as u64));
         changed.push(k);
     }
+}
+
+/// The decoded `differences` (digest, copies) add up to `(rows, sum, mix)`:
+/// `Σ c`, `Σ c · d` (mod 2¹²⁸) and `Σ c · mix(d)` (mod 2⁶⁴), the difference
+/// of two tables' row counts, row sums and row mixes.
+pub fn adds_up(
+    differences: impl IntoIterator<Item = (u128, i64)>,
+    totals: (i64, u128, u64),
+) -> bool {
+    let (mut rows, mut sum, mut mixed) = (0i64, 0u128, 0u64);
+    for (d, c) in differences {
+        rows = rows.wrapping_add(c);
+        sum = sum.wrapping_add(d.wrapping_mul(c as i128 as u128));
+        mixed = mixed.wrapping_add(mix(d).wrapping_mul(c as u64));
+    }
+    (rows, sum, mixed) == totals
 }
 
 #[inline]

@@ -478,10 +478,10 @@ mod tests {
         );
     }
 
-    /// Pass 1 over `source` and `target` on two workers, then the peel of
-    /// the buckets and the sketch that `scan_stage` runs.
     use crate::digest::test_digests;
 
+    /// Pass 1 over `source` and `target` on two workers, then the peel of
+    /// the buckets and the sketch that `scan_stage` runs.
     fn peel_run(source: &[u128], target: &[u128]) -> crate::digest::iblt::Peeled {
         let mut sinks = vec![
             FingerprintSink::default().with_sketch(),

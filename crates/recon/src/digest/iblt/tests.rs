@@ -6,6 +6,11 @@ use super::field::{add, inv, mul, neg, reduce, sub};
 use super::*;
 use crate::digest::multiset::{fp_bucket_of, BucketDifferences, Fingerprint, FP_BUCKETS};
 
+/// The mixes `Iblt::add_all` takes with the digests.
+fn mixes(digests: &[u128]) -> Vec<u64> {
+    digests.iter().map(|&d| mix(d)).collect()
+}
+
 /// A uniform digest, reproducible by `i`.
 fn digest(i: u64) -> u128 {
     crate::digest::test_digests(i, 1)[0]
@@ -82,8 +87,8 @@ fn expected(source: &[u128], target: &[u128]) -> Vec<(u128, i64)> {
 
 fn sketch_difference(shape: (u32, u32), source: &[u128], target: &[u128]) -> Iblt {
     let (mut a, mut b) = (Iblt::new(shape.0, shape.1), Iblt::new(shape.0, shape.1));
-    a.add_all(source, 1);
-    b.add_all(target, 1);
+    a.add_all(source, &mixes(source));
+    b.add_all(target, &mixes(target));
     a.subtract(&b).unwrap();
     a
 }
@@ -118,8 +123,8 @@ fn a_sketch_sized_for_n_decodes_n_differences() {
         let target: Vec<u128> = (n..n + n / 2).map(digest).collect();
         let mut a = Iblt::sized_for(n + n / 2);
         let mut b = a.clone();
-        a.add_all(&source, 1);
-        b.add_all(&target, 1);
+        a.add_all(&source, &mixes(&source));
+        b.add_all(&target, &mixes(&target));
         a.subtract(&b).unwrap();
         let got = a.decode();
         assert!(got.complete, "{} differences did not decode", n + n / 2);

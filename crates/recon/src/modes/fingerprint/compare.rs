@@ -86,14 +86,14 @@ fn decode_sketches(
     if a.sketch_levels.is_empty() || b.sketch_levels.is_empty() {
         return None;
     }
-    let totals = Totals {
-        rows: (a.total.rows as i64).wrapping_sub(b.total.rows as i64),
-        sum: a.total.row_sum.wrapping_sub(b.total.row_sum),
-        mix: a.total.row_mix.wrapping_sub(b.total.row_mix),
-    };
+    let totals: Totals = (
+        (a.total.rows as i64).wrapping_sub(b.total.rows as i64),
+        a.total.row_sum.wrapping_sub(b.total.row_sum),
+        a.total.row_mix.wrapping_sub(b.total.row_mix),
+    );
     let sized_for = |f: &FingerprintFile| f.sketch.as_ref().map_or(0, |r| r.differences);
     Some(
-        match sketch::decode(&a.sketch_levels, &b.sketch_levels, &totals) {
+        match sketch::decode(&a.sketch_levels, &b.sketch_levels, totals) {
             Decoded::Complete {
                 log_cells,
                 differences,

@@ -16,7 +16,7 @@ use super::{
     column_specs, hex128, plan_one, sides_of, ColumnSpec, FingerprintFile, FingerprintOptions,
     ALGORITHM,
 };
-use crate::digest::{mix, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
+use crate::digest::{adds_up, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
 use crate::engine::scan::{scan, Batch, RowSink, ScanConfig};
 use crate::engine::Phase;
 use crate::error::{ReconError, Result};
@@ -122,18 +122,15 @@ impl DigestsFile {
                 ),
             ));
         }
-        let (mut rows, mut sum, mut mixed) = (0i64, 0u128, 0u64);
-        for d in &file.differences {
-            rows = rows.wrapping_add(d.copies);
-            sum = sum.wrapping_add(d.digest.wrapping_mul(d.copies as i128 as u128));
-            mixed = mixed.wrapping_add(mix(d.digest).wrapping_mul(d.copies as u64));
-        }
         let expected = (
             (file.source.rows as i64).wrapping_sub(file.target.rows as i64),
             file.source.row_sum.wrapping_sub(file.target.row_sum),
             file.source.row_mix.wrapping_sub(file.target.row_mix),
         );
-        if (rows, sum, mixed) != expected {
+        if !adds_up(
+            file.differences.iter().map(|d| (d.digest, d.copies)),
+            expected,
+        ) {
             return Err(ReconError::input(
                 path,
                 "its digests do not add up to the difference of the two tables it names (cut short or edited)",

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use super::stages;
 use crate::config::{default_threads, AlignOptions, InputOptions};
 use crate::digest::iblt::Iblt;
-use crate::digest::{null_digest, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
+use crate::digest::{mix, null_digest, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
 use crate::engine::scan::{scan, Batch, RowSink, ScanConfig, ScanSide};
 use crate::engine::{CancelToken, Phase, Progress};
 use crate::error::{ReconError, Result};
@@ -189,13 +189,12 @@ impl FingerprintFile {
     /// the sketch file beside it (first, so the file never references a
     /// sketch that is not there).
     pub fn write(&mut self, path: &Path) -> Result<()> {
-        match self.sketch_levels.last() {
-            Some(largest) => {
-                let differences = self.sketch.as_ref().map_or(0, |r| r.differences);
-                self.sketch = Some(sketch::write(path, largest, differences)?);
-            }
+        if self.sketch_levels.is_empty() {
             // Parsed without its sketch: never reference one not written.
-            None => self.sketch = None,
+            self.sketch = None;
+        } else {
+            let differences = self.sketch.as_ref().map_or(0, |r| r.differences);
+            self.sketch = Some(sketch::write(path, &self.sketch_levels, differences)?);
         }
         crate::evidence::write_atomic(path, self.to_json().as_bytes())
     }
@@ -266,6 +265,8 @@ struct GroupSink {
     sketches: [Option<Iblt>; 2],
     /// Per row of a batch: its group's key (reused buffer).
     keys: Vec<u128>,
+    /// Per row of a batch: the mix of its digest (reused buffer).
+    mixes: Vec<u64>,
 }
 
 impl GroupSink {
@@ -275,6 +276,7 @@ impl GroupSink {
             groups: Default::default(),
             sketches: [sketch.cloned(), None],
             keys: Vec::new(),
+            mixes: Vec::new(),
         }
     }
 }
@@ -300,14 +302,21 @@ fn add(into: &mut GroupDigest, from: &GroupDigest) {
 }
 
 /// Adds rows `range` of a batch (all of one group) to `g`, column by column.
-fn add_rows(g: &mut GroupDigest, batch: &Batch<'_>, rows: std::ops::Range<usize>, null: u128) {
+/// `mixes` holds the [`crate::digest::mix`] of each of the batch's digests.
+fn add_rows(
+    g: &mut GroupDigest,
+    batch: &Batch<'_>,
+    mixes: &[u64],
+    rows: std::ops::Range<usize>,
+    null: u128,
+) {
     let mut fp = Fingerprint {
         count: g.rows,
         sum: g.row_sum,
         mix: g.row_mix,
     };
-    for &d in &batch.digests[rows.clone()] {
-        fp.add(d);
+    for (&d, &m) in batch.digests[rows.clone()].iter().zip(&mixes[rows.clone()]) {
+        fp.add_mixed(d, m);
     }
     (g.rows, g.row_sum, g.row_mix) = (fp.count, fp.sum, fp.mix);
     for (col, values) in g.columns.iter_mut().zip(batch.columns) {
@@ -317,8 +326,11 @@ fn add_rows(g: &mut GroupDigest, batch: &Batch<'_>, rows: std::ops::Range<usize>
 
 impl RowSink for GroupSink {
     fn rows(&mut self, side: Side, batch: &Batch<'_>) -> Result<()> {
+        // Each digest's mix once, for the fingerprint and the sketch.
+        self.mixes.clear();
+        self.mixes.extend(batch.digests.iter().map(|&d| mix(d)));
         if let Some(sketch) = self.sketches[side.index()].as_mut() {
-            sketch.add_all(batch.digests, 1);
+            sketch.add_all(batch.digests, &self.mixes);
         }
         let layout = self.layout.clone();
         let groups = &mut self.groups[side.index()];
@@ -326,7 +338,7 @@ impl RowSink for GroupSink {
             let g = groups
                 .entry(0)
                 .or_insert_with(|| empty_group(0, None, layout.columns));
-            add_rows(g, batch, 0..batch.len(), layout.null);
+            add_rows(g, batch, &self.mixes, 0..batch.len(), layout.null);
             return Ok(());
         };
         // Runs of rows in one group (a business date usually comes in long
@@ -351,7 +363,7 @@ impl RowSink for GroupSink {
                     v.insert(empty_group(key, value, layout.columns))
                 }
             };
-            add_rows(g, batch, start..end, layout.null);
+            add_rows(g, batch, &self.mixes, start..end, layout.null);
             start = end;
         }
         Ok(())

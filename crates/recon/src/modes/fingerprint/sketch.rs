@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::digest::adds_up;
 use crate::digest::iblt::{peel, Iblt};
-use crate::digest::mix;
 use crate::error::{ReconError, Result};
 
 /// Sub-tables of a fingerprint's sketch.
@@ -108,11 +108,10 @@ pub fn sketch_path(json: &Path) -> PathBuf {
     json.with_extension("sketch")
 }
 
-/// Writes the levels of `sketch` beside the fingerprint file `json`
+/// Writes `levels` ([`levels`]) beside the fingerprint file `json`
 /// (atomically), returning the reference the JSON file holds.
-pub fn write(json: &Path, sketch: &Iblt, differences: u64) -> Result<SketchRef> {
-    let levels = levels(sketch);
-    let bytes = file_bytes(&levels);
+pub fn write(json: &Path, levels: &[Iblt], differences: u64) -> Result<SketchRef> {
+    let bytes = file_bytes(levels);
     let path = sketch_path(json);
     crate::evidence::write_atomic(&path, &bytes)?;
     Ok(SketchRef {
@@ -196,15 +195,11 @@ pub enum Decoded {
 
 /// The differences of the whole tables (rows, row sum, row mix:
 /// source − target) a decode must add up to.
-pub struct Totals {
-    pub rows: i64,
-    pub sum: u128,
-    pub mix: u64,
-}
+pub type Totals = (i64, u128, u64);
 
 /// Decodes the difference of two tables' sketch levels (source − target),
 /// from the smallest level both hold, upward.
-pub fn decode(source: &[Iblt], target: &[Iblt], totals: &Totals) -> Decoded {
+pub fn decode(source: &[Iblt], target: &[Iblt], totals: Totals) -> Decoded {
     let mut estimate = (0, true);
     for s in source {
         let Some(t) = target.iter().find(|t| t.log_cells() == s.log_cells()) else {
@@ -214,16 +209,6 @@ pub fn decode(source: &[Iblt], target: &[Iblt], totals: &Totals) -> Decoded {
         if diff.subtract(t).is_err() {
             continue;
         }
-        let peeled = {
-            let mut work = diff.clone();
-            peel(&mut [&mut work])
-        };
-        if peeled.complete && adds_up(&peeled.differences, totals) {
-            return Decoded::Complete {
-                log_cells: s.log_cells(),
-                differences: peeled.differences,
-            };
-        }
         // With no cell of m empty, more than about m · ln m digests
         // (the coupon collector's count) were added.
         let m = (1u64 << diff.log_cells()) as f64;
@@ -231,23 +216,18 @@ pub fn decode(source: &[Iblt], target: &[Iblt], totals: &Totals) -> Decoded {
             Some(n) => (n, false),
             None => ((m * m.ln()).round() as u64, true),
         };
+        let peeled = peel(&mut [&mut diff]);
+        if peeled.complete && adds_up(peeled.differences.iter().copied(), totals) {
+            return Decoded::Complete {
+                log_cells: s.log_cells(),
+                differences: peeled.differences,
+            };
+        }
     }
     Decoded::TooSmall {
         estimate: estimate.0,
         at_least: estimate.1,
     }
-}
-
-/// The decoded differences add up to the tables' differences: count, sum
-/// of digests (mod 2¹²⁸) and sum of mixes (mod 2⁶⁴).
-fn adds_up(differences: &[(u128, i64)], totals: &Totals) -> bool {
-    let (mut rows, mut sum, mut mixed) = (0i64, 0u128, 0u64);
-    for &(d, c) in differences {
-        rows = rows.wrapping_add(c);
-        sum = sum.wrapping_add(d.wrapping_mul(c as i128 as u128));
-        mixed = mixed.wrapping_add(mix(d).wrapping_mul(c as u64));
-    }
-    (rows, sum, mixed) == (totals.rows, totals.sum, totals.mix)
 }
 
 #[cfg(test)]

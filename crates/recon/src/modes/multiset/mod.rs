@@ -401,10 +401,7 @@ pub fn scan_stage(
         Some(mut sketch) => peel(&mut [&mut by_bucket, &mut sketch]),
         None => peel(&mut [&mut by_bucket]),
     };
-    let decode = Decode {
-        digests: peeled.differences.len(),
-        undecoded_buckets: by_bucket.differing(),
-    };
+    let (decoded_digests, undecoded_buckets) = (peeled.differences.len(), by_bucket.differing());
     let decoded = peeled.complete.then_some(peeled.differences);
     let mut why_full = if refusals {
         "values were refused under --max-parse-errors, and a targeted pass would count them again"
@@ -483,8 +480,8 @@ pub fn scan_stage(
         passes: 2,
         differing_buckets: Some(differing),
         second_pass: Some(SecondPass {
-            decoded_digests: Some(decode.digests),
-            undecoded_buckets: Some(decode.undecoded_buckets),
+            decoded_digests: Some(decoded_digests),
+            undecoded_buckets: Some(undecoded_buckets),
             full_because: Some(why_full),
             ..SecondPass::full(units_total)
         }),
@@ -496,12 +493,6 @@ pub fn scan_stage(
 /// A targeted second pass runs only while it reads at most `1 /
 /// TARGETED_MAX_SHARE` of the rows.
 const TARGETED_MAX_SHARE: u64 = 4;
-
-/// How far pass 1's decode got, for the report of a full second pass.
-struct Decode {
-    digests: usize,
-    undecoded_buckets: usize,
-}
 
 /// The sampled unmatched rows of each side, fetched and rendered, with
 /// their copies on each side.
