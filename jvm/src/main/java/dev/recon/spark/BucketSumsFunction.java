@@ -5,12 +5,13 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.connector.catalog.functions.AggregateFunction;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 
 /**
- * {@code recon_jvm.bucket_sums(digests binary, bucket int, bits int)}: pass 1
+ * {@code recon_jvm.bucket_sums(digests array<bigint>, bucket int, bits int)}: pass 1
  * of a keyless diff on one side, in one aggregate over each row's {@link
  * RowDigestsFunction} bytes. Each row's digest D goes into its bucket among
  * {@code 2^bits} (count, sum of D mod 2^128, sum of mix(D) mod 2^64), and
@@ -61,11 +62,12 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
         if (input.isNullAt(0) || input.isNullAt(1)) {
             throw new IllegalArgumentException("recon_jvm.bucket_sums: a row without digests or bucket");
         }
-        byte[] digests = input.getBinary(0);
-        if (digests.length < 16 || digests.length % 16 != 0) {
-            throw new IllegalArgumentException("recon_jvm.bucket_sums: not row_digests (" + digests.length + " bytes)");
+        ArrayData digests = input.getArray(0);
+        int n = digests.numElements();
+        if (n < 2 || n % 2 != 0) {
+            throw new IllegalArgumentException("recon_jvm.bucket_sums: not row_digests (" + n + " longs)");
         }
-        int k = digests.length / 16 - 1;
+        int k = n / 2 - 1;
         if (state.length == 0) {
             int bits = input.getInt(2);
             if (bits < 1 || bits > 20) {
@@ -78,8 +80,8 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
             throw new IllegalArgumentException("recon_jvm.bucket_sums: rows of different widths");
         }
         for (int c = 0; c < k; c++) {
-            long lo = Digest.readLong(digests, 16 + 16 * c);
-            long hi = Digest.readLong(digests, 24 + 16 * c);
+            long lo = digests.getLong(2 + 2 * c);
+            long hi = digests.getLong(3 + 2 * c);
             if (lo != NULL_DIGEST[0] || hi != NULL_DIGEST[1]) {
                 int at = columnAt(c);
                 state[at]++;
@@ -90,8 +92,8 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
         if (bucket < 0 || bucket >= 1 << state[0]) {
             throw new IllegalArgumentException("recon_jvm.bucket_sums: bucket " + bucket + " is out of range");
         }
-        long lo = Digest.readLong(digests, 0);
-        long hi = Digest.readLong(digests, 8);
+        long lo = digests.getLong(0);
+        long hi = digests.getLong(1);
         int at = bucketAt(k, bucket);
         state[at]++;
         Digest.add128(state, at + 1, lo, hi);
@@ -152,7 +154,7 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
 
     @Override
     public DataType[] inputTypes() {
-        return new DataType[] {DataTypes.BinaryType, DataTypes.IntegerType, DataTypes.IntegerType};
+        return new DataType[] {DataTypes.createArrayType(DataTypes.LongType, false), DataTypes.IntegerType, DataTypes.IntegerType};
     }
 
     @Override

@@ -5,10 +5,12 @@ import org.apache.spark.sql.connector.catalog.FunctionCatalog;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.IntegralType;
+import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -27,14 +29,14 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * -> array<bigint>}, {@code bucket(binary, int) -> int}, {@code
  * selected(binary, int, selector binary) -> boolean} and the aggregates
  * {@code fingerprint(binary) -> struct<rows, sum, mix>} and {@code
- * bucket_sums(binary, int, int) -> binary} over {@code row_digests(struct)
- * -> binary} (recon.spark's pass 1). Binding refuses,
+ * bucket_sums(array<bigint>, int, int) -> binary} over {@code row_digests(struct)
+ * -> array<bigint>} (recon.spark's pass 1). Binding refuses,
  * with an UnsupportedOperationException naming the field and its type, any
  * type recon cannot digest exactly (Spark reports it as an analysis error).
  */
 public final class ReconCatalog implements FunctionCatalog {
     private static final String[] NAMES = {
-        "digest", "digest_once", "row_digests", "value_words", "bucket", "fingerprint",
+        "digest", "digest_once", "row_digests", "row_words", "value_words", "bucket", "fingerprint",
         "bucket_sums", "selected"
     };
 
@@ -97,11 +99,13 @@ public final class ReconCatalog implements FunctionCatalog {
                     return new ValueWordsFunction(struct(args));
                 case "row_digests":
                     return new RowDigestsFunction(struct(args));
+                case "row_words":
+                    return new RowWordsFunction(struct(args));
                 case "bucket_sums":
-                    if (args.length != 3 || !(args[0].dataType() instanceof BinaryType)
+                    if (args.length != 3 || !isLongs(args[0].dataType())
                             || !(args[1].dataType() instanceof IntegerType)
                             || !(args[2].dataType() instanceof IntegerType)) {
-                        throw usage("bucket_sums(row_digests binary, bucket int, bits int)", input);
+                        throw usage("bucket_sums(row_digests array<bigint>, bucket int, bits int)", input);
                     }
                     return new BucketSumsFunction();
                 case "selected":
@@ -123,6 +127,10 @@ public final class ReconCatalog implements FunctionCatalog {
                     }
                     return new FingerprintFunction();
             }
+        }
+
+        private static boolean isLongs(DataType t) {
+            return t instanceof ArrayType && ((ArrayType) t).elementType() instanceof LongType;
         }
 
         private StructType struct(StructField[] args) {
@@ -149,6 +157,8 @@ public final class ReconCatalog implements FunctionCatalog {
                     return "recon.digest(struct): recon's 128-bit row digest (encoding v2), 16 bytes little-endian";
                 case "digest_once":
                     return "recon.digest_once(struct): recon.digest, evaluated where it is projected (nondeterministic to the optimizer)";
+                case "row_words":
+                    return "recon.row_words(struct): pass 1's words of a row (digest, mix, each field's flag and value digest) as 32-bit words in longs";
                 case "value_words":
                     return "recon.value_words(struct): the low 64 bits of each field's value digest";
                 case "bucket":
@@ -156,7 +166,7 @@ public final class ReconCatalog implements FunctionCatalog {
                 case "bucket_sums":
                     return "recon.bucket_sums(row_digests, bucket, bits): pass 1's bucket and column sums, in the Python package's wire format";
                 case "row_digests":
-                    return "recon.row_digests(struct): the row digest and each field's value digest, 16 bytes each";
+                    return "recon.row_digests(struct): the row digest and each field's value digest, two longs each (low half first)";
                 case "selected":
                     return "recon.selected(digest, bucket, selector): whether the second pass keeps the row";
                 default:

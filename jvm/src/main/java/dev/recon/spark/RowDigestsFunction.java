@@ -1,6 +1,8 @@
 package dev.recon.spark;
 
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
+import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -8,20 +10,21 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * {@code recon_jvm.row_digests(struct)}: the row digest D and each field's
- * value digest V_c, as 16 * (k + 1) bytes (D, then V_0 ... V_{k-1}, each
- * little-endian, low half first). A NULL struct gives NULL.
+ * value digest V_c, as 2 * (k + 1) longs (D, then V_0 ... V_{k-1}, each low
+ * half first). A NULL struct gives NULL. An array of longs rather than
+ * bytes: the aggregate reads it in place from Spark's row (a binary value
+ * is copied out first, a tenth of pass 1).
  *
  * <p>This is what {@link BucketSumsFunction} adds up. It is a scalar
  * function so that Spark compiles it into the scan's generated code: an
  * aggregate's own inputs are evaluated row by row, interpreted (the
  * {@code struct(...)} of a row costs more there than the digest itself).
  */
-public final class RowDigestsFunction implements ScalarFunction<byte[]> {
+public final class RowDigestsFunction implements ScalarFunction<ArrayData> {
     private static final long serialVersionUID = 1L;
 
     private final StructType type;
     private transient RowDigester digester;
-    private transient long[] d;
     private transient long[] values;
 
     RowDigestsFunction(StructType type) {
@@ -30,28 +33,23 @@ public final class RowDigestsFunction implements ScalarFunction<byte[]> {
     }
 
     /** Spark's magic method (whole-stage codegen). */
-    public byte[] invoke(InternalRow row) {
+    public ArrayData invoke(InternalRow row) {
         if (row == null) {
             return null;
         }
         int k = type.size();
         if (digester == null) {
             digester = new RowDigester(type, name());
-            d = new long[2];
             values = new long[2 * k];
         }
-        digester.digest(row, d, values);
-        byte[] out = new byte[16 * (k + 1)];
-        Digest.writeLong(out, 0, d[0]);
-        Digest.writeLong(out, 8, d[1]);
-        for (int i = 0; i < 2 * k; i++) {
-            Digest.writeLong(out, 16 + 8 * i, values[i]);
-        }
-        return out;
+        long[] out = new long[2 * (k + 1)];
+        digester.digest(row, out, values);
+        System.arraycopy(values, 0, out, 2, 2 * k);
+        return UnsafeArrayData.fromPrimitiveArray(out);
     }
 
     @Override
-    public byte[] produceResult(InternalRow input) {
+    public ArrayData produceResult(InternalRow input) {
         return input.isNullAt(0) ? null : invoke(input.getStruct(0, type.size()));
     }
 
@@ -62,7 +60,7 @@ public final class RowDigestsFunction implements ScalarFunction<byte[]> {
 
     @Override
     public DataType resultType() {
-        return DataTypes.BinaryType;
+        return DataTypes.createArrayType(DataTypes.LongType, false);
     }
 
     @Override

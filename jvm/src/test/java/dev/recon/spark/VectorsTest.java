@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.List;
+import java.util.Random;
 
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
@@ -134,6 +135,71 @@ public final class VectorsTest {
         return u128(out[0], out[1]);
     }
 
+    /** V of {@code v} by the byte path: the encoding written, then {@link Digest#value}. */
+    private static String valueByBytes(DataType t, Object v) {
+        byte[] e = new RowDigester(one(t), "test").encoding(row(v), 0);
+        byte[] b = java.util.Arrays.copyOf(e, Math.max(16, e.length));
+        long[] out = new long[2];
+        Digest.value(b, e.length, out);
+        return u128(out[0], out[1]);
+    }
+
+    /**
+     * The fixed-width shortcut ({@link Encoder#halves}) against the byte
+     * path, on edge values and random ones of every type that has it.
+     */
+    private static void halvesAgreeWithBytes() {
+        Random r = new Random(20261205);
+        long[] edges = {0, 1, -1, Long.MIN_VALUE, Long.MAX_VALUE, 1_000_000, -999_999, -1_000_001};
+        DataType[] ints = {DataTypes.ByteType, DataTypes.ShortType, DataTypes.IntegerType,
+            DataTypes.LongType};
+        DataType[] micros = {DataTypes.TimestampType, DataTypes.TimestampNTZType,
+            DataTypes.createDayTimeIntervalType()};
+        for (int n = 0; n < 2000; n++) {
+            long x = n < edges.length ? edges[n] : r.nextLong() >> r.nextInt(64);
+            for (DataType t : ints) {
+                Object v = t == DataTypes.ByteType ? (Object) (byte) x
+                        : t == DataTypes.ShortType ? (Object) (short) x
+                        : t == DataTypes.IntegerType ? (Object) (int) x : (Object) x;
+                same(t, v);
+            }
+            for (DataType t : micros) {
+                same(t, x);
+            }
+            same(DataTypes.DateType, (int) x);
+            // Strings of 0 to 20 bytes, some of them multi-byte UTF-8.
+            StringBuilder text = new StringBuilder();
+            for (int j = r.nextInt(12); j > 0; j--) {
+                text.append(r.nextInt(4) == 0 ? '\u00e9' : (char) ('a' + r.nextInt(26)));
+            }
+            same(DataTypes.StringType, UTF8String.fromString(text.toString()));
+            same(DataTypes.BooleanType, (x & 1) == 0);
+            double d = n % 7 == 0 ? Double.NaN : n % 11 == 0 ? -0.0 : Double.longBitsToDouble(x);
+            same(DataTypes.DoubleType, d);
+            same(DataTypes.FloatType, (float) d);
+            // Mantissas with trailing zeros, zero, and the widest precision
+            // the shortcut takes; precision 19 takes the byte path.
+            long m = (x % 1_000_000_000_000_000_000L) / (n % 5 == 0 ? 1 : 1000) * (n % 3 == 0 ? 100 : 1);
+            if (Math.abs(m) < 1_000_000_000_000_000_000L) {
+                int scale = Math.floorMod(n, 19);
+                same(DataTypes.createDecimalType(18, scale), Decimal.apply(BigDecimal.valueOf(m, scale), 18, scale));
+            }
+        }
+    }
+
+    private static void same(DataType t, Object v) {
+        checks++;
+        String fast = value(t, v);
+        String bytes = valueByBytes(t, v);
+        if (!fast.equals(bytes)) {
+            failures++;
+            if (failures < 20) {
+                System.out.println("MISMATCH: V(" + v + " as " + t.simpleString() + "): shortcut " + fast
+                        + ", bytes " + bytes);
+            }
+        }
+    }
+
     private static BoundFunction bind(String fn, StructField... args) throws Exception {
         return new ReconCatalog().loadFunction(Identifier.of(new String[0], fn))
                 .bind(new StructType(args));
@@ -241,6 +307,10 @@ public final class VectorsTest {
             }
         }
 
+        int before = checks;
+        halvesAgreeWithBytes();
+        System.out.println((checks - before) + " short values: shortcut against bytes");
+
         byte[] data = pattern();
         long[] out = new long[2];
         for (long[] v : XXH3) {
@@ -252,6 +322,7 @@ public final class VectorsTest {
             check("xxh3_128 of " + len + " bytes", u128(out[0], out[1]), u128(v[2], v[1]));
         }
         if (args.length == 2 && args[0].equals("--xxh3")) {
+            int fromFile = checks;
             List<String> lines = Files.readAllLines(Paths.get(args[1]), StandardCharsets.US_ASCII);
             for (String line : lines) {
                 String[] parts = line.trim().split(" ");
@@ -259,6 +330,7 @@ public final class VectorsTest {
                 Xxh3.hash128(in, 0, in.length, out);
                 check("xxh3_128 of random " + in.length + " bytes", u128(out[0], out[1]), parts[1]);
             }
+            System.out.println((checks - fromFile) + " xxh3 vectors from " + args[1]);
         }
         System.out.println(checks + " checks, " + failures + " mismatches");
         if (failures != 0) {
