@@ -2,7 +2,7 @@
 Spark session, with alternating runs: the figures in docs/spark.md.
 
     python scripts/spark_bench.py bench-data/10000000 [--rounds 2] [--datacompy KEY]
-        [--keyed KEY[,KEY...]] [--only keyed|keyless]
+        [--keyed KEY[,KEY...]] [--only keyed|keyless] [--skip TEXT]
 
 Needs a venv with pyspark and a release build of the package with its jar
 (scripts/build-jar.sh, then pip install ./python). Each case runs on
@@ -29,6 +29,9 @@ def main() -> None:
                     help="also time keyed diffs on these columns: recon.spark.diff(key=...) "
                          "against seed 004's hash-diff job and a null-safe full outer join")
     ap.add_argument("--only", choices=["keyed", "keyless"], help="time only these cases")
+    ap.add_argument("--skip", action="append", default=[], metavar="TEXT",
+                    help="leave out the cases whose name holds TEXT (repeatable), such as "
+                         "'Python digests' with a dev-profile wheel, whose Rust is unoptimised")
     args = ap.parse_args()
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -159,6 +162,7 @@ def main() -> None:
         cases = {k: v for k, v in cases.items() if "key=" in k or "join" in k}
     elif args.only == "keyless":
         cases = {k: v for k, v in cases.items() if not ("key=" in k or "join" in k)}
+    cases = {k: v for k, v in cases.items() if not any(t in k for t in args.skip)}
     if args.datacompy:
         def datacompy_case():
             from datacompy.spark import SparkSQLCompare

@@ -62,6 +62,8 @@ _DIGEST = "__recon_digest"
 _DIGESTS = ("auto", "jvm", "python")
 # Each row's bucket, computed by Spark (see _bucketed).
 _BUCKET = "__recon_bucket"
+# An unmatched row's excess copies, after the table's columns.
+_EXCESS = "__recon_excess"
 _DEFAULT_BUCKETS = 4096
 
 
@@ -324,6 +326,7 @@ def diff(
     map: Optional[Mapping[str, str]] = None,
     cast: Optional[Mapping[str, str]] = None,
     rules: Optional[PathLike] = None,
+    by: Optional[str] = None,
     sample: int = 20,
     buckets: int = _DEFAULT_BUCKETS,
     max_unmatched_rows: Optional[int] = None,
@@ -352,6 +355,12 @@ def diff(
     buckets decode more differences without a shuffle but send more bytes
     per partition to the driver. ``source_name`` and ``target_name`` name
     the tables in the report.
+
+    ``by`` breaks the unmatched rows down per value of a compared column
+    (the report's ``by_group``), as ``recon diff --by`` does; keyless
+    diffs only. The report's ``pairs`` (changed rows paired by the one or
+    two columns they differ in) are the CLI's too: the distinct unmatched
+    rows are paired on the driver when each side has at most 20,000.
 
     ``digests`` chooses where rows are digested: ``"jvm"`` (recon's jar,
     inside Spark's generated code; no row enters Python), ``"python"``
@@ -395,7 +404,7 @@ def diff(
     src = (source_name, digest_schema(source))
     tgt = (target_name, digest_schema(target))
     planner = _recon.spark_plan_keyed if keyed else _recon.spark_plan_pair
-    plan = planner(src, tgt, js, rules_arg)
+    plan = planner(src, tgt, js, rules_arg, by)
     if keyed:
         _refuse_collated_keys(plan, {"source": source, "target": target})
     path = _digest_path(digests, source, plan)
@@ -475,7 +484,8 @@ def diff(
     if cmp.all_agree:
         empty = _empty_samples()
         result = plan.report(cmp, [(0, 0, 0, 0), (0, 0, 0, 0)], empty, empty, threads, None,
-                             pass1_seconds, 0.0, path)
+                             pass1_seconds, 0.0, path,
+                             by_groups=None if by is None else ([], []))
         return SparkDiff(result, None, None, source, target)
 
     # Pass 2: the rows of the decoded digests and the undecoded buckets,
@@ -567,9 +577,46 @@ def diff(
         return rows.combine_chunks().to_batches()[0] if rows.num_rows else \
             pa.RecordBatch.from_pylist([], schema=rows.schema)
 
+    def unmatched_rows(side: str, mine, theirs) -> Any:
+        # The distinct rows `side` holds more copies of, and how many more:
+        # the table's columns, then the count.
+        return unmatched.where(mine > theirs).orderBy(*keys) \
+            .select(f"{side}_row.*", (mine - theirs).alias(_EXCESS))
+
+    by_groups = None
+    if by is not None:
+        def grouped(side: str, mine, theirs) -> list:
+            # Each unmatched row's `by` value rendered by recon (the compared
+            # value, as the CLI groups it), then summed per value by Spark.
+            def run(batches):
+                p = _recon.spark_plan_pair(src, tgt, js, rules_arg, by)
+                for b in batches:
+                    rows = pa.RecordBatch.from_arrays(b.columns[:-1],
+                                                      schema=pa.schema(list(b.schema)[:-1]))
+                    yield pa.RecordBatch.from_arrays(
+                        [p.by_values(side, rows), b.column(b.num_columns - 1)],
+                        names=["value", "n"])
+            rows = unmatched_rows(side, mine, theirs).mapInArrow(run, "value string, n long")
+            got = _collect(rows.groupBy("value").agg(F.sum("n").alias("n")))
+            return list(zip(got.column("value").to_pylist(), got.column("n").to_pylist()))
+        by_groups = (grouped("source", sc, tc), grouped("target", tc, sc))
+
+    # The pairing of changed rows, as the CLI pairs them: on the driver,
+    # from each side's distinct unmatched rows, unless a side has more
+    # than the CLI pairs.
+    distinct = (totals[3], totals[7])
+    pairs_skipped = max(distinct) > plan.pair_most
+    unmatched_pair = None
+    if not pairs_skipped and min(distinct) > 0:
+        def rows_of(side: str, mine, theirs) -> pa.RecordBatch:
+            return _collect(unmatched_rows(side, mine, theirs)).combine_chunks().to_batches()[0]
+        unmatched_pair = (rows_of("source", sc, tc), rows_of("target", tc, sc))
+
     result = plan.report(cmp, stats, samples("source", sc, tc), samples("target", tc, sc),
                          threads, kept_rows[0] + kept_rows[1], pass1_seconds,
-                         time.perf_counter() - started - pass1_seconds, path)
+                         time.perf_counter() - started - pass1_seconds, path,
+                         by_groups=by_groups, unmatched=unmatched_pair,
+                         pairs_skipped=pairs_skipped)
     return SparkDiff(result, unmatched, counted, source, target)
 
 

@@ -44,7 +44,6 @@ NOT_ON_SPARK = {
     "temp_dir": "Spark's spill", "passes": "always two passes on Spark",
     "progress": "Spark's UI", "output": "evidence is DataFrames",
     "force": "evidence is DataFrames", "include_index": "no pandas index",
-    "by": "not built on Spark yet (issue 43 item 4)",
 }
 SPARK_ONLY = {"buckets", "digests", "source_name", "target_name"}
 

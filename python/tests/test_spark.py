@@ -266,19 +266,32 @@ def _random_pair(seed: int):
     return table(src), table(tgt)
 
 
-def _check_against_cli(spark, tmp_path, a: pa.Table, b: pa.Table, partitions=None, **kw):
+def _sorted_samples(pairs):
+    """A pairs report with its samples in a fixed order: Spark holds no row
+    order, so which pairs come first may differ from the CLI's."""
+    if pairs is None:
+        return None
+    key = lambda p: json.dumps(p, sort_keys=True)  # noqa: E731
+    return {**pairs, "samples": sorted(pairs["samples"], key=key)}
+
+
+def _check_against_cli(spark, tmp_path, a: pa.Table, b: pa.Table, partitions=None, by=None,
+                       **kw):
     sp, tp = tmp_path / "s.parquet", tmp_path / "t.parquet"
     pq.write_table(a, sp, row_group_size=50)
     pq.write_table(b, tp, row_group_size=50)
-    want, out = cli_report(sp, tp, out_dir=tmp_path)
+    want, out = cli_report(sp, tp, *(["--by", by] if by else []), out_dir=tmp_path)
     sdf, tdf = spark.read.parquet(str(sp)), spark.read.parquet(str(tp))
     if partitions:
         sdf, tdf = sdf.repartition(partitions), tdf.repartition(partitions)
-    d = recon.spark.diff(sdf, tdf, **kw)
+    d = recon.spark.diff(sdf, tdf, by=by, **kw)
     got = d.report
     for field in ("exact_match", "source_rows", "target_rows", "source_only_rows",
-                  "target_only_rows", "multiplicity", "column_drift", "encoding_version"):
+                  "target_only_rows", "multiplicity", "column_drift", "encoding_version",
+                  "by_group"):
         assert got[field] == want[field], field
+    # Every pair is shown here (fewer than `sample`), so the sets agree.
+    assert _sorted_samples(got["pairs"]) == _sorted_samples(want["pairs"])
     assert d.exact_match == want["exact_match"]
     for side, name in ((d.source_only, "source_only"), (d.target_only, "target_only")):
         spark_rows = _rows(side().toArrow())
@@ -297,7 +310,7 @@ def test_random_pairs_give_the_clis_answer(spark, tmp_path, seed, digests):
     # Few buckets: differences share buckets, so both the decoded and the
     # shuffled second pass run.
     d = _check_against_cli(spark, tmp_path, a, b, buckets=[2, 4096, 16][seed % 3],
-                           digests=digests)
+                           digests=digests, by=[None, "s", "x", "k"][seed % 4])
     assert d.report["settings"]["digests"] == digests
 
 
@@ -404,6 +417,55 @@ def test_options_apply_as_in_the_cli(spark, tmp_path):
                                          "why": d.report["not_compared"][0]["why"]},
                                         {"side": "target", "name": "noise",
                                          "why": d.report["not_compared"][1]["why"]}]
+
+
+def test_by_groups_the_converted_value_as_the_cli_does(spark, tmp_path):
+    """`by` on a column a rule normalizes: groups hold the compared value
+    ("ann" for "ann " and " ANN"), as `recon diff --trim --case-insensitive
+    --by` groups them; the pairs show the values as stored."""
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.int64())])
+    a = pa.table({"id": [1, 2, 3, 4], "name": ["ann ", "bob", None, "cy"],
+                  "amount": [10, 20, 30, 40]}, schema=schema)
+    b = pa.table({"id": [1, 2, 3, 5], "name": [" ANN", "bob", None, "cy"],
+                  "amount": [11, 20, 31, 40]}, schema=schema)
+    sp, tp = tmp_path / "s.parquet", tmp_path / "t.parquet"
+    pq.write_table(a, sp)
+    pq.write_table(b, tp)
+    want, _ = cli_report(sp, tp, "--trim", "name", "--case-insensitive", "name", "--by", "name",
+                         out_dir=tmp_path)
+    got = recon.spark.diff(spark.read.parquet(str(sp)), spark.read.parquet(str(tp)),
+                           trim=["name"], case_insensitive=["name"], by="name").report
+    assert got["settings"]["digests"] == "python"  # a rule: the JVM cannot run it
+    assert got["by_group"] == want["by_group"]
+    assert [g["value"] for g in got["by_group"]["groups"]] == [None, "ann", "cy"]
+    assert _sorted_samples(got["pairs"]) == _sorted_samples(want["pairs"])
+    assert got["pairs"]["paired"] == 3
+
+
+def test_pairing_is_skipped_past_the_clis_limit_as_the_cli_says(spark, tmp_path):
+    n = 20_001
+    schema = pa.schema([("id", pa.int64()), ("v", pa.int64())])
+    a = pa.table({"id": list(range(n)), "v": [0] * n}, schema=schema)
+    b = pa.table({"id": list(range(n)), "v": [1] * n}, schema=schema)
+    sp, tp = tmp_path / "s.parquet", tmp_path / "t.parquet"
+    pq.write_table(a, sp)
+    pq.write_table(b, tp)
+    want, _ = cli_report(sp, tp, "--by", "v", out_dir=tmp_path)
+    got = recon.spark.diff(spark.read.parquet(str(sp)), spark.read.parquet(str(tp)),
+                           by="v").report
+    assert want["pairs"]["skipped"], want["pairs"]
+    assert got["pairs"] == want["pairs"]
+    assert got["by_group"] == want["by_group"]
+
+
+def test_by_is_refused_with_a_key_or_an_uncompared_column(spark):
+    a = spark.sql("SELECT 1 AS id, 'x' AS s")
+    with pytest.raises(recon.UsageError, match="with key="):
+        recon.spark.diff(a, a, key="id", by="s")
+    with pytest.raises(recon.UsageError, match="not a compared column"):
+        recon.spark.diff(a, a, by="nope")
+    with pytest.raises(recon.UsageError, match="not a compared column"):
+        recon.spark.diff(a, a, by="s", exclude="s")
 
 
 def test_refusals_are_typed_errors(spark):

@@ -15,8 +15,9 @@ use pyo3::types::PyBytes;
 
 use recon::config::{AlignOptions, RulesFile};
 use recon::distributed::{
-    compare_buckets, complete_keyed, report, samples, BucketComparison, BucketSums, Described,
-    DistributedPlan, Findings, KeyedRest, Selector, SideDigester,
+    by_group, by_values, compare_buckets, complete_keyed, pairing_skipped, pairs, report, samples,
+    BucketComparison, BucketSums, Described, DistributedPlan, Findings, KeyedRest, Selector,
+    SideDigester, PAIR_MOST,
 };
 use recon::modes::fingerprint::extract::DigestsFile;
 use recon::modes::fingerprint::{assemble, PartialFingerprint};
@@ -63,55 +64,71 @@ pub struct SparkPlan {
     opts: DiffOptions,
 }
 
-/// Plans a keyless diff: `(name, schema)` per side, settings as JSON and
-/// the rules file as `(path, text)`.
+/// Plans a keyless diff: `(name, schema)` per side, settings as JSON, the
+/// rules file as `(path, text)` and the `--by` column.
 #[pyfunction]
-#[pyo3(signature = (source, target, settings, rules=None))]
+#[pyo3(signature = (source, target, settings, rules=None, by=None))]
 pub fn spark_plan_pair(
     py: Python<'_>,
     source: (String, PyArrowType<Schema>),
     target: (String, PyArrowType<Schema>),
     settings: &str,
     rules: Option<(String, String)>,
-) -> PyResult<SparkPlan> {
-    plan_two(py, [source, target], settings, rules, DistributedPlan::pair)
-}
-
-/// Plans a keyed diff (the settings name the key): as `spark_plan_pair`.
-#[pyfunction]
-#[pyo3(signature = (source, target, settings, rules=None))]
-pub fn spark_plan_keyed(
-    py: Python<'_>,
-    source: (String, PyArrowType<Schema>),
-    target: (String, PyArrowType<Schema>),
-    settings: &str,
-    rules: Option<(String, String)>,
+    by: Option<String>,
 ) -> PyResult<SparkPlan> {
     plan_two(
         py,
         [source, target],
         settings,
         rules,
+        by,
+        DistributedPlan::pair,
+    )
+}
+
+/// Plans a keyed diff (the settings name the key): as `spark_plan_pair`
+/// (`by` is refused, as the command line refuses `--by` with `--key`).
+#[pyfunction]
+#[pyo3(signature = (source, target, settings, rules=None, by=None))]
+pub fn spark_plan_keyed(
+    py: Python<'_>,
+    source: (String, PyArrowType<Schema>),
+    target: (String, PyArrowType<Schema>),
+    settings: &str,
+    rules: Option<(String, String)>,
+    by: Option<String>,
+) -> PyResult<SparkPlan> {
+    plan_two(
+        py,
+        [source, target],
+        settings,
+        rules,
+        by,
         DistributedPlan::keyed,
     )
 }
 
 type Planner = fn(&Described, &Described, &AlignOptions) -> recon::Result<DistributedPlan>;
 
-/// A pair planned from its two schemas by `planner` (keyless or keyed).
+/// A pair planned from its two schemas by `planner` (keyless or keyed),
+/// broken down by the compared column `by` if given.
 fn plan_two(
     py: Python<'_>,
     tables: [(String, PyArrowType<Schema>); 2],
     settings: &str,
     rules: Option<(String, String)>,
+    by: Option<String>,
     planner: Planner,
 ) -> PyResult<SparkPlan> {
-    let opts = options(py, settings, rules)?;
+    let mut opts = options(py, settings, rules)?;
+    opts.by = by;
     let [source, target] = tables.map(|(name, schema)| Described {
         name,
         schema: Arc::new(schema.0),
     });
-    let plan = planner(&source, &target, &opts.align).map_err(py_err(py))?;
+    let plan = planner(&source, &target, &opts.align)
+        .and_then(|plan| plan.with_by(opts.by.as_deref()))
+        .map_err(py_err(py))?;
     Ok(SparkPlan { plan, opts })
 }
 
@@ -355,8 +372,15 @@ impl SparkPlan {
     /// The diff's report. `stats` per direction: `(rows, distinct,
     /// absent rows, absent distinct)`; `samples` per direction: a batch of
     /// the table's columns plus `source_count` and `target_count`.
+    ///
+    /// `by_groups` (with a `by` column): each side's (value, unmatched
+    /// occurrences) groups from `by_values`. `unmatched`: each side's
+    /// distinct unmatched rows (the table's columns, then their unmatched
+    /// occurrences as int64) for the pairing of changed rows, or None when
+    /// a side has none; `pairs_skipped` when a side had more than
+    /// `PAIR_MOST`.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (comparison, stats, samples_source, samples_target, threads, rows_shuffled, pass1, rest, digests=None))]
+    #[pyo3(signature = (comparison, stats, samples_source, samples_target, threads, rows_shuffled, pass1, rest, digests=None, by_groups=None, unmatched=None, pairs_skipped=false))]
     fn report(
         &self,
         py: Python<'_>,
@@ -369,6 +393,9 @@ impl SparkPlan {
         pass1: f64,
         rest: f64,
         digests: Option<&str>,
+        by_groups: Option<[ByGroups; 2]>,
+        unmatched: Option<[PyArrowType<RecordBatch>; 2]>,
+        pairs_skipped: bool,
     ) -> PyResult<DiffResult> {
         let digests = digests_of(py, digests)?;
         let stats = stats.map(|(rows, distinct, absent, absent_distinct)| DirectionStats {
@@ -398,12 +425,64 @@ impl SparkPlan {
                 digests,
             },
         );
+        if let (Some(groups), Some(column)) = (by_groups, self.opts.by.as_deref()) {
+            report.by_group = Some(by_group(column, groups));
+        }
+        report.pairs = if pairs_skipped {
+            Some(pairing_skipped())
+        } else {
+            match unmatched {
+                None => None,
+                Some([s, t]) => {
+                    let [s, t] = [split_excess(py, s.0)?, split_excess(py, t.0)?];
+                    let rows = [(&s.0, s.1.as_slice()), (&t.0, t.1.as_slice())];
+                    pairs(&self.plan, rows, self.opts.run.sample).map_err(py_err(py))?
+                }
+            }
+        };
         report.judge(&self.opts.thresholds);
         Ok(DiffResult {
             report,
             quoted: self.plan.quoted(),
             seconds: pass1 + rest,
         })
+    }
+
+    /// Each row's value of the `by` column as `recon diff --by` groups it
+    /// (after the plan's conversions and rules, as text), for `batch`: the
+    /// table's columns of `side`.
+    fn by_values(
+        &self,
+        py: Python<'_>,
+        side: &str,
+        batch: PyArrowType<RecordBatch>,
+    ) -> PyResult<Py<PyAny>> {
+        let by = self
+            .plan
+            .by()
+            .ok_or_else(|| errors::to_py(py, ReconError::Internal("a plan without `by`".into())))?;
+        let mut digester = self.plan.digester(side_of(py, side)?);
+        let values = by_values(&mut digester, &batch.0, by).map_err(py_err(py))?;
+        let array = arrow::array::StringArray::from(values);
+        Ok(array.to_data().to_pyarrow(py)?.unbind())
+    }
+
+    /// The `by` column's name on `side`, or None.
+    fn by_column(&self, py: Python<'_>, side: &str) -> PyResult<Option<String>> {
+        let side = side_of(py, side)?;
+        Ok(self.plan.by().map(|i| {
+            let c = &self.plan.plan.columns[i];
+            match side {
+                Side::Source => c.source_name.clone(),
+                Side::Target => c.target_name.clone(),
+            }
+        }))
+    }
+
+    /// The most distinct unmatched rows per side that are paired.
+    #[getter]
+    fn pair_most(&self) -> usize {
+        PAIR_MOST
     }
 
     /// The keyed report of the whole tables from recon's keyed diff of the
@@ -475,6 +554,30 @@ impl SparkPlan {
         self.opts.run.sample
     }
 }
+
+/// A batch of a table's columns followed by an int64 count: the columns,
+/// and the counts.
+fn split_excess(py: Python<'_>, batch: RecordBatch) -> PyResult<(RecordBatch, Vec<u64>)> {
+    let internal = |m: &str| errors::to_py(py, ReconError::Internal(m.into()));
+    let last = batch
+        .num_columns()
+        .checked_sub(1)
+        .ok_or_else(|| internal("unmatched rows without their count"))?;
+    let counts = batch
+        .column(last)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .ok_or_else(|| internal("the unmatched rows' count is not int64"))?;
+    let counts = counts.values().iter().map(|&v| v.max(0) as u64).collect();
+    let columns: Vec<usize> = (0..last).collect();
+    let rows = batch
+        .project(&columns)
+        .map_err(|e| internal(&format!("project: {e}")))?;
+    Ok((rows, counts))
+}
+
+/// One side's `--by` groups from the engine: (value, unmatched occurrences).
+type ByGroups = Vec<(Option<String>, u64)>;
 
 /// Second pass: keeps the rows a selector picks, with their digests.
 #[pyclass(module = "recon._recon", unsendable)]

@@ -34,6 +34,24 @@ impl SideDigester {
     /// Digests `batch` (every column of the table, in its schema's order):
     /// fills `digests`, and with `per_column` also `values`.
     pub fn digest(&mut self, batch: &RecordBatch, per_column: bool) -> Result<()> {
+        self.prepare(batch)?;
+        let path = Path::new(&self.name);
+        self.digests.clear();
+        for v in &mut self.values {
+            v.clear();
+        }
+        self.encoder
+            .digests_with_columns(
+                &self.arrays,
+                &mut self.digests,
+                per_column.then_some(&mut self.values),
+            )
+            .map_err(|m| ReconError::input(path, m))
+    }
+
+    /// Checks `batch` against the plan and fills `arrays`: its compared
+    /// columns after the plan's conversions and rules, as they are digested.
+    pub fn prepare(&mut self, batch: &RecordBatch) -> Result<()> {
         let path = Path::new(&self.name);
         if batch.num_columns() != self.width {
             return Err(ReconError::input(
@@ -62,16 +80,6 @@ impl SideDigester {
             columns.push(array.clone());
         }
         self.arrays = prepare(&self.prep, &columns).map_err(|r| refusal_error(path, r))?;
-        self.digests.clear();
-        for v in &mut self.values {
-            v.clear();
-        }
-        self.encoder
-            .digests_with_columns(
-                &self.arrays,
-                &mut self.digests,
-                per_column.then_some(&mut self.values),
-            )
-            .map_err(|m| ReconError::input(path, m))
+        Ok(())
     }
 }

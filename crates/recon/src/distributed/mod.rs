@@ -12,6 +12,8 @@
 //!   differing buckets and decodes their single differences;
 //! - [`Selector`]: which rows a second pass keeps (those of the decoded
 //!   digests and of the buckets that did not decode);
+//! - [`by_values`], [`by_group`] and [`pairs`]: the `--by` breakdown and
+//!   the pairing of changed rows, from the unmatched rows the engine holds;
 //! - [`report`]: the diff's [`Report`](crate::Report), in the CLI's shape, from the counts
 //!   and sample rows the engine computed; [`complete_keyed`] completes a
 //!   keyed diff of the rows the engine kept with what it counted outside them.
@@ -20,6 +22,7 @@
 
 mod compare;
 mod digester;
+mod evidence;
 mod plan;
 mod report;
 mod sums;
@@ -28,6 +31,7 @@ mod tests;
 
 pub use compare::{compare_buckets, BucketComparison, Selector};
 pub use digester::SideDigester;
+pub use evidence::{by_group, by_values, pairing_skipped, pairs, PAIR_MOST};
 pub use plan::{Described, DistributedPlan};
 pub use report::{complete_keyed, report, samples, Findings, KeyedRest};
 pub use sums::{bucket_of, BucketSums};

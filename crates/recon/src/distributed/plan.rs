@@ -18,7 +18,7 @@ use crate::side::Side;
 pub struct DistributedPlan {
     pub plan: ComparePlan,
     tables: [Table; 2],
-    /// Fingerprints: the position of the `--by` column.
+    /// Fingerprints and keyless diffs: the position of the `--by` column.
     by: Option<usize>,
     /// Keyed diffs: the key columns' positions in the plan, in key order.
     key: Vec<usize>,
@@ -102,6 +102,25 @@ impl DistributedPlan {
         })
     }
 
+    /// A keyless diff's plan that also breaks the unmatched rows down by
+    /// the compared column `by` (a source name), as `recon diff --by`.
+    pub fn with_by(mut self, by: Option<&str>) -> Result<Self> {
+        let Some(name) = by else {
+            return Ok(self);
+        };
+        if !self.key.is_empty() {
+            return Err(ReconError::Usage(
+                "`--by` with `--key` is not built yet: use `--by` without `--key`".into(),
+            ));
+        }
+        let at = self.plan.columns.iter().position(|c| c.source_name == name);
+        self.by =
+            Some(at.ok_or_else(|| {
+                ReconError::Usage(format!("`--by {name}`: not a compared column"))
+            })?);
+        Ok(self)
+    }
+
     /// Keyed diffs: the key columns of `side`, in key order.
     pub fn key(&self, side: Side) -> Vec<String> {
         self.key
@@ -133,7 +152,7 @@ impl DistributedPlan {
         })
     }
 
-    /// Fingerprints: the position of the grouping column.
+    /// The position of the grouping column (fingerprints, keyless diffs).
     pub fn by(&self) -> Option<usize> {
         self.by
     }

@@ -256,3 +256,100 @@ fn keys_and_malformed_bytes_are_refused() {
     assert!(BucketSums::from_bytes(&sums[..sums.len() - 1]).is_err());
     assert!(Selector::from_bytes(&[1, 0, 0]).is_err());
 }
+
+/// Each side's distinct unmatched rows (one per digest, in first-seen
+/// order) with their excess copies: what an engine hands `pairs`.
+fn unmatched(src: &Rows, tgt: &Rows) -> [(Rows, Vec<u64>); 2] {
+    let want = naive(src, tgt);
+    let (a, b) = (
+        described("a", DataType::Int32),
+        described("b", DataType::Int64),
+    );
+    let plan = DistributedPlan::pair(&a, &b, &AlignOptions::default()).unwrap();
+    let mut out: [(Rows, Vec<u64>); 2] = Default::default();
+    for (side, rows, d) in [(Side::Source, src, &a), (Side::Target, tgt, &b)] {
+        let mut dg = plan.digester(side);
+        dg.digest(&batch(d, rows), false).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for (r, x) in dg.digests.iter().enumerate() {
+            let excess = want.get(x).copied().unwrap_or(0);
+            let excess = if side == Side::Source {
+                excess
+            } else {
+                -excess
+            };
+            if excess > 0 && seen.insert(*x) {
+                out[side.index()].0.push(rows[r]);
+                out[side.index()].1.push(excess as u64);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn by_groups_and_pairs_are_the_local_diffs() {
+    let (a, b) = (
+        described("a", DataType::Int32),
+        described("b", DataType::Int64),
+    );
+    let (mut src, mut tgt) = pair();
+    // Rows alike but for `s` (paired), and two alike source rows against
+    // one target row (an ambiguous group, left unpaired).
+    src.extend([
+        (Some(7), Some("x")),
+        (Some(8), Some("p")),
+        (Some(8), Some("q")),
+    ]);
+    tgt.extend([(Some(7), Some("y")), (Some(8), Some("r"))]);
+    for by in ["k", "s"] {
+        let opts = crate::DiffOptions {
+            by: Some(by.into()),
+            ..Default::default()
+        };
+        let source = crate::Source::batches("a", a.schema.clone(), vec![batch(&a, &src)]).unwrap();
+        let target = crate::Source::batches("b", b.schema.clone(), vec![batch(&b, &tgt)]).unwrap();
+        let local = crate::diff(source, target, &opts).unwrap().report;
+
+        let plan = DistributedPlan::pair(&a, &b, &AlignOptions::default())
+            .unwrap()
+            .with_by(Some(by))
+            .unwrap();
+        let [(s_rows, s_excess), (t_rows, t_excess)] = unmatched(&src, &tgt);
+        let batches = [batch(&a, &s_rows), batch(&b, &t_rows)];
+        // The engine's groups: one per row, unsummed, in no order.
+        let groups = [(Side::Source, &s_excess), (Side::Target, &t_excess)].map(|(side, n)| {
+            let mut d = plan.digester(side);
+            let values = super::by_values(&mut d, &batches[side.index()], plan.by().unwrap());
+            let mut g: Vec<_> = values.unwrap().into_iter().zip(n.iter().copied()).collect();
+            g.reverse();
+            g
+        });
+        let got = super::by_group(by, groups);
+        let want = local.by_group.as_ref().unwrap();
+        assert_eq!(
+            serde_json::to_value(&got).unwrap(),
+            serde_json::to_value(want).unwrap(),
+            "by {by}"
+        );
+
+        let rows = [
+            (&batches[0], s_excess.as_slice()),
+            (&batches[1], t_excess.as_slice()),
+        ];
+        let got = super::pairs(&plan, rows, 20).unwrap().unwrap();
+        let want = local.pairs.as_ref().unwrap();
+        assert_eq!(got.paired, 2, "{got:?}");
+        assert_eq!(got.ambiguous_groups, 1, "{got:?}");
+        assert_eq!(
+            serde_json::to_value(&got).unwrap(),
+            serde_json::to_value(want).unwrap()
+        );
+    }
+    let e = DistributedPlan::pair(&a, &b, &AlignOptions::default())
+        .unwrap()
+        .with_by(Some("nope"))
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("not a compared column"), "{e}");
+}

@@ -729,74 +729,20 @@ fn pairs_report(
 ) -> Result<Option<PairsReport>> {
     let names: Vec<String> = sides[0].prep.iter().map(|p| p.column.clone()).collect();
     let (Some(s_rows), Some(t_rows)) = (&s_ev.distinct, &t_ev.distinct) else {
-        return Ok(Some(PairsReport {
-            paired: 0,
-            ambiguous_groups: 0,
-            ambiguous_rows: 0,
-            by_column: Default::default(),
-            skipped: Some(format!(
-                "more than {} distinct unmatched rows on a side",
-                pairing::PAIR_MOST
-            )),
-            samples: Vec::new(),
-        }));
+        return Ok(Some(pairing::skipped()));
     };
     if s_rows.is_empty() || t_rows.is_empty() {
         return Ok(None);
     }
     let found = pairing::pair(s_rows, t_rows, names.len());
-    let mut by_column: std::collections::BTreeMap<String, u64> = Default::default();
-    for p in &found.pairs {
-        for &c in &p.columns {
-            *by_column.entry(names[c].clone()).or_default() += 1;
-        }
-    }
-    let shown = &found.pairs[..found.pairs.len().min(sample)];
-    let fetch = |side: Side, locs: Vec<u64>| fetch_samples(sides[side.index()].table, &locs);
-    let s_vals = fetch(
-        Side::Source,
-        shown.iter().map(|p| s_rows[p.source].locator).collect(),
-    )?;
-    let t_vals = fetch(
-        Side::Target,
-        shown.iter().map(|p| t_rows[p.target].locator).collect(),
-    )?;
-    let samples = shown
-        .iter()
-        .zip(s_vals.into_iter().zip(t_vals))
-        .map(|(p, (sv, tv))| {
-            let value = |v: &Option<String>| {
-                v.clone()
-                    .map_or(serde_json::Value::Null, serde_json::Value::String)
-            };
-            let mut same = serde_json::Map::new();
-            let mut changed = Vec::new();
-            for (c, name) in names.iter().enumerate() {
-                let (si, ti) = (sides[0].columns[c], sides[1].columns[c]);
-                if p.columns.contains(&c) {
-                    changed.push(ChangedValue {
-                        column: name.clone(),
-                        source: sv.get(si).cloned().flatten(),
-                        target: tv.get(ti).cloned().flatten(),
-                    });
-                } else {
-                    same.insert(name.clone(), value(&sv.get(si).cloned().flatten()));
-                }
-            }
-            PairSample {
-                same,
-                changed,
-                source_count: s_rows[p.source].excess,
-                target_count: t_rows[p.target].excess,
-            }
-        })
-        .collect();
-    Ok(Some(PairsReport {
-        paired: found.pairs.len() as u64,
-        ambiguous_groups: found.ambiguous_groups,
-        ambiguous_rows: found.ambiguous_rows,
-        by_column,
-        skipped: None,
-        samples,
-    }))
+    let rows = [s_rows.as_slice(), t_rows.as_slice()];
+    let columns = [sides[0].columns.as_slice(), sides[1].columns.as_slice()];
+    pairing::report(&names, rows, &found, sample, columns, |side, shown| {
+        let locators: Vec<u64> = shown
+            .iter()
+            .map(|&i| rows[side.index()][i].locator)
+            .collect();
+        fetch_samples(sides[side.index()].table, &locators)
+    })
+    .map(Some)
 }

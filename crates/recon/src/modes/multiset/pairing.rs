@@ -10,10 +10,13 @@
 //! again. The pairing is a reading aid beside the EXCEPT ALL counts, which
 //! it never changes.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::digest::encode::column_constants;
+use crate::error::Result;
 use crate::evidence::UnmatchedRow;
+use crate::report::{ChangedValue, PairSample, PairsReport};
+use crate::side::Side;
 
 /// Distinct unmatched rows per side up to which pairing runs.
 pub const PAIR_MOST: usize = 20_000;
@@ -142,6 +145,80 @@ pub fn pair(source: &[UnmatchedRow], target: &[UnmatchedRow], columns: usize) ->
     out.pairs
         .sort_by_key(|p| (source[p.source].locator, target[p.target].locator));
     out
+}
+
+/// The report of a pairing that did not run: a side had more than
+/// [`PAIR_MOST`] distinct unmatched rows.
+pub fn skipped() -> PairsReport {
+    PairsReport {
+        paired: 0,
+        ambiguous_groups: 0,
+        ambiguous_rows: 0,
+        by_column: Default::default(),
+        skipped: Some(format!(
+            "more than {PAIR_MOST} distinct unmatched rows on a side"
+        )),
+        samples: Vec::new(),
+    }
+}
+
+/// The report of what [`pair`] found, with the first `sample` pairs'
+/// values: `render(side, rows)` renders the given rows of a side (indices
+/// into `rows[side]`) as samples show them, each as its table's columns;
+/// `columns[side][c]` is compared column `c`'s position among those.
+/// `names` are the compared columns' names, in plan order.
+pub fn report(
+    names: &[String],
+    rows: [&[UnmatchedRow]; 2],
+    found: &Pairing,
+    sample: usize,
+    columns: [&[usize]; 2],
+    mut render: impl FnMut(Side, Vec<usize>) -> Result<Vec<Vec<Option<String>>>>,
+) -> Result<PairsReport> {
+    let mut by_column: BTreeMap<String, u64> = Default::default();
+    for p in &found.pairs {
+        for &c in &p.columns {
+            *by_column.entry(names[c].clone()).or_default() += 1;
+        }
+    }
+    let shown = &found.pairs[..found.pairs.len().min(sample)];
+    let s_vals = render(Side::Source, shown.iter().map(|p| p.source).collect())?;
+    let t_vals = render(Side::Target, shown.iter().map(|p| p.target).collect())?;
+    let samples = shown
+        .iter()
+        .zip(s_vals.into_iter().zip(t_vals))
+        .map(|(p, (sv, tv))| {
+            let mut same = serde_json::Map::new();
+            let mut changed = Vec::new();
+            for (c, name) in names.iter().enumerate() {
+                let s = sv.get(columns[0][c]).cloned().flatten();
+                if p.columns.contains(&c) {
+                    changed.push(ChangedValue {
+                        column: name.clone(),
+                        source: s,
+                        target: tv.get(columns[1][c]).cloned().flatten(),
+                    });
+                } else {
+                    let value = s.map_or(serde_json::Value::Null, serde_json::Value::String);
+                    same.insert(name.clone(), value);
+                }
+            }
+            PairSample {
+                same,
+                changed,
+                source_count: rows[0][p.source].excess,
+                target_count: rows[1][p.target].excess,
+            }
+        })
+        .collect();
+    Ok(PairsReport {
+        paired: found.pairs.len() as u64,
+        ambiguous_groups: found.ambiguous_groups,
+        ambiguous_rows: found.ambiguous_rows,
+        by_column,
+        skipped: None,
+        samples,
+    })
 }
 
 #[cfg(test)]
