@@ -568,19 +568,10 @@ def diff(
              (totals[6], totals[7], totals[8], totals[9])]
     limit = plan.sample
 
-    def samples(side: str, mine, theirs) -> pa.RecordBatch:
-        if limit == 0:
-            return _empty_samples()
-        rows = unmatched.where(mine > theirs) \
-            .select(f"{side}_row.*", "source_count", "target_count").limit(limit)
-        rows = _collect(rows)
-        return rows.combine_chunks().to_batches()[0] if rows.num_rows else \
-            pa.RecordBatch.from_pylist([], schema=rows.schema)
-
     def unmatched_rows(side: str, mine, theirs) -> Any:
         # The distinct rows `side` holds more copies of, and how many more:
         # the table's columns, then the count.
-        return unmatched.where(mine > theirs).orderBy(*keys) \
+        return unmatched.where(mine > theirs) \
             .select(f"{side}_row.*", (mine - theirs).alias(_EXCESS))
 
     by_groups = None
@@ -601,18 +592,34 @@ def diff(
             return list(zip(got.column("value").to_pylist(), got.column("n").to_pylist()))
         by_groups = (grouped("source", sc, tc), grouped("target", tc, sc))
 
-    # The pairing of changed rows, as the CLI pairs them: on the driver,
-    # from each side's distinct unmatched rows, unless a side has more
-    # than the CLI pairs.
+    # The sample rows and the pairing of changed rows (the CLI's, on the
+    # driver). When each side has at most the CLI's pairing limit of
+    # distinct unmatched rows, one collect serves both, sorted by digest on
+    # the driver (the same rows shown run to run); past it, the samples are
+    # the first Spark finds and the pairing is skipped, as the CLI's is.
     distinct = (totals[3], totals[7])
     pairs_skipped = max(distinct) > plan.pair_most
     unmatched_pair = None
-    if not pairs_skipped and min(distinct) > 0:
-        def rows_of(side: str, mine, theirs) -> pa.RecordBatch:
-            return _collect(unmatched_rows(side, mine, theirs)).combine_chunks().to_batches()[0]
-        unmatched_pair = (rows_of("source", sc, tc), rows_of("target", tc, sc))
+    if pairs_skipped:
+        def samples(side: str, mine, theirs) -> pa.RecordBatch:
+            if limit == 0:
+                return _empty_samples()
+            rows = unmatched.where(mine > theirs) \
+                .select(f"{side}_row.*", "source_count", "target_count").limit(limit)
+            rows = _collect(rows)
+            return rows.combine_chunks().to_batches()[0] if rows.num_rows else \
+                pa.RecordBatch.from_pylist([], schema=rows.schema)
+        shown = (samples("source", sc, tc), samples("target", tc, sc))
+    else:
+        got = _collect(unmatched.select(*keys, "source_count", "target_count", "source_row",
+                                        "target_row"))
+        got = got.sort_by([(k, "ascending") for k in keys])
+        rows = (_side_rows(got, "source"), _side_rows(got, "target"))
+        shown = tuple(_empty_samples() if limit == 0 else r.slice(0, limit) for r in rows)
+        if min(distinct) > 0:
+            unmatched_pair = tuple(_with_excess(r) for r in rows)
 
-    result = plan.report(cmp, stats, samples("source", sc, tc), samples("target", tc, sc),
+    result = plan.report(cmp, stats, shown[0], shown[1],
                          threads, kept_rows[0] + kept_rows[1], pass1_seconds,
                          time.perf_counter() - started - pass1_seconds, path,
                          by_groups=by_groups, unmatched=unmatched_pair,
@@ -751,6 +758,34 @@ def _keyed(source: Any, target: Any, frames: Mapping[str, Any], plan: Any, cmp: 
         len(differing), _parallelism(source), pass1_seconds,
         time.perf_counter() - started - pass1_seconds, path)
     return SparkDiff(done, None, None, source, target, local=result)
+
+
+def _side_rows(got: pa.Table, side: str) -> pa.RecordBatch:
+    """The rows of ``got`` (the unmatched distinct rows, with both sides'
+    counts and rows) that ``side`` holds more copies of: the table's
+    columns (its ``{side}_row`` flattened), then ``source_count`` and
+    ``target_count``, as the report's samples take them."""
+    import pyarrow.compute as pc
+
+    other = "target" if side == "source" else "source"
+    kept = got.filter(pc.greater(got[f"{side}_count"], got[f"{other}_count"]))
+    row = kept[f"{side}_row"].combine_chunks()
+    counts = [kept[c].combine_chunks() for c in ("source_count", "target_count")]
+    return pa.RecordBatch.from_arrays(row.flatten() + counts,
+                                      names=[f.name for f in row.type] + ["source_count",
+                                                                          "target_count"])
+
+
+def _with_excess(rows: pa.RecordBatch) -> pa.RecordBatch:
+    """:func:`_side_rows`' batch with the two counts replaced by the side's
+    excess copies (what the pairing takes)."""
+    import pyarrow.compute as pc
+
+    n = rows.num_columns
+    s, t = rows.column(n - 2), rows.column(n - 1)
+    excess = pc.abs(pc.subtract(s, t))
+    return pa.RecordBatch.from_arrays(rows.columns[:n - 2] + [excess],
+                                      names=rows.schema.names[:n - 2] + [_EXCESS])
 
 
 def _empty_samples() -> pa.RecordBatch:
