@@ -303,13 +303,15 @@ fn by_groups_and_pairs_are_the_local_diffs() {
     ]);
     tgt.extend([(Some(7), Some("y")), (Some(8), Some("r"))]);
     for by in ["k", "s"] {
-        let opts = crate::DiffOptions {
+        let opts = crate::modes::DiffOptions {
             by: Some(by.into()),
             ..Default::default()
         };
-        let source = crate::Source::batches("a", a.schema.clone(), vec![batch(&a, &src)]).unwrap();
-        let target = crate::Source::batches("b", b.schema.clone(), vec![batch(&b, &tgt)]).unwrap();
-        let local = crate::diff(source, target, &opts).unwrap().report;
+        let source =
+            crate::input::Source::batches("a", a.schema.clone(), vec![batch(&a, &src)]).unwrap();
+        let target =
+            crate::input::Source::batches("b", b.schema.clone(), vec![batch(&b, &tgt)]).unwrap();
+        let local = crate::modes::diff(source, target, &opts).unwrap().report;
 
         let plan = DistributedPlan::pair(&a, &b, &AlignOptions::default())
             .unwrap()
@@ -320,12 +322,13 @@ fn by_groups_and_pairs_are_the_local_diffs() {
         // The engine's groups: one per row, unsummed, in no order.
         let groups = [(Side::Source, &s_excess), (Side::Target, &t_excess)].map(|(side, n)| {
             let mut d = plan.digester(side);
-            let values = super::by_values(&mut d, &batches[side.index()], plan.by().unwrap());
+            let values =
+                super::evidence::by_values(&mut d, &batches[side.index()], plan.by().unwrap());
             let mut g: Vec<_> = values.unwrap().into_iter().zip(n.iter().copied()).collect();
             g.reverse();
             g
         });
-        let got = super::by_group(by, groups);
+        let got = super::evidence::by_group(by, groups);
         let want = local.by_group.as_ref().unwrap();
         assert_eq!(
             serde_json::to_value(&got).unwrap(),
@@ -337,7 +340,7 @@ fn by_groups_and_pairs_are_the_local_diffs() {
             (&batches[0], s_excess.as_slice()),
             (&batches[1], t_excess.as_slice()),
         ];
-        let got = super::pairs(&plan, rows, 20).unwrap().unwrap();
+        let got = super::evidence::pairs(&plan, rows, 20).unwrap().unwrap();
         let want = local.pairs.as_ref().unwrap();
         assert_eq!(got.paired, 2, "{got:?}");
         assert_eq!(got.ambiguous_groups, 1, "{got:?}");

@@ -19,6 +19,9 @@ use crate::side::Side;
 /// A unit of one side: (side, file, block).
 pub type UnitKey = (Side, usize, usize);
 
+/// Per unit read, its batches' filters.
+pub type SliceFilters = HashMap<UnitKey, Vec<Slice>>;
+
 /// Which first-level bucket a key belongs to.
 #[inline]
 pub fn bucket_of(key: u128, bits: u32) -> usize {
@@ -95,7 +98,7 @@ pub struct Fingerprinted {
     /// The source's digests less the target's, when every sink kept a sketch.
     pub sketch: Option<RunSketch>,
     /// Per unit, its batches' filters, when every unit read has them.
-    pub filters: Option<HashMap<UnitKey, Vec<Slice>>>,
+    pub filters: Option<SliceFilters>,
 }
 
 impl FingerprintSink {
@@ -266,7 +269,7 @@ impl RowSink for FingerprintSink {
 /// (adjacent ones joined), and the rows they hold: what a targeted second
 /// pass reads.
 pub fn slices_to_read(
-    filters: &HashMap<UnitKey, Vec<Slice>>,
+    filters: &SliceFilters,
     hit: impl Fn(&UnitFilter) -> bool,
 ) -> ([RowRanges; 2], u64) {
     let mut only: [RowRanges; 2] = Default::default();

@@ -191,8 +191,10 @@ const DISTRIBUTED_LAYERS: &[(&str, u32)] = &[
     // The plan from schemas (which makes digesters); bucket sums of digests.
     ("plan", 1),
     ("sums", 1),
-    // The driver's comparison of the sums, and the second pass's selector.
+    // The driver's comparison of the sums, and the second pass's selector;
+    // the `--by` breakdown and the pairing of the engine's unmatched rows.
     ("compare", 2),
+    ("evidence", 2),
     // The report from what the engine counted.
     ("report", 3),
     ("tests", 4),

@@ -31,6 +31,7 @@ use changed::{changed_stage, ChangedInputs, ChangedResult};
 use matcher::{KeyCounts, KeyedFound, KeyedMatcher, KeyedSlots, ENTRY_BYTES};
 use sieve::{SieveSink, Sieved};
 use sink::{Keep, KeyedConfig, KeyedShape, KeyedSink};
+use tags::KeySums;
 use tags::TagSet;
 
 use super::multiset::matcher::Reconciled;
@@ -40,7 +41,7 @@ use super::stages::{self, check_row_counts, evidence_ranges};
 use crate::config::{AlignOptions, Passes};
 use crate::digest::{Fingerprint, FP_BUCKETS};
 use crate::engine::memory::{Records, MAP_SLOT_BYTES};
-use crate::engine::partition::{slices_to_read, Slice, UnitKey};
+use crate::engine::partition::{slices_to_read, SliceFilters};
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::scan::{scan, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
@@ -614,32 +615,15 @@ fn run_passes(
         Passes::Auto => !tables[0].format.is_text() && !tables[1].format.is_text(),
     };
     let units_total: usize = tables.iter().map(|t| t.block_units().len()).sum();
-    let judge_all = |pass: u8, passes: u8| -> Result<KeyedRun> {
-        ctx.progress.start_pass(pass, passes, Phase::Partition);
-        let (parts, rows) = partition(ctx, sides, shape, bucket_bits, Keep::All)?;
-        check_row_counts(tables[0], tables[1], rows)?;
-        let (found, splits) = reconcile_keys(
-            ctx,
-            tables,
-            shape,
-            &parts.keyed,
-            bucket_bits,
-            opts.run.sample,
-        )?;
-        check_seen(&found, parts.written)?;
-        Ok(KeyedRun {
-            rows,
-            found,
-            null_keys: parts.null_keys,
-            null_rows: parts.null_rows,
-            passes,
-            differing_buckets: None,
-            second_pass: None,
-            splits,
-        })
+    let stage = KeyedPasses {
+        ctx,
+        sides,
+        shape,
+        bucket_bits,
+        sample: opts.run.sample,
     };
     if !two_pass {
-        return judge_all(1, 1);
+        return stage.judge_all(1, 1);
     }
     ctx.progress.start_pass(1, 2, Phase::Fingerprint);
     let source_rows = tables[0].rows.unwrap_or(0);
@@ -663,7 +647,7 @@ fn run_passes(
             t.parse_errors.reset();
         }
         stages::mark_pass(sides);
-        let mut run = judge_all(2, 2)?;
+        let mut run = stage.judge_all(2, 2)?;
         if run.rows != rows {
             return Err(stages::inputs_changed(
                 tables[0],
@@ -704,46 +688,9 @@ fn run_passes(
             let (found, splits) = reconcile_keys(ctx, tables, shape, &empty, bucket_bits, sample)?;
             (found, splits, None, [0, 0], Keep::Tags(Arc::default()))
         } else {
-            // The tag of the one differing key of each differing bucket.
-            let decoded: Option<Vec<u64>> = (0..FP_BUCKETS)
-                .filter(|&b| differ[b])
-                .map(|b| tags::decode(b, &sums[0][b], &sums[1][b]))
-                .collect();
-            stages::mark_pass(sides);
-            ctx.progress.start_pass(2, 2, Phase::Partition);
-            let shown_tags = shown.iter().map(|(k, _)| tags::tag_of(*k));
-            let targeted = match decoded {
-                Some(tags) if tags.len() + shown.len() <= TAGS_MOST => {
-                    let tags: TagSet = tags.into_iter().chain(shown_tags.clone()).collect();
-                    targeted_pass(ctx, sides, shape, bucket_bits, tags, filters, &fingerprints)?
-                }
-                _ => None,
-            };
-            let (parts, second_pass, kept) = match targeted {
-                Some((parts, second, tags)) => (parts, second, Keep::Tags(tags)),
-                None => {
-                    let mut marked = differ;
-                    for t in shown_tags {
-                        marked[tags::bucket_of_tag(t)] = true;
-                    }
-                    let marked = Arc::new(marked);
-                    let parts = whole_buckets_pass(
-                        ctx,
-                        sides,
-                        shape,
-                        bucket_bits,
-                        marked.clone(),
-                        &fingerprints,
-                        rows,
-                    )?;
-                    let second = SecondPass::full(units_total);
-                    (parts, second, Keep::Buckets(marked))
-                }
-            };
-            let (found, splits) =
-                reconcile_keys(ctx, tables, shape, &parts.keyed, bucket_bits, sample)?;
-            check_seen(&found, parts.written)?;
-            (found, splits, Some(second_pass), parts.written, kept)
+            let again = stage.read_again(differ, shown, &sums, filters, &fingerprints, rows)?;
+            let (found, splits, second_pass, written, kept) = again;
+            (found, splits, Some(second_pass), written, kept)
         };
     // The duplicated keys not read again (their copies agree, as many on
     // each side), and their source rows.
@@ -780,6 +727,110 @@ fn run_passes(
     })
 }
 
+/// What the keyed passes share: the run, the sides, the key's shape, the
+/// spill's bucket bits and the sample size.
+struct KeyedPasses<'a, 'b> {
+    ctx: &'a RunContext,
+    sides: &'a [ScanSide<'b>; 2],
+    shape: &'a Arc<KeyedShape>,
+    bucket_bits: u32,
+    sample: usize,
+}
+
+impl KeyedPasses<'_, '_> {
+    fn tables(&self) -> [&Table; 2] {
+        [self.sides[0].table, self.sides[1].table]
+    }
+
+    /// Partitions every keyed record and judges them all (pass `pass` of
+    /// `passes`).
+    fn judge_all(&self, pass: u8, passes: u8) -> Result<KeyedRun> {
+        let (ctx, tables) = (self.ctx, self.tables());
+        ctx.progress.start_pass(pass, passes, Phase::Partition);
+        let keep = Keep::All;
+        let (parts, rows) = partition(ctx, self.sides, self.shape, self.bucket_bits, keep)?;
+        check_row_counts(tables[0], tables[1], rows)?;
+        let (found, splits) = reconcile_keys(
+            ctx,
+            tables,
+            self.shape,
+            &parts.keyed,
+            self.bucket_bits,
+            self.sample,
+        )?;
+        check_seen(&found, parts.written)?;
+        Ok(KeyedRun {
+            rows,
+            found,
+            null_keys: parts.null_keys,
+            null_rows: parts.null_rows,
+            passes,
+            differing_buckets: None,
+            second_pass: None,
+            splits,
+        })
+    }
+
+    /// Pass 2 of two: the keys of the differing buckets (`differ`) and the
+    /// duplicated keys `shown` as samples, read again and judged. Targeted
+    /// when each differing bucket decodes to one key tag and they are few,
+    /// else the whole buckets. What was found, the splits, the pass's
+    /// report, the records written per side and what the pass kept.
+    fn read_again(
+        &self,
+        differ: Vec<bool>,
+        shown: &[(u128, u64)],
+        sums: &[Vec<KeySums>; 2],
+        filters: Option<SliceFilters>,
+        fingerprints: &[Vec<Fingerprint>; 2],
+        rows: [u64; 2],
+    ) -> Result<(KeyedFound, u64, SecondPass, [u64; 2], Keep)> {
+        let (ctx, sides, shape, bucket_bits) = (self.ctx, self.sides, self.shape, self.bucket_bits);
+        let tables = self.tables();
+        let units_total: usize = tables.iter().map(|t| t.block_units().len()).sum();
+        // The tag of the one differing key of each differing bucket.
+        let decoded: Option<Vec<u64>> = (0..FP_BUCKETS)
+            .filter(|&b| differ[b])
+            .map(|b| tags::decode(b, &sums[0][b], &sums[1][b]))
+            .collect();
+        stages::mark_pass(sides);
+        ctx.progress.start_pass(2, 2, Phase::Partition);
+        let shown_tags = shown.iter().map(|(k, _)| tags::tag_of(*k));
+        let targeted = match decoded {
+            Some(tags) if tags.len() + shown.len() <= TAGS_MOST => {
+                let tags: TagSet = tags.into_iter().chain(shown_tags.clone()).collect();
+                targeted_pass(ctx, sides, shape, bucket_bits, tags, filters, fingerprints)?
+            }
+            _ => None,
+        };
+        let (parts, second_pass, kept) = match targeted {
+            Some((parts, second, tags)) => (parts, second, Keep::Tags(tags)),
+            None => {
+                let mut marked = differ;
+                for t in shown_tags {
+                    marked[tags::bucket_of_tag(t)] = true;
+                }
+                let marked = Arc::new(marked);
+                let parts = whole_buckets_pass(
+                    ctx,
+                    sides,
+                    shape,
+                    bucket_bits,
+                    marked.clone(),
+                    fingerprints,
+                    rows,
+                )?;
+                let second = SecondPass::full(units_total);
+                (parts, second, Keep::Buckets(marked))
+            }
+        };
+        let (found, splits) =
+            reconcile_keys(ctx, tables, shape, &parts.keyed, bucket_bits, self.sample)?;
+        check_seen(&found, parts.written)?;
+        Ok((found, splits, second_pass, parts.written, kept))
+    }
+}
+
 /// Pass 1 of two: the sieve sums of both sides ([`sieve`]).
 fn sieve_pass(
     ctx: &RunContext,
@@ -808,7 +859,7 @@ fn targeted_pass(
     shape: &Arc<KeyedShape>,
     bucket_bits: u32,
     tags: TagSet,
-    filters: Option<std::collections::HashMap<UnitKey, Vec<Slice>>>,
+    filters: Option<SliceFilters>,
     fingerprints: &[Vec<Fingerprint>; 2],
 ) -> Result<Option<(sink::KeyedPartitions, SecondPass, Arc<TagSet>)>> {
     let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();

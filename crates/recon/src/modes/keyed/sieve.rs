@@ -33,14 +33,13 @@
 //! not, or a bucket could not be decoded, whole buckets are partitioned
 //! instead ([`Keep::Buckets`](super::sink::Keep)).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::sink::{KeyedConfig, Staged};
 use super::tags::{pair_digest, tag_of, tag_probe, KeySums};
 use crate::digest::sketch::prefetch;
 use crate::digest::{fp_bucket_of, null_digest, Combiner, Fingerprint, FP_BUCKETS};
-use crate::engine::partition::{bucket_of, FingerprintSink, Slice, UnitKey};
+use crate::engine::partition::{bucket_of, FingerprintSink, SliceFilters};
 use crate::engine::record::Keyless;
 use crate::engine::scan::{Batch, RowSink};
 use crate::engine::spill::{Partitioner, SpillIndex, SpillWriter};
@@ -73,7 +72,7 @@ pub struct SieveSink {
 pub struct Sieved {
     pub fingerprints: [Vec<Fingerprint>; 2],
     /// Per unit, its batches' filters of key tags, when every unit has them.
-    pub filters: Option<HashMap<UnitKey, Vec<Slice>>>,
+    pub filters: Option<SliceFilters>,
     pub sums: [Vec<KeySums>; 2],
     /// The source's key digests, keyed by their first-level bucket.
     pub words: SpillIndex,

@@ -31,6 +31,7 @@ use crate::digest::{BucketDifferences, Difference, Fingerprint};
 use crate::engine::memory::Records;
 use crate::engine::partition::{
     slices_to_read, DigestSet, FingerprintSink, Fingerprinted, PartitionConfig, PartitionSink,
+    SliceFilters,
 };
 use crate::engine::probe::{DriftProbe, ProbeSink};
 use crate::engine::reconcile::{reconcile, DriverConfig};
@@ -254,146 +255,72 @@ pub fn scan_stage(
         // costs far more than spilling its records once.
         Passes::Auto => !sides[0].table.format.is_text() && !sides[1].table.format.is_text(),
     };
-    let cfg = ScanConfig {
-        threads: ctx.threads,
-        batch_size: ctx.batch_size,
-        per_column: None,
-        cancel: &ctx.cancel,
-        progress: &ctx.progress,
-    };
-    let pc = |filter: Option<Arc<Vec<bool>>>, digests: Option<Arc<DigestSet>>| PartitionConfig {
+    let stage = ScanPasses {
+        ctx,
+        sides,
+        cfg: ScanConfig {
+            threads: ctx.threads,
+            batch_size: ctx.batch_size,
+            per_column: None,
+            cancel: &ctx.cancel,
+            progress: &ctx.progress,
+        },
         bucket_bits,
-        chunk_bytes: ctx.sizing.chunk_bytes,
-        dir: ctx.dir().to_path_buf(),
-        budget: ctx.budget.clone(),
-        filter,
-        digests,
     };
-    let partition = |sides: &[ScanSide<'_>; 2],
-                     filter: Option<Arc<Vec<bool>>>,
-                     digests: Option<Arc<DigestSet>>| {
-        let pc = pc(filter, digests);
-        let scanned = scan(sides, &cfg, || PartitionSink::new(pc.clone()))?;
-        let (index, written) = PartitionSink::merge(scanned.sinks, bucket_bits)?;
-        Ok::<_, ReconError>((index, scanned.rows, written))
-    };
-    let buckets = 1usize << bucket_bits;
     if !two_pass {
         ctx.progress.start_pass(1, 1, Phase::Partition);
-        let (index, rows, written) = partition(sides, None, None)?;
+        let (index, rows, written) = stage.partition(sides, None, None)?;
         return Ok(ScanResult {
-            index,
-            buckets,
-            rows,
             passes: 1,
             differing_buckets: None,
             second_pass: None,
             partitioned: written,
             decoded: None,
+            ..stage.result(index, rows)
         });
     }
     ctx.progress.start_pass(1, 2, Phase::Fingerprint);
     let total_rows = sides[0].table.rows.unwrap_or(0) + sides[1].table.rows.unwrap_or(0);
     let bits = stages::filter_bits(ctx, total_rows);
-    let FirstPass {
-        rows,
-        fingerprinted:
-            Fingerprinted {
-                fingerprints: [a, b],
-                sketch,
-                filters,
-            },
-        probed,
-    } = if probe_applies(sides) {
-        probing_pass(sides, &cfg, bits, pc(None, None))?
+    let first = if probe_applies(sides) {
+        probing_pass(sides, &stage.cfg, bits, stage.spill_config(None, None))?
     } else {
-        let first = scan(sides, &cfg, || FingerprintSink::new(bits).with_sketch())?;
+        let first = scan(sides, &stage.cfg, || {
+            FingerprintSink::new(bits).with_sketch()
+        })?;
         FirstPass {
             rows: first.rows,
             fingerprinted: FingerprintSink::merge(first.sinks),
             probed: None,
         }
     };
-    let differ: Vec<bool> = a.iter().zip(&b).map(|(x, y)| x != y).collect();
-    let in_differing = |fps: &[Fingerprint]| -> u64 {
-        fps.iter()
-            .zip(&differ)
-            .filter(|(_, d)| **d)
-            .map(|(f, _)| f.count)
-            .sum()
-    };
-    let seen = [in_differing(&a), in_differing(&b)];
+    let [a, b] = &first.fingerprinted.fingerprints;
+    let differ: Vec<bool> = a.iter().zip(b).map(|(x, y)| x != y).collect();
     let differing = differ.iter().filter(|d| **d).count();
     if differing == 0 {
-        return Ok(ScanResult {
-            index: SpillIndex::merge(Vec::new(), 2 * buckets)?,
-            buckets,
-            rows,
-            passes: 2,
-            differing_buckets: Some(0),
-            second_pass: None,
-            partitioned: seen,
-            decoded: None,
-        });
+        let index = SpillIndex::merge(Vec::new(), 2 * stage.buckets())?;
+        return Ok(stage.result_of_two(index, first.rows, 0));
     }
     // Values refused under --max-parse-errors were counted in pass 1; a
-    // targeted pass would count those of the row groups it reads again, so
-    // it only runs when there were none.
+    // second pass over part of a table would count those it reads again,
+    // so then only the full pass runs.
     let refusals = sides
         .iter()
         .any(|s| s.table.parse_errors.count.load(Ordering::Relaxed) > 0);
-    let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
-    // Pass 1 proved heavy drift and spilled the target's rows after that:
-    // read the source again, and the target's units read before the switch.
-    // (Refused values would be counted twice in what is read again, so then
-    // the full pass below runs instead.)
+    let FirstPass {
+        rows,
+        fingerprinted,
+        probed,
+    } = first;
     if let (Some(probed), false) = (probed, refusals) {
-        drop(filters);
-        let spilled_rows: u64 = probed.sinks.iter().map(|s| s.written[1]).sum();
-        let rest: HashSet<(usize, usize)> = block_keys(sides[1].table)
-            .filter(|k| !probed.spilled.contains(k))
-            .collect();
-        let units_read = sides[0].table.block_units().len() + rest.len();
-        let second = [sides[0].clone(), sides[1].only(rest)];
-        let to_spill = (rows[0] + rows[1])
-            .saturating_sub(spilled_rows)
-            .saturating_mul(Keyless::LAYOUT.bytes() as u64);
-        ctx.budget
-            .set_expected(to_spill.saturating_sub(ctx.sizing.in_memory_spill as u64));
-        stages::mark_pass(sides);
-        ctx.progress.start_pass(2, 2, Phase::Partition);
-        let pc = pc(None, None);
-        let scanned = scan(&second, &cfg, || PartitionSink::new(pc.clone()))?;
-        let read_again = scanned.rows;
-        let mut sinks = probed.sinks;
-        sinks.extend(scanned.sinks);
-        let (index, written) = PartitionSink::merge(sinks, bucket_bits)?;
-        if read_again[0] != rows[0] || read_again[1] + spilled_rows != rows[1] || written != rows {
-            return Err(stages::inputs_changed(
-                sides[0].table,
-                format!("{rows:?} rows in the first pass, {written:?} in the second"),
-            ));
-        }
-        return Ok(ScanResult {
-            index,
-            buckets,
-            rows,
-            passes: 2,
-            differing_buckets: Some(differing),
-            second_pass: Some(SecondPass {
-                strategy: "adaptive",
-                units_read,
-                units_total,
-                rows_read: Some(read_again[0] + read_again[1]),
-                decoded_digests: None,
-                spilled_in_pass_1: Some(probed.spilled.len()),
-                undecoded_buckets: None,
-                full_because: None,
-            }),
-            partitioned: written,
-            decoded: None,
-        });
+        drop(fingerprinted.filters);
+        return stage.adaptive(probed, rows, differing);
     }
+    let Fingerprinted {
+        fingerprints: [a, b],
+        sketch,
+        filters,
+    } = fingerprinted;
     // Peel the differing digests, with their copy counts, out of the
     // buckets' fingerprints and the sketch's sub-tables beside them.
     let mut by_bucket = BucketDifferences::new(&a, &b);
@@ -403,7 +330,7 @@ pub fn scan_stage(
     };
     let (decoded_digests, undecoded_buckets) = (peeled.differences.len(), by_bucket.differing());
     let decoded = peeled.complete.then_some(peeled.differences);
-    let mut why_full = if refusals {
+    let why_full = if refusals {
         "values were refused under --max-parse-errors, and a targeted pass would count them again"
     } else if decoded.is_none() {
         "the differing digests did not all decode: more than the sketch holds"
@@ -412,82 +339,232 @@ pub fn scan_stage(
     } else {
         "no row-group filters were kept: an input has no row groups (text, an IPC stream), or the drift probe found most rows differ"
     };
-    if let (Some(diffs), Some(filters), false) = (decoded, filters, refusals) {
+    let why_full = match (decoded, filters, refusals) {
+        (Some(diffs), Some(filters), false) => {
+            match stage.targeted(diffs, &filters, rows, differing)? {
+                Ok(result) => return Ok(result),
+                Err(why) => why,
+            }
+        }
+        _ => why_full,
+    };
+    let in_differing = |fps: &[Fingerprint]| -> u64 {
+        fps.iter()
+            .zip(&differ)
+            .filter(|(_, d)| **d)
+            .map(|(f, _)| f.count)
+            .sum()
+    };
+    let seen = [in_differing(&a), in_differing(&b)];
+    let mut result = stage.full(differ, seen, rows, differing)?;
+    if let Some(second) = result.second_pass.as_mut() {
+        second.decoded_digests = Some(decoded_digests);
+        second.undecoded_buckets = Some(undecoded_buckets);
+        second.full_because = Some(why_full);
+    }
+    Ok(result)
+}
+
+/// What the scan stage's passes share: the run, the sides, the scan's
+/// settings and the spill's bucket bits.
+struct ScanPasses<'a, 'b> {
+    ctx: &'a RunContext,
+    sides: &'a [ScanSide<'b>; 2],
+    cfg: ScanConfig<'a>,
+    bucket_bits: u32,
+}
+
+impl ScanPasses<'_, '_> {
+    fn buckets(&self) -> usize {
+        1 << self.bucket_bits
+    }
+
+    /// The sides' row groups (all of them when a pass reads them whole).
+    fn units_total(&self) -> usize {
+        self.sides.iter().map(|s| s.table.block_units().len()).sum()
+    }
+
+    /// A result's common fields: the index and the rows compared.
+    fn result(&self, index: SpillIndex, rows: [u64; 2]) -> ScanResult {
+        ScanResult {
+            index,
+            buckets: self.buckets(),
+            rows,
+            passes: 2,
+            differing_buckets: None,
+            second_pass: None,
+            partitioned: [0, 0],
+            decoded: None,
+        }
+    }
+
+    /// A two-pass result with its index, before its second pass is known.
+    fn result_of_two(&self, index: SpillIndex, rows: [u64; 2], differing: usize) -> ScanResult {
+        ScanResult {
+            differing_buckets: Some(differing),
+            ..self.result(index, rows)
+        }
+    }
+
+    fn spill_config(
+        &self,
+        filter: Option<Arc<Vec<bool>>>,
+        digests: Option<Arc<DigestSet>>,
+    ) -> PartitionConfig {
+        PartitionConfig {
+            bucket_bits: self.bucket_bits,
+            chunk_bytes: self.ctx.sizing.chunk_bytes,
+            dir: self.ctx.dir().to_path_buf(),
+            budget: self.ctx.budget.clone(),
+            filter,
+            digests,
+        }
+    }
+
+    /// Reads `sides`, partitioning the records `filter` (differing buckets)
+    /// or `digests` keep, or every record: the index, the rows read and the
+    /// records written per side.
+    fn partition(
+        &self,
+        sides: &[ScanSide<'_>; 2],
+        filter: Option<Arc<Vec<bool>>>,
+        digests: Option<Arc<DigestSet>>,
+    ) -> Result<(SpillIndex, [u64; 2], [u64; 2])> {
+        let pc = self.spill_config(filter, digests);
+        let scanned = scan(sides, &self.cfg, || PartitionSink::new(pc.clone()))?;
+        let (index, written) = PartitionSink::merge(scanned.sinks, self.bucket_bits)?;
+        Ok((index, scanned.rows, written))
+    }
+
+    /// Pass 1 proved heavy drift and spilled the target's rows after that:
+    /// read the source again, and the target's units read before the
+    /// switch, partitioning every record.
+    fn adaptive(&self, probed: Probed, rows: [u64; 2], differing: usize) -> Result<ScanResult> {
+        let sides = self.sides;
+        let spilled_rows: u64 = probed.sinks.iter().map(|s| s.written[1]).sum();
+        let rest: HashSet<(usize, usize)> = block_keys(sides[1].table)
+            .filter(|k| !probed.spilled.contains(k))
+            .collect();
+        let units_read = sides[0].table.block_units().len() + rest.len();
+        let second = [sides[0].clone(), sides[1].only(rest)];
+        let to_spill = (rows[0] + rows[1])
+            .saturating_sub(spilled_rows)
+            .saturating_mul(Keyless::LAYOUT.bytes() as u64);
+        let ctx = self.ctx;
+        ctx.budget
+            .set_expected(to_spill.saturating_sub(ctx.sizing.in_memory_spill as u64));
+        stages::mark_pass(sides);
+        ctx.progress.start_pass(2, 2, Phase::Partition);
+        let pc = self.spill_config(None, None);
+        let scanned = scan(&second, &self.cfg, || PartitionSink::new(pc.clone()))?;
+        let read_again = scanned.rows;
+        let mut sinks = probed.sinks;
+        sinks.extend(scanned.sinks);
+        let (index, written) = PartitionSink::merge(sinks, self.bucket_bits)?;
+        if read_again[0] != rows[0] || read_again[1] + spilled_rows != rows[1] || written != rows {
+            return Err(stages::inputs_changed(
+                sides[0].table,
+                format!("{rows:?} rows in the first pass, {written:?} in the second"),
+            ));
+        }
+        Ok(ScanResult {
+            second_pass: Some(SecondPass {
+                strategy: "adaptive",
+                units_read,
+                units_total: self.units_total(),
+                rows_read: Some(read_again[0] + read_again[1]),
+                decoded_digests: None,
+                spilled_in_pass_1: Some(probed.spilled.len()),
+                undecoded_buckets: None,
+                full_because: None,
+            }),
+            partitioned: written,
+            ..self.result_of_two(index, rows, differing)
+        })
+    }
+
+    /// Every differing digest decoded: reads again only the batches whose
+    /// filters may hold one, partitioning only their rows. `Ok(Err(why))`
+    /// when that would read more than a full pass costs.
+    fn targeted(
+        &self,
+        diffs: Vec<Difference>,
+        filters: &SliceFilters,
+        rows: [u64; 2],
+        differing: usize,
+    ) -> Result<std::result::Result<ScanResult, &'static str>> {
         let wanted: DigestSet = diffs.iter().map(|d| d.0).collect();
         let (only, rows_read) =
-            slices_to_read(&filters, |f| wanted.iter().any(|d| f.may_contain(*d)));
-        drop(filters);
+            slices_to_read(filters, |f| wanted.iter().any(|d| f.may_contain(*d)));
         // Reading selected batches costs about 2.5 times a row of a full
         // read (measured on the 50M pair: 47M rows selected took longer
         // than reading all 100M), so past a quarter of the rows the full
         // pass is faster.
         if rows_read > (rows[0] + rows[1]) / TARGETED_MAX_SHARE {
-            why_full = "the batches that may hold the decoded digests are more than a quarter of the rows: reading everything is faster";
-        } else {
-            let units_read = only[0].len() + only[1].len();
-            let [only_s, only_t] = only;
-            let targeted = [sides[0].only_slices(only_s), sides[1].only_slices(only_t)];
-            stages::mark_pass(sides);
-            ctx.progress.start_pass(2, 2, Phase::Partition);
-            let (index, _, written) = partition(&targeted, None, Some(Arc::new(wanted)))?;
-            return Ok(ScanResult {
-                index,
-                buckets,
-                rows,
-                passes: 2,
-                differing_buckets: Some(differing),
-                second_pass: Some(SecondPass {
-                    strategy: "targeted",
-                    units_read,
-                    units_total,
-                    rows_read: Some(rows_read),
-                    decoded_digests: Some(diffs.len()),
-                    spilled_in_pass_1: None,
-                    undecoded_buckets: None,
-                    full_because: None,
-                }),
-                partitioned: written,
-                decoded: Some(diffs),
-            });
+            return Ok(Err("the batches that may hold the decoded digests are more than a quarter of the rows: reading everything is faster"));
         }
+        let units_read = only[0].len() + only[1].len();
+        let [only_s, only_t] = only;
+        let sides = self.sides;
+        let targeted = [sides[0].only_slices(only_s), sides[1].only_slices(only_t)];
+        stages::mark_pass(sides);
+        self.ctx.progress.start_pass(2, 2, Phase::Partition);
+        let (index, _, written) = self.partition(&targeted, None, Some(Arc::new(wanted)))?;
+        Ok(Ok(ScanResult {
+            second_pass: Some(SecondPass {
+                strategy: "targeted",
+                units_read,
+                units_total: self.units_total(),
+                rows_read: Some(rows_read),
+                decoded_digests: Some(diffs.len()),
+                spilled_in_pass_1: None,
+                undecoded_buckets: None,
+                full_because: None,
+            }),
+            partitioned: written,
+            decoded: Some(diffs),
+            ..self.result_of_two(index, rows, differing)
+        }))
     }
-    for s in sides {
-        s.table.parse_errors.reset();
+
+    /// Reads everything again and partitions the differing buckets'
+    /// records (`seen` per side, counted in pass 1).
+    fn full(
+        &self,
+        differ: Vec<bool>,
+        seen: [u64; 2],
+        rows: [u64; 2],
+        differing: usize,
+    ) -> Result<ScanResult> {
+        let (ctx, sides) = (self.ctx, self.sides);
+        for s in sides {
+            s.table.parse_errors.reset();
+        }
+        // Only the differing buckets' records spill in the second pass.
+        let spill = (seen[0] + seen[1]).saturating_mul(Keyless::LAYOUT.bytes() as u64);
+        ctx.budget
+            .set_expected(spill.saturating_sub(ctx.sizing.in_memory_spill as u64));
+        stages::mark_pass(sides);
+        ctx.progress.start_pass(2, 2, Phase::Partition);
+        let (index, second_rows, written) = self.partition(sides, Some(Arc::new(differ)), None)?;
+        if second_rows != rows {
+            return Err(stages::inputs_changed(
+                sides[0].table,
+                format!("{rows:?} rows in the first pass, {second_rows:?} in the second"),
+            ));
+        }
+        if written != seen {
+            return Err(stages::inputs_changed(
+                sides[0].table,
+                "the second pass found other rows in the differing buckets",
+            ));
+        }
+        Ok(ScanResult {
+            second_pass: Some(SecondPass::full(self.units_total())),
+            partitioned: written,
+            ..self.result_of_two(index, rows, differing)
+        })
     }
-    // Only the differing buckets' records spill in the second pass.
-    let spill = (seen[0] + seen[1]).saturating_mul(Keyless::LAYOUT.bytes() as u64);
-    ctx.budget
-        .set_expected(spill.saturating_sub(ctx.sizing.in_memory_spill as u64));
-    stages::mark_pass(sides);
-    ctx.progress.start_pass(2, 2, Phase::Partition);
-    let (index, second_rows, written) = partition(sides, Some(Arc::new(differ)), None)?;
-    if second_rows != rows {
-        return Err(stages::inputs_changed(
-            sides[0].table,
-            format!("{rows:?} rows in the first pass, {second_rows:?} in the second"),
-        ));
-    }
-    if written != seen {
-        return Err(stages::inputs_changed(
-            sides[0].table,
-            "the second pass found other rows in the differing buckets",
-        ));
-    }
-    Ok(ScanResult {
-        index,
-        buckets,
-        rows,
-        passes: 2,
-        differing_buckets: Some(differing),
-        second_pass: Some(SecondPass {
-            decoded_digests: Some(decoded_digests),
-            undecoded_buckets: Some(undecoded_buckets),
-            full_because: Some(why_full),
-            ..SecondPass::full(units_total)
-        }),
-        partitioned: written,
-        decoded: None,
-    })
 }
 
 /// A targeted second pass runs only while it reads at most `1 /

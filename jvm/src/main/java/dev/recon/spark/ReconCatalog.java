@@ -36,7 +36,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  */
 public final class ReconCatalog implements FunctionCatalog {
     private static final String[] NAMES = {
-        "digest", "digest_once", "row_digests", "row_words", "value_words", "bucket", "fingerprint",
+        "digest", "digest_once", "row_digests", "value_words", "bucket", "fingerprint",
         "bucket_sums", "selected"
     };
 
@@ -99,8 +99,6 @@ public final class ReconCatalog implements FunctionCatalog {
                     return new ValueWordsFunction(struct(args));
                 case "row_digests":
                     return new RowDigestsFunction(struct(args));
-                case "row_words":
-                    return new RowWordsFunction(struct(args));
                 case "bucket_sums":
                     if (args.length != 3 || !isLongs(args[0].dataType())
                             || !(args[1].dataType() instanceof IntegerType)
@@ -157,8 +155,6 @@ public final class ReconCatalog implements FunctionCatalog {
                     return "recon.digest(struct): recon's 128-bit row digest (encoding v2), 16 bytes little-endian";
                 case "digest_once":
                     return "recon.digest_once(struct): recon.digest, evaluated where it is projected (nondeterministic to the optimizer)";
-                case "row_words":
-                    return "recon.row_words(struct): pass 1's words of a row (digest, mix, each field's flag and value digest) as 32-bit words in longs";
                 case "value_words":
                     return "recon.value_words(struct): the low 64 bits of each field's value digest";
                 case "bucket":
