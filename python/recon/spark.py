@@ -594,9 +594,10 @@ def diff(
 
     # The sample rows and the pairing of changed rows (the CLI's, on the
     # driver). When each side has at most the CLI's pairing limit of
-    # distinct unmatched rows, one collect serves both, sorted by digest on
-    # the driver (the same rows shown run to run); past it, the samples are
-    # the first Spark finds and the pairing is skipped, as the CLI's is.
+    # distinct unmatched rows, one collect serves both, in digest order on
+    # the driver: the samples are then the CLI's own (the smallest
+    # digests). Past it, the samples are the first Spark finds and the
+    # pairing is skipped, as the CLI's is.
     distinct = (totals[3], totals[7])
     pairs_skipped = max(distinct) > plan.pair_most
     unmatched_pair = None
@@ -613,7 +614,7 @@ def diff(
     else:
         got = _collect(unmatched.select(*keys, "source_count", "target_count", "source_row",
                                         "target_row"))
-        got = got.sort_by([(k, "ascending") for k in keys])
+        got = got.take(_digest_order(got, keys))
         rows = (_side_rows(got, "source"), _side_rows(got, "target"))
         shown = tuple(_empty_samples() if limit == 0 else r.slice(0, limit) for r in rows)
         if min(distinct) > 0:
@@ -758,6 +759,19 @@ def _keyed(source: Any, target: Any, frames: Mapping[str, Any], plan: Any, cmp: 
         len(differing), _parallelism(source), pass1_seconds,
         time.perf_counter() - started - pass1_seconds, path)
     return SparkDiff(done, None, None, source, target, local=result)
+
+
+def _digest_order(got: pa.Table, keys: Sequence[str]) -> list:
+    """The row positions of ``got`` in ascending order of the 128-bit row
+    digest its ``keys`` hold: 16 bytes little-endian (JVM digests), or the
+    high and low halves as signed longs (Python digests)."""
+    if len(keys) == 1:
+        digests = [int.from_bytes(d, "little") for d in got[keys[0]].to_pylist()]
+    else:
+        mask = (1 << 64) - 1
+        digests = [((hi & mask) << 64) | (lo & mask)
+                   for hi, lo in zip(got[keys[0]].to_pylist(), got[keys[1]].to_pylist())]
+    return sorted(range(len(digests)), key=digests.__getitem__)
 
 
 def _side_rows(got: pa.Table, side: str) -> pa.RecordBatch:

@@ -292,6 +292,8 @@ def _check_against_cli(spark, tmp_path, a: pa.Table, b: pa.Table, partitions=Non
         assert got[field] == want[field], field
     # Every pair is shown here (fewer than `sample`), so the sets agree.
     assert _sorted_samples(got["pairs"]) == _sorted_samples(want["pairs"])
+    # The sample rows are the CLI's: the smallest digests, in that order.
+    assert got["samples"] == want["samples"]
     assert d.exact_match == want["exact_match"]
     for side, name in ((d.source_only, "source_only"), (d.target_only, "target_only")):
         spark_rows = _rows(side().toArrow())
