@@ -614,7 +614,7 @@ def diff(
     else:
         got = _collect(unmatched.select(*keys, "source_count", "target_count", "source_row",
                                         "target_row"))
-        got = got.take(_digest_order(got, keys))
+        got = got.take(pa.array(_digest_order(got, keys), pa.int64()))
         rows = (_side_rows(got, "source"), _side_rows(got, "target"))
         shown = tuple(_empty_samples() if limit == 0 else r.slice(0, limit) for r in rows)
         if min(distinct) > 0:
