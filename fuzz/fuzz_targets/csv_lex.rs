@@ -3,7 +3,7 @@
 //! comment lines included.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use recon::input::csv_lex::{last_record_end, Dialect, Lexer, RecordBuf};
+use recon::internals::csv_lex::{last_record_end, Dialect, Lexer, RecordBuf};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use libfuzzer_sys::fuzz_target;
-use recon::digest::{encode_row, reference_digest, RowEncoder};
+use recon::internals::{encode_row, reference_digest, RowEncoder};
 
 fuzz_target!(|data: &[u8]| {
     let n = data.len() / 9;

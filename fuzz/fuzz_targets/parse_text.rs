@@ -2,7 +2,7 @@
 //! parses prints back to a value that parses to the same integer.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use recon::input::parse::{self, Unit};
+use recon::internals::parse::{self, Unit};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, rest)) = data.split_first() else {

@@ -4,15 +4,16 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use recon::batch::PairSettings;
 use recon::config::{
-    default_limit, default_threads, parse_choice, AlignOptions, DiffColumns, Format, InputConfig,
-    InputOptions, Int96Unit, RulesFile, RunConfig, Thresholds,
+    parse_choice, AlignOptions, DiffColumns, Format, InputConfig, Int96Unit, RulesFile, RunConfig,
+    Thresholds,
 };
-use recon::modes::fingerprint::FingerprintOptions;
+use recon::fingerprint::FingerprintOptions;
 use recon::{DiffOptions, Passes, ReconError};
 
 #[derive(Parser)]
@@ -152,9 +153,15 @@ impl OneTableArgs {
                  (--source-format, --source-query, --skip-rows)"
             )));
         }
-        let mut opts =
-            fingerprint_options(self.threads, self.align.build(&KeyArgs::default())?, by)?;
-        let [input, _] = self.input.build(self.align.rules.as_deref())?;
+        let diff = settings(
+            &self.align,
+            &KeyArgs::default(),
+            &self.input,
+            RunConfig::default(),
+            &ThresholdArgs::default(),
+        )?;
+        let [input, _] = diff.inputs;
+        let mut opts = fingerprint_options(self.threads, diff.align, by)?;
         opts.inputs = input;
         opts.schema_like = self.schema_like;
         Ok(opts)
@@ -275,9 +282,9 @@ pub(crate) fn split_pair<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a 
 }
 
 impl AlignArgs {
-    /// The flags as a rules file would spell them, so both take one path
-    /// into [`AlignOptions`] (flags first: they win where both set a value).
-    pub(crate) fn build(&self, keyed: &KeyArgs) -> Result<AlignOptions, ReconError> {
+    /// The flags as a rules file would spell them, with keyed mode's: the
+    /// `align` layer of [`settings`], which a `--rules` file then fills.
+    fn as_rules(&self, keyed: &KeyArgs) -> Result<RulesFile, ReconError> {
         let pairs = |flag: &str, list: &[String]| -> Result<BTreeMap<String, String>, ReconError> {
             list.iter()
                 .map(|p| split_pair(flag, p).map(|(a, b)| (a.to_string(), b.to_string())))
@@ -291,7 +298,7 @@ impl AlignArgs {
             })?;
             round.insert(c.to_string(), n);
         }
-        let flags = RulesFile {
+        Ok(RulesFile {
             by_position: self.by_position,
             ignore_case_names: self.ignore_case_names,
             ignore_extra_columns: self.ignore_extra_columns,
@@ -310,16 +317,32 @@ impl AlignArgs {
             tolerance: pairs("--tolerance", &keyed.tolerance)?,
             // Input settings: InputArgs takes the flags.
             ..RulesFile::default()
-        };
-        let mut o = AlignOptions::default();
-        flags.apply_to(&mut o)?;
-        if let Some(path) = &self.rules {
-            RulesFile::load(path)?
-                .apply_to(&mut o)
-                .map_err(|e| ReconError::Usage(format!("{}: {e}", path.display())))?;
-        }
-        Ok(o)
+        })
     }
+}
+
+/// The options the flags give, by the library's one path from layered
+/// settings ([`DiffOptions::from_settings`]: the flags, then the `--rules`
+/// file), as Python, Spark and batch files take it.
+pub(crate) fn settings(
+    align: &AlignArgs,
+    keyed: &KeyArgs,
+    input: &InputArgs,
+    run: RunConfig,
+    thresholds: &ThresholdArgs,
+) -> Result<DiffOptions, ReconError> {
+    let settings = PairSettings {
+        run,
+        thresholds: Thresholds {
+            max_unmatched_rows: thresholds.max_unmatched_rows,
+            max_unmatched_ratio: thresholds.max_unmatched_ratio,
+            max_changed: thresholds.max_changed,
+            max_missing: thresholds.max_missing,
+        },
+        align: align.as_rules(keyed)?,
+        input: input.config()?,
+    };
+    DiffOptions::from_settings(&settings, align.rules.as_deref())
 }
 
 /// Drift allowed before a diff fails (exit 0 within all of them).
@@ -337,19 +360,6 @@ pub(crate) struct ThresholdArgs {
     /// With --key: pass when at most N keys are missing on either side.
     #[arg(long, value_name = "N", help_heading = "Thresholds")]
     pub(crate) max_missing: Option<u64>,
-}
-
-impl ThresholdArgs {
-    pub(crate) fn build(&self) -> Result<Thresholds, ReconError> {
-        let t = Thresholds {
-            max_unmatched_rows: self.max_unmatched_rows,
-            max_unmatched_ratio: self.max_unmatched_ratio,
-            max_changed: self.max_changed,
-            max_missing: self.max_missing,
-        };
-        t.validate()?;
-        Ok(t)
-    }
 }
 
 /// Keyed mode's flags (`diff` only).
@@ -518,10 +528,10 @@ impl InputArgs {
         given.iter().filter(|g| g.1).map(|g| g.0).collect()
     }
 
-    /// The input options, with a `--rules` file's `skip_rows` and
-    /// `comment` where no flag gives them.
-    pub(crate) fn build(&self, rules: Option<&Path>) -> Result<[InputOptions; 2], ReconError> {
-        let mut cfg = InputConfig {
+    /// The flags as a batch file's `[pair.input]` spells them: the `input`
+    /// layer of [`settings`].
+    fn config(&self) -> Result<InputConfig, ReconError> {
+        Ok(InputConfig {
             source_format: self.source_format,
             target_format: self.target_format,
             delimiter: self.delimiter.clone(),
@@ -546,11 +556,7 @@ impl InputArgs {
             target_query: self.target_query.clone(),
             connections: self.connections,
             storage_options: storage_options(&self.storage_option)?,
-        };
-        if let Some(path) = rules {
-            RulesFile::load(path)?.fill_input(&mut cfg);
-        }
-        cfg.build()
+        })
     }
 }
 
@@ -627,20 +633,15 @@ pub(crate) fn build_options(a: &DiffArgs) -> Result<DiffOptions, ReconError> {
         temp_dir: a.temp_dir.clone(),
         passes: a.passes,
         sample: a.sample,
-    }
-    .build(default_threads(), default_limit())?;
+    };
     Ok(DiffOptions {
-        run,
         output_dir: a.output.clone(),
         force: a.force,
         report_path: a.report.clone(),
         single_bucket: a.debug_single_bucket,
-        align: a.align.build(&a.keyed)?,
-        inputs: a.input.build(a.align.rules.as_deref())?,
         diff_columns: a.keyed.diff_columns.unwrap_or_default(),
         by: a.by.clone(),
-        thresholds: a.thresholds.build()?,
-        ..DiffOptions::default()
+        ..settings(&a.align, &a.keyed, &a.input, run, &a.thresholds)?
     })
 }
 

@@ -12,31 +12,37 @@ use std::sync::Arc;
 
 use clap::Parser;
 
+use recon::batch::BatchProgress;
+use recon::config::RunConfig;
 use recon::error::panic_message;
-use recon::error::OptionHint;
-use recon::modes::batch::BatchProgress;
-use recon::modes::fingerprint::compare::compare as compare_fingerprints;
-use recon::modes::fingerprint::extract::{extract, DigestsFile};
-use recon::modes::fingerprint::{fingerprint, fingerprint_pair, FingerprintFile};
-use recon::plan::preflight;
-use recon::report::schema::{schema_json, schema_text};
-use recon::{diff, ReconError};
+use recon::fingerprint::{
+    compare as compare_fingerprints, extract, fingerprint, fingerprint_pair, DigestsFile,
+    FingerprintFile,
+};
+use recon::{diff, write_atomic, OptionHint, ReconError};
 
 use args::{
-    build_options, fingerprint_options, quick_refusal, BatchArgs, Cli, ColorMode, Command,
-    CompareArgs, DiffArgs, ExtractArgs, FingerprintArgs, KeyArgs, SchemaArgs,
+    build_options, fingerprint_options, quick_refusal, settings, BatchArgs, Cli, ColorMode,
+    Command, CompareArgs, DiffArgs, ExtractArgs, FingerprintArgs, KeyArgs, SchemaArgs,
+    ThresholdArgs,
 };
 use progress::{drawing, show_batch_progress, shown_for};
 
 fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
-    if let Some(why) = quick_refusal(a, &a.thresholds.build()?) {
+    let diff = settings(
+        &a.align,
+        &KeyArgs::default(),
+        &a.input,
+        RunConfig::default(),
+        &a.thresholds,
+    )?;
+    if let Some(why) = quick_refusal(a, &diff.thresholds) {
         return Err(ReconError::Usage(why));
     }
-    let mut opts =
-        fingerprint_options(a.threads, a.align.build(&KeyArgs::default())?, a.by.clone())?;
+    let mut opts = fingerprint_options(a.threads, diff.align, a.by.clone())?;
     // A piped input is copied here, as the exact diff would copy it.
     opts.temp_dir = a.temp_dir.clone();
-    let inputs = a.input.build(a.align.rules.as_deref())?;
+    let inputs = diff.inputs;
     let [s, t] = drawing(
         shown_for(a.progress, a.quiet),
         opts.progress.clone(),
@@ -44,13 +50,13 @@ fn run_quick(a: &DiffArgs) -> Result<bool, ReconError> {
     )?;
     let cmp = compare_fingerprints(&s, &t)?;
     if let Some(path) = &a.report {
-        recon::evidence::write_atomic(path, cmp.to_json().as_bytes())?;
+        write_atomic(path, cmp.to_json().as_bytes())?;
     }
     if let Some(path) = &a.html {
         let value = serde_json::to_value(&cmp)
             .map_err(|e| ReconError::Internal(format!("comparison JSON: {e}")))?;
-        let page = recon::report::html::quick_html(&value, &cmp.verdict_line())?;
-        recon::evidence::write_atomic(path, page.as_bytes())?;
+        let page = recon::report::quick_html(&value, &cmp.verdict_line())?;
+        write_atomic(path, page.as_bytes())?;
     }
     if !a.quiet {
         let text = if a.json {
@@ -103,7 +109,7 @@ fn run_compare(a: CompareArgs) -> Result<bool, ReconError> {
     let cmp = compare_fingerprints(&s, &t)?;
     if let Some(path) = &a.digests {
         let file = cmp.digests_file(&s, &t)?;
-        recon::evidence::write_atomic(path, file.to_json().as_bytes())?;
+        write_atomic(path, file.to_json().as_bytes())?;
     }
     let text = if a.json {
         cmp.to_json()
@@ -115,15 +121,13 @@ fn run_compare(a: CompareArgs) -> Result<bool, ReconError> {
 }
 
 fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
-    use recon::report::batch::{
-        exit_code, junit, summary_table, BatchReport, BATCH_REPORT_VERSION,
-    };
+    use recon::batch::{exit_code, junit, summary_table, BatchReport, BATCH_REPORT_VERSION};
     let batch = Arc::new(BatchProgress::default());
     let done = Arc::new(AtomicBool::new(false));
     let drawer = show_batch_progress(shown_for(a.progress, a.quiet), batch.clone(), done.clone());
-    let result = recon::modes::batch::run_batch(
+    let result = recon::batch::run_batch(
         &a.file,
-        &recon::modes::batch::BatchOptions {
+        &recon::batch::BatchOptions {
             only: a.only.clone(),
             fail_fast: a.fail_fast,
             jobs: a.jobs,
@@ -137,7 +141,7 @@ fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
     let outcomes = result?;
     if let Some(path) = &a.junit {
         let xml = junit(&outcomes)?;
-        recon::evidence::write_atomic(path, xml.as_bytes())?;
+        write_atomic(path, xml.as_bytes())?;
     }
     if let Some(path) = &a.report {
         let json = serde_json::to_string_pretty(&BatchReport {
@@ -145,11 +149,11 @@ fn run_batch_cmd(a: BatchArgs) -> Result<u8, ReconError> {
             pairs: &outcomes,
         })
         .map_err(|e| ReconError::Internal(format!("batch JSON: {e}")))?;
-        recon::evidence::write_atomic(path, format!("{json}\n").as_bytes())?;
+        write_atomic(path, format!("{json}\n").as_bytes())?;
     }
     if let Some(path) = &a.html {
-        let page = recon::report::html::batch_html(&outcomes)?;
-        recon::evidence::write_atomic(path, page.as_bytes())?;
+        let page = recon::batch::batch_html(&outcomes)?;
+        write_atomic(path, page.as_bytes())?;
     }
     if !a.quiet {
         let _ = std::io::stdout()
@@ -171,8 +175,8 @@ fn run_diff(a: DiffArgs, color: ColorMode) -> Result<bool, ReconError> {
     )?;
     let report = &outcome.report;
     if let Some(path) = &a.html {
-        let page = recon::report::html::diff_html(report)?;
-        recon::evidence::write_atomic(path, page.as_bytes())?;
+        let page = recon::report::diff_html(report)?;
+        write_atomic(path, page.as_bytes())?;
     }
     if !a.quiet {
         let text = if a.json {
@@ -207,16 +211,17 @@ fn colour_verdict(text: String, report: &recon::Report, color: ColorMode) -> Str
 }
 
 fn run_schema(a: SchemaArgs) -> Result<bool, ReconError> {
-    let opts = a.align.build(&KeyArgs::default())?;
-    let inputs = a.input.build(a.align.rules.as_deref())?;
-    let (src, tgt, plan) = preflight(&a.source, &a.target, &opts, &inputs)?;
-    let text = if a.json {
-        schema_json(&plan)
-    } else {
-        schema_text(&plan, [&src, &tgt])
-    };
+    let diff = settings(
+        &a.align,
+        &KeyArgs::default(),
+        &a.input,
+        RunConfig::default(),
+        &ThresholdArgs::default(),
+    )?;
+    let screen = recon::schema(&a.source, &a.target, &diff.align, &diff.inputs)?;
+    let text = if a.json { &screen.json } else { &screen.text };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    Ok(plan.is_compatible())
+    Ok(screen.compatible)
 }
 
 fn main() -> ExitCode {
@@ -225,8 +230,8 @@ fn main() -> ExitCode {
     // a panic that escapes anyway (a bug) is reported below.
     std::panic::set_hook(Box::new(|_| {}));
     let _ = ctrlc::set_handler(|| {
-        recon::engine::cancel_all();
-        recon::engine::tempspace::cleanup_registered();
+        recon::cancel_all();
+        recon::cleanup_registered();
         eprintln!("recon: interrupted; temp files removed");
         std::process::exit(130);
     });

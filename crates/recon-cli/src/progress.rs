@@ -9,9 +9,8 @@ use std::sync::Arc;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use recon::engine::{Phase, Progress};
-use recon::modes::batch::{BatchProgress, PairState};
-use recon::report::Verdict;
+use recon::batch::{BatchProgress, PairState};
+use recon::{Phase, Progress, Verdict};
 
 use crate::args::ProgressMode;
 

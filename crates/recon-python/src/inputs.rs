@@ -21,8 +21,7 @@ use arrow_pyarrow::FromPyArrow;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use recon::engine::CancelToken;
-use recon::{ReconError, Source};
+use recon::{CancelToken, ReconError, Source};
 
 /// A stream that stops when the run is cancelled: the engine copies a
 /// stream to its temp directory before it plans the run, and an endless or

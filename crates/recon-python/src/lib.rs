@@ -13,16 +13,14 @@ use std::time::Instant;
 
 use pyo3::prelude::*;
 
-use recon::config::batch::PairSettings;
+use recon::batch::PairSettings;
+use recon::batch::{junit, PairOutcome};
 use recon::config::{parse_choice, DiffColumns};
-use recon::modes::fingerprint::compare::{compare, Comparison};
-use recon::modes::fingerprint::extract::{extract as extract_rows, DigestsFile};
-use recon::modes::fingerprint::{
-    fingerprint as fingerprint_table, FingerprintFile, FingerprintOptions,
+use recon::fingerprint::{
+    compare, extract as extract_rows, fingerprint as fingerprint_table, Comparison, DigestsFile,
+    FingerprintFile, FingerprintOptions,
 };
-use recon::report::batch::{junit, PairOutcome};
-use recon::report::html::{diff_html, quick_html};
-use recon::report::schema::{schema_json, schema_text};
+use recon::report::{diff_html, quick_html};
 use recon::{DiffOptions, ReconError, Report};
 
 type Table<'py> = (String, Bound<'py, PyAny>, String);
@@ -145,8 +143,8 @@ fn schema(
     let target = inputs::source(py, target, &opts.cancel)?;
     let (cancel, counters) = (opts.cancel.clone(), opts.progress.clone());
     run::run(py, cancel, counters, None, move || {
-        let (src, tgt, plan) = recon::plan::preflight(source, target, &opts.align, &opts.inputs)?;
-        Ok((schema_json(&plan), schema_text(&plan, [&src, &tgt])))
+        let screen = recon::schema(source, target, &opts.align, &opts.inputs)?;
+        Ok((screen.json, screen.text))
     })
 }
 
@@ -333,7 +331,7 @@ fn defaults() -> (usize, u64) {
 #[pymodule]
 fn _recon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("ENCODING_VERSION", recon::digest::ENCODING_VERSION)?;
+    m.add("ENCODING_VERSION", recon::ENCODING_VERSION)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint, m)?)?;

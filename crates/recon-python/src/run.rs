@@ -12,9 +12,8 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use recon::engine::{CancelToken, Phase, Progress};
 use recon::error::panic_message;
-use recon::ReconError;
+use recon::{CancelToken, Phase, Progress, ReconError};
 
 /// How often the waiting thread looks at signals and progress.
 const TICK: Duration = Duration::from_millis(100);

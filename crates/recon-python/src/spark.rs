@@ -19,8 +19,7 @@ use recon::distributed::{
     BucketComparison, BucketSums, Described, DistributedPlan, Findings, KeyedRest, Selector,
     SideDigester, PAIR_MOST,
 };
-use recon::modes::fingerprint::extract::DigestsFile;
-use recon::modes::fingerprint::{assemble, PartialFingerprint};
+use recon::fingerprint::{assemble, DigestsFile, PartialFingerprint};
 use recon::report::DirectionStats;
 use recon::{DiffOptions, ReconError, Side};
 
@@ -351,7 +350,7 @@ impl SparkPlan {
     ) -> PyResult<Vec<PyArrowType<RecordBatch>>> {
         let file =
             DigestsFile::parse(std::path::Path::new("digests"), digests).map_err(py_err(py))?;
-        let wanted: std::collections::HashSet<u128, recon::digest::DigestBuildHasher> =
+        let wanted: std::collections::HashSet<u128, recon::distributed::DigestBuildHasher> =
             file.differences.iter().map(|d| d.digest).collect();
         let mut d = self.plan.digester(Side::Source);
         let mut out = Vec::new();

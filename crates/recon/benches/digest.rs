@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow::array::*;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use recon::digest::RowEncoder;
+use recon::internals::RowEncoder;
 
 const ROWS: usize = 8192;
 

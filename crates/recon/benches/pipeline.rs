@@ -8,12 +8,12 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use recon::config::RunSettings;
-use recon::engine::reconcile::{reconcile, DriverConfig};
-use recon::engine::record::Keyless;
-use recon::engine::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
-use recon::engine::{CancelToken, Progress};
-use recon::modes::multiset::matcher::{EvidenceSlots, MultisetMatcher};
+use recon::internals::{
+    reconcile, DriverConfig, EvidenceSlots, Keyless, MultisetMatcher, Partitioner, SpillBudget,
+    SpillIndex, SpillWriter,
+};
 use recon::{diff, DiffOptions};
+use recon::{CancelToken, Progress};
 
 const RECORD_BYTES: usize = Keyless::BYTES;
 

@@ -7,13 +7,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use recon::digest::RowEncoder;
-use recon::input::Table;
+use recon::internals::{RowEncoder, Table};
 use recon::Side;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let opts = recon::input::InputOptions::default();
+    let opts = recon::internals::InputOptions::default();
     let temp = std::env::temp_dir();
     let tables = [
         Table::open(&args[1].as_str().into(), &opts, Side::Source, &temp).unwrap(),
@@ -26,7 +25,7 @@ fn main() {
         .position(|a| a == "--batch")
         .and_then(|i| args.get(i + 1))
         .map_or(8192, |b| b.parse().unwrap());
-    let units: Vec<(usize, recon::input::Unit)> = (0..2)
+    let units: Vec<(usize, recon::internals::Unit)> = (0..2)
         .flat_map(|s| tables[s].block_units().into_iter().map(move |u| (s, u)))
         .collect();
     let next = AtomicUsize::new(0);

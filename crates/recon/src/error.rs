@@ -31,6 +31,7 @@ pub enum ErrorKind {
 /// Why a parser or the encoder refused a value: a reason that does not yet
 /// name a file (the caller adds that, usually as [`ReconError::Input`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct Invalid(pub String);
 
 impl std::fmt::Display for Invalid {
@@ -78,46 +79,69 @@ impl From<Invalid> for String {
 #[non_exhaustive]
 pub enum ReconError {
     /// An input path does not exist or cannot be listed/opened.
-    Input { path: PathBuf, message: String },
+    Input {
+        /// The file or directory the error is about.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
 
     /// A Parquet file could not be decoded (bad footer, truncated, corrupt page).
     Parquet {
+        /// The Parquet file.
         path: PathBuf,
+        /// The Parquet reader's error.
         source: parquet::errors::ParquetError,
     },
 
     /// Arrow-level failure while reading or converting data of a file.
     Arrow {
+        /// The file being read.
         path: PathBuf,
+        /// Arrow's error.
         source: arrow::error::ArrowError,
     },
 
     /// The two tables cannot be compared; each reason is listed.
     Schema {
+        /// The source table, as given (its path or spec, or the name of
+        /// Arrow data).
         source_path: PathBuf,
+        /// The target table, as given.
         target_path: PathBuf,
+        /// Why the pair cannot be compared, one reason per entry.
         reasons: Vec<String>,
     },
 
     /// A column type recon has no canonical encoding for.
     UnsupportedType {
+        /// The file holding the column.
         path: PathBuf,
+        /// The column's name.
         column: String,
+        /// The column's type, as text.
         data_type: String,
     },
 
     /// I/O on recon's own temp or output files.
     Io {
+        /// The file or directory the I/O was on.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
 
     /// A disk ran out of space: the temp directory while spilling, or an output.
     DiskFull {
+        /// Where the disk filled: the temp directory when spilling, else the
+        /// file or directory the failed I/O was on.
         path: PathBuf,
+        /// Bytes spilled so far; 0 when the error is not from spilling.
         written: u64,
         /// Estimated bytes of temp space the run needs, when known.
         needed: Option<u64>,
+        /// Whether the disk filled while spilling (the message then suggests
+        /// `--temp-dir`).
         spilling: bool,
     },
 
@@ -125,7 +149,10 @@ pub enum ReconError {
     Usage(String),
 
     /// The output directory already holds results.
-    OutputExists { path: PathBuf },
+    OutputExists {
+        /// The output directory.
+        path: PathBuf,
+    },
 
     /// The run was interrupted (SIGINT/SIGTERM, or a cancel token).
     Interrupted,
@@ -279,14 +306,17 @@ pub use hint::OptionHint;
 /// spells hints for a front end: [`OptionHint::as_flag`] gives the flag
 /// back without the quotes, a Python front end gives `skip_rows=3`. Other
 /// backquoted text (`` `recon schema` ``) is left as it is.
-pub mod hint {
+pub(crate) mod hint {
     use std::fmt::Display;
 
     /// An option a message suggests setting: its name as the library and
     /// files spell it (`skip_rows`, `no_header`) and, if any, its value.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct OptionHint {
+        /// The option's name as the library and files spell it
+        /// (`skip_rows`).
         pub name: String,
+        /// The value to set, or None for a switch or an option named alone.
         pub value: Option<String>,
     }
 
@@ -343,7 +373,7 @@ pub mod hint {
     }
 
     /// An option with a value, for a message: `option("skip_rows", 3)`.
-    pub fn option(name: &str, value: impl Display) -> String {
+    pub(crate) fn option(name: &str, value: impl Display) -> String {
         let hint = OptionHint {
             name: name.to_string(),
             value: Some(value.to_string()),
@@ -352,14 +382,16 @@ pub mod hint {
     }
 
     /// An option without a value (a switch, or an option named alone).
-    pub fn switch(name: &str) -> String {
+    pub(crate) fn switch(name: &str) -> String {
         format!("`--{}`", name.replace('_', "-"))
     }
 
     /// A piece of a message.
     #[derive(Debug, Clone, PartialEq, Eq)]
-    pub enum Part {
+    pub(crate) enum Part {
+        /// Text as it stands, other backquoted spans included.
         Text(String),
+        /// An option hint, read from a backquoted `--name [value]` span.
         Option(OptionHint),
     }
 
@@ -382,7 +414,7 @@ pub mod hint {
     }
 
     /// A message's text and option hints, in order.
-    pub fn parts(message: &str) -> Vec<Part> {
+    pub(crate) fn parts(message: &str) -> Vec<Part> {
         let mut out = Vec::new();
         let mut rest = message;
         while let Some(i) = rest.find("`--") {
@@ -413,7 +445,7 @@ pub mod hint {
     }
 
     /// `message` with each hint spelled by `style`.
-    pub fn render(message: &str, style: &dyn Fn(&OptionHint) -> String) -> String {
+    pub(crate) fn render(message: &str, style: &dyn Fn(&OptionHint) -> String) -> String {
         parts(message)
             .into_iter()
             .map(|p| match p {
@@ -424,7 +456,7 @@ pub mod hint {
     }
 
     /// `message` with hints spelled as command-line flags.
-    pub fn as_flags(message: &str) -> String {
+    pub(crate) fn as_flags(message: &str) -> String {
         render(message, &OptionHint::as_flag)
     }
 }
@@ -497,7 +529,7 @@ pub fn one_line(message: &str) -> String {
 
 /// A value from data, for a message: its first 80 characters ("…" marks a
 /// cut), quoted and escaped so a trailing space or a newline shows.
-pub fn quoted_value(value: &str) -> String {
+pub(crate) fn quoted_value(value: &str) -> String {
     let mut v: String = value.chars().take(80).collect();
     if v.len() < value.len() {
         v.push('…');
@@ -514,7 +546,7 @@ impl ReconError {
 
 /// Turns a panic raised while decoding a file into an error that names it:
 /// a corrupt file must never crash recon.
-pub fn guard<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn guard<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => Err(ReconError::input(

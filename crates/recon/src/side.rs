@@ -5,13 +5,17 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
+    /// The pre-migration table (the first given).
     Source,
+    /// The post-migration table (the second given).
     Target,
 }
 
 impl Side {
+    /// Both sides, source first.
     pub const BOTH: [Side; 2] = [Side::Source, Side::Target];
 
+    /// 0 for the source, 1 for the target: the side's index in pairs.
     pub fn index(self) -> usize {
         match self {
             Side::Source => 0,

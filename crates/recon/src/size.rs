@@ -1,8 +1,8 @@
 //! Byte sizes: the units, parsing `512MiB`-style limits, and formatting for people.
 
-pub const KIB: u64 = 1024;
-pub const MIB: u64 = 1024 * KIB;
-pub const GIB: u64 = 1024 * MIB;
+pub(crate) const KIB: u64 = 1024;
+pub(crate) const MIB: u64 = 1024 * KIB;
+pub(crate) const GIB: u64 = 1024 * MIB;
 
 /// Parses `512MiB`, `1GiB`, `2G`, `100000` (bytes), or `unlimited`.
 pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
@@ -33,7 +33,7 @@ pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 /// Formats bytes for people: `1.5 GiB`.
-pub fn format_size(bytes: u64) -> String {
+pub(crate) fn format_size(bytes: u64) -> String {
     if bytes == u64::MAX {
         return "unlimited".into();
     }

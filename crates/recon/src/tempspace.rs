@@ -19,28 +19,28 @@ static EMPTY_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Remembers a directory the run created, to remove on interrupt if it is
 /// still empty (never its contents: it may be a user's output directory).
-pub fn register_empty_dir(path: &Path) {
+pub(crate) fn register_empty_dir(path: &Path) {
     if let Ok(mut r) = EMPTY_DIRS.lock() {
         r.push(path.to_path_buf());
     }
 }
 
 /// Forgets a directory registered with [`register_empty_dir`].
-pub fn unregister_empty_dir(path: &Path) {
+pub(crate) fn unregister_empty_dir(path: &Path) {
     if let Ok(mut r) = EMPTY_DIRS.lock() {
         r.retain(|p| p != path);
     }
 }
 
 /// Remembers a path to delete if the process is interrupted.
-pub fn register(path: &Path) {
+pub(crate) fn register(path: &Path) {
     if let Ok(mut r) = REGISTERED.lock() {
         r.push(path.to_path_buf());
     }
 }
 
 /// Forgets a path registered with [`register`] (it was renamed or removed).
-pub fn unregister(path: &Path) {
+pub(crate) fn unregister(path: &Path) {
     if let Ok(mut r) = REGISTERED.lock() {
         r.retain(|p| p != path);
     }
@@ -68,13 +68,13 @@ pub fn cleanup_registered() {
 }
 
 /// A per-run spill directory, removed on drop.
-pub struct RunDir {
+pub(crate) struct RunDir {
     dir: tempfile::TempDir,
 }
 
 impl RunDir {
     /// Creates the run directory under `base` after removing stale ones left by dead runs.
-    pub fn create(base: &Path) -> Result<RunDir> {
+    pub(crate) fn create(base: &Path) -> Result<RunDir> {
         if !base.is_dir() {
             return Err(ReconError::input(base, "temp directory does not exist"));
         }
@@ -88,7 +88,7 @@ impl RunDir {
         Ok(RunDir { dir })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
@@ -120,7 +120,7 @@ fn pid_alive(pid: u32) -> bool {
 
 /// Removes `recon-<pid>-*` run directories under `base` whose process is gone.
 /// Only directories carrying recon's marker file are touched.
-pub fn remove_stale_runs(base: &Path) -> usize {
+pub(crate) fn remove_stale_runs(base: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(base) else {
         return 0;
     };

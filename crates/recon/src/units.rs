@@ -7,7 +7,7 @@ pub use arrow::datatypes::TimeUnit;
 
 /// Units of `unit` in one second.
 #[inline]
-pub const fn per_second(unit: TimeUnit) -> i64 {
+pub(crate) const fn per_second(unit: TimeUnit) -> i64 {
     match unit {
         TimeUnit::Second => 1,
         TimeUnit::Millisecond => 1_000,
@@ -18,12 +18,12 @@ pub const fn per_second(unit: TimeUnit) -> i64 {
 
 /// Nanoseconds in one `unit`.
 #[inline]
-pub const fn nanos_per(unit: TimeUnit) -> i64 {
+pub(crate) const fn nanos_per(unit: TimeUnit) -> i64 {
     1_000_000_000 / per_second(unit)
 }
 
 /// The flag spelling: `s`, `ms`, `us`, `ns`.
-pub const fn name(unit: TimeUnit) -> &'static str {
+pub(crate) const fn name(unit: TimeUnit) -> &'static str {
     match unit {
         TimeUnit::Second => "s",
         TimeUnit::Millisecond => "ms",
@@ -33,7 +33,7 @@ pub const fn name(unit: TimeUnit) -> &'static str {
 }
 
 /// The display spelling, as Arrow prints types: `s`, `ms`, `µs`, `ns`.
-pub const fn symbol(unit: TimeUnit) -> &'static str {
+pub(crate) const fn symbol(unit: TimeUnit) -> &'static str {
     match unit {
         TimeUnit::Microsecond => "µs",
         other => name(other),
@@ -68,7 +68,7 @@ pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
 
 /// Parses a UTC offset as data writes it: `+HH:MM`, `+HHMM` or `+HH` (or
 /// `-`), hours below 24 and minutes below 60. Returns seconds east of UTC.
-pub fn parse_utc_offset(text: &str) -> Option<i32> {
+pub(crate) fn parse_utc_offset(text: &str) -> Option<i32> {
     let b = text.as_bytes();
     let (neg, rest) = match b.split_first()? {
         (b'+', rest) => (false, rest),

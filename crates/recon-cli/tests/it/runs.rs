@@ -10,8 +10,8 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use common::write_parquet;
 use recon::config::RunSettings;
-use recon::engine::{CancelToken, Progress};
 use recon::{diff, DiffOptions, Passes, ReconError};
+use recon::{CancelToken, Progress};
 
 fn table(path: &std::path::Path, rows: i64, changed: i64) {
     let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..rows));

@@ -54,12 +54,21 @@ impl BatchMode {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PairSettings {
+    /// Threads, memory limit, temp directory, passes and sample size
+    /// (`[defaults.run]`); a pair's own `run` keys override them key by key.
     #[serde(default)]
     pub run: RunConfig,
+    /// Drift allowed before a pair fails (`[defaults.thresholds]`); a
+    /// pair's own `thresholds` keys override them key by key.
     #[serde(default)]
     pub thresholds: Thresholds,
+    /// The keys of a `--rules` file (`[defaults.align]`), applied after the
+    /// pair's own and its `rules_file`'s: lists add up, and where two set
+    /// one value the pair's settings win.
     #[serde(default)]
     pub align: RulesFile,
+    /// How inputs are read (`[defaults.input]`), for a pair that gives no
+    /// `[pair.input]`.
     #[serde(default)]
     pub input: InputConfig,
 }
@@ -67,20 +76,33 @@ pub struct PairSettings {
 /// One `[[pair]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PairEntry {
+pub(crate) struct PairEntry {
+    /// The pair's name, unique in the file; `--only` selects pairs by it.
     pub name: String,
+    /// The source table: a file, a folder, a glob, `delta:PATH` or
+    /// `iceberg:PATH`; a relative path is taken from the batch file's
+    /// directory.
     pub source: PathBuf,
+    /// The target table, as `source`.
     pub target: PathBuf,
+    /// How the pair is compared. Default: `diff`.
     #[serde(default)]
     pub mode: BatchMode,
     /// A `--rules` file, relative to the batch file.
     pub rules_file: Option<PathBuf>,
+    /// Run settings (`[pair.run]`), overriding `[defaults.run]` key by key.
     #[serde(default)]
     pub run: RunConfig,
+    /// Thresholds (`[pair.thresholds]`), overriding `[defaults.thresholds]`
+    /// key by key.
     #[serde(default)]
     pub thresholds: Thresholds,
+    /// The keys of a `--rules` file (`[pair.align]`); where this, the
+    /// `rules_file` and `[defaults.align]` set one value, this wins.
     #[serde(default)]
     pub align: RulesFile,
+    /// How inputs are read (`[pair.input]`); when given, it replaces
+    /// `[defaults.input]` as a whole.
     #[serde(default)]
     pub input: InputConfig,
 }
@@ -88,9 +110,11 @@ pub struct PairEntry {
 /// A batch file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct BatchFile {
+pub(crate) struct BatchFile {
+    /// The `[defaults]` settings every pair starts from.
     #[serde(default)]
     pub defaults: PairSettings,
+    /// The `[[pair]]` entries, in file order.
     #[serde(rename = "pair", default)]
     pub pairs: Vec<PairEntry>,
 }
@@ -99,7 +123,7 @@ impl BatchFile {
     /// Reads and checks a batch file: TOML errors name the line and the
     /// key; every pair needs a unique name; relative paths are taken from
     /// the file's directory. Inputs are not opened here (see `run_pair`).
-    pub fn load(path: &Path) -> crate::error::Result<BatchFile> {
+    pub(crate) fn load(path: &Path) -> crate::error::Result<BatchFile> {
         BatchFile::read(path).map_err(crate::error::ReconError::Usage)
     }
 

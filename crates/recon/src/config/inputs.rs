@@ -11,18 +11,23 @@ use crate::error::{ReconError, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
+    /// Apache Parquet.
     Parquet,
     /// Arrow IPC, file or stream (told apart by the file's magic bytes).
     #[serde(alias = "arrow", alias = "feather")]
     Ipc,
+    /// CSV, its dialect sniffed where not given.
     Csv,
     /// CSV with a tab delimiter by default.
     Tsv,
+    /// Newline-delimited JSON: one object per line (also `jsonl`, `json`).
     #[serde(alias = "jsonl", alias = "json")]
     Ndjson,
 }
 
 impl Format {
+    /// The name messages and reports use: `parquet`, `arrow-ipc`, `csv`,
+    /// `tsv`, `ndjson`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Parquet => "parquet",
@@ -34,7 +39,7 @@ impl Format {
     }
 
     /// Whether values arrive as text and take their types from elsewhere.
-    pub fn is_text(self) -> bool {
+    pub(crate) fn is_text(self) -> bool {
         matches!(self, Format::Csv | Format::Tsv | Format::Ndjson)
     }
 }
@@ -44,6 +49,8 @@ impl Format {
 pub struct InputOptions {
     /// Overrides detection by file extension.
     pub format: Option<Format>,
+    /// How this side's text files are read: the CSV dialect, NULL strings,
+    /// the encoding.
     pub text: TextOptions,
     /// When both sides are text, infer column types instead of comparing text.
     pub infer_types: bool,
@@ -68,6 +75,7 @@ pub struct InputOptions {
 /// Character encoding of text files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Encoding {
+    /// UTF-8, the default.
     #[default]
     Utf8,
     /// ISO-8859-1: every byte is the code point of the same value. (WHATWG
@@ -110,6 +118,8 @@ impl Encoding {
         })
     }
 
+    /// The encoding's name as messages and reports show it: `UTF-8`,
+    /// `ISO-8859-1`, `windows-1252`, ...
     pub fn name(self) -> &'static str {
         match self {
             Encoding::Utf8 => "UTF-8",
@@ -124,6 +134,7 @@ impl Encoding {
 pub struct TextOptions {
     /// None: ',' (tab for .tsv).
     pub delimiter: Option<u8>,
+    /// None: no field is quoted (quote bytes are data). Default: `"`.
     pub quote: Option<u8>,
     /// None: quotes inside quoted fields are doubled.
     pub escape: Option<u8>,
@@ -131,6 +142,7 @@ pub struct TextOptions {
     pub header: bool,
     /// Unquoted fields equal to one of these are NULL (the empty field always is).
     pub null_values: Vec<String>,
+    /// Character encoding of the files (`--encoding`). Default: UTF-8.
     pub encoding: Encoding,
     /// Values that fail to parse and are counted as drift instead of
     /// stopping the run.
@@ -189,6 +201,8 @@ impl Default for TextOptions {
 }
 
 impl TextOptions {
+    /// The CSV dialect these options give, with `,` where no delimiter is
+    /// set.
     pub fn dialect(&self) -> Dialect {
         Dialect {
             delimiter: self.delimiter.unwrap_or(b','),
@@ -202,15 +216,21 @@ impl TextOptions {
 /// What the user left to sniffing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Sniff {
+    /// The delimiter (no `--delimiter` given).
     pub delimiter: bool,
+    /// The quote character (no `--quote` given).
     pub quote: bool,
+    /// The escape character (no `--escape` given).
     pub escape: bool,
+    /// Whether the first line is a header (neither `--header` nor
+    /// `--no-header` given).
     pub header: bool,
     /// Lines before the header (no `--skip-rows` given).
     pub preamble: bool,
 }
 
 impl Sniff {
+    /// Whether anything is left to sniffing.
     pub fn any(self) -> bool {
         self.delimiter || self.quote || self.escape || self.header || self.preamble
     }
@@ -229,7 +249,8 @@ pub enum Int96Unit {
 }
 
 impl Int96Unit {
-    pub fn time_unit(self) -> TimeUnit {
+    /// The Arrow unit of the timestamps read.
+    pub(crate) fn time_unit(self) -> TimeUnit {
         match self {
             Int96Unit::Microsecond => TimeUnit::Microsecond,
             Int96Unit::Nanosecond => TimeUnit::Nanosecond,
@@ -317,26 +338,44 @@ impl Dialect {
 #[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputConfig {
+    /// The source's format, instead of the one its extension names
+    /// (`--source-format`).
     pub source_format: Option<Format>,
+    /// The target's format, instead of the one its extension names
+    /// (`--target-format`).
     pub target_format: Option<Format>,
     /// One character; `\t` or `tab` for a tab.
     pub delimiter: Option<String>,
     /// One character, or `none`.
     pub quote: Option<String>,
+    /// CSV escape character inside quoted fields, one character
+    /// (`--escape`); unset: sniffed (none, i.e. doubled quotes, or `\`).
     pub escape: Option<String>,
+    /// CSV files have no header line; columns are `column_1`, `column_2`,
+    /// ... (`--no-header`). With neither this nor `header`, it is sniffed.
     #[serde(default)]
     pub no_header: bool,
     /// The first line is a header (instead of sniffing whether it is).
     #[serde(default)]
     pub header: bool,
+    /// Unquoted fields equal to one of these are NULL, besides the empty
+    /// field (`--null-value`); `""` names the quoted empty field, as
+    /// `quoted_empty_as_null` does. Default: none.
     #[serde(default)]
     pub null_values: Vec<String>,
     /// `utf-8` (default), `latin-1`, or any WHATWG label (`windows-1252`, `utf-16le`, ...).
     pub encoding: Option<String>,
+    /// When both sides are text, infer column types (so `1.50` equals
+    /// `1.5`) instead of comparing exact text (`--infer-types`). Default:
+    /// false.
     #[serde(default)]
     pub infer_types: bool,
+    /// Up to this many text values that fail to parse are counted as drift
+    /// instead of stopping the run (`--max-parse-errors`). Default: 0.
     #[serde(default)]
     pub max_parse_errors: u64,
+    /// The unit Parquet INT96 timestamps are read in (`--int96-unit`);
+    /// unset: microseconds.
     pub int96_unit: Option<Int96Unit>,
     /// Every record ends with a delimiter whose empty last field is not a
     /// column; detected from the first records when not set.

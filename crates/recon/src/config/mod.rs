@@ -9,7 +9,7 @@
 //! command line fills the serde shapes from its flags, so there is one
 //! conversion and one set of error messages.
 
-pub mod batch;
+pub(crate) mod batch;
 mod inputs;
 mod run;
 mod toml_error;
@@ -39,6 +39,8 @@ pub enum Normalize {
 }
 
 impl Normalize {
+    /// The rule in words, as reports and `recon schema` show it:
+    /// `round to 2 places (half away from zero)`, `trim whitespace`.
     pub fn describe(&self) -> String {
         match self {
             Normalize::Round(n) => format!("round to {n} places (half away from zero)"),
@@ -51,7 +53,7 @@ impl Normalize {
 }
 
 /// The flag spelling of a unit: `s`, `ms`, `us`, `ns`.
-pub fn unit_name(u: &TimeUnit) -> &'static str {
+pub(crate) fn unit_name(u: &TimeUnit) -> &'static str {
     crate::units::name(*u)
 }
 
@@ -63,19 +65,32 @@ pub(crate) fn parse_unit(text: &str) -> Result<TimeUnit, String> {
 /// A rule for a column name, or for every eligible column (`*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
+    /// The column the rule is for, by source or target name, or `*` for
+    /// every column the rule can apply to.
     pub column: String,
+    /// What is done to the column's values.
     pub rule: Normalize,
 }
 
 /// How the user asked columns to be aligned and treated.
 #[derive(Debug, Clone, Default)]
 pub struct AlignOptions {
+    /// Pair columns by position, as SQL set operations do, instead of by
+    /// name (`--by-position`). Default: false.
     pub by_position: bool,
+    /// Match column names case-insensitively, in pairing and in the names
+    /// other options give (`--ignore-case-names`). Default: false.
     pub ignore_case_names: bool,
     /// (source name, target name)
     pub maps: Vec<(String, String)>,
+    /// Columns left out of the comparison, by source or target name
+    /// (`--exclude`); they still appear in the evidence files. Default: none.
     pub exclude: Vec<String>,
+    /// Compare only these columns, by source or target name (`--columns`).
+    /// None (the default) compares every paired column.
     pub columns: Option<Vec<String>>,
+    /// Leave out a column present on one side only instead of refusing the
+    /// pair (`--ignore-extra-columns`). Default: false.
     pub ignore_extra_columns: bool,
     /// Time zone assumed for naive timestamps compared with zoned ones.
     pub assume_tz: Option<String>,
@@ -85,6 +100,8 @@ pub struct AlignOptions {
     pub zone_names: Vec<(String, i32)>,
     /// (column, type): parse that column into the type on the side where it differs.
     pub casts: Vec<(String, DataType)>,
+    /// Normalization rules (`--round`, `--timestamp-precision`, `--trim`,
+    /// `--case-insensitive`, `--empty-as-null`). Default: none.
     pub rules: Vec<Rule>,
     /// Keyed mode: the business key columns (source names), in order.
     pub key: Option<Vec<String>>,
@@ -114,12 +131,18 @@ pub struct Thresholds {
 /// each front end spells its own way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingError {
+    /// The setting's name as the library and files spell it (`assume_tz`).
     pub setting: &'static str,
+    /// The refused value as given (`COL=VALUE` for a per-column setting),
+    /// or None when the setting is refused as a whole and named alone.
     pub value: Option<String>,
+    /// Why the value is refused.
     pub message: String,
 }
 
 impl SettingError {
+    /// `setting` refused, with the `value` given if any, and why
+    /// (`message`).
     pub fn new(setting: &'static str, value: Option<String>, message: impl Into<String>) -> Self {
         SettingError {
             setting,
@@ -150,6 +173,7 @@ impl From<SettingError> for ReconError {
 }
 
 impl Thresholds {
+    /// Whether no threshold is given.
     pub fn is_empty(&self) -> bool {
         *self == Thresholds::default()
     }
@@ -225,6 +249,8 @@ pub enum DiffColumns {
 pub struct Tolerance {
     /// The bound as an exact decimal: `mantissa × 10^-scale`.
     pub mantissa: i128,
+    /// Decimal places of `mantissa`, from -38 to 76; negative when an
+    /// exponent moves the point past the digits (`2.5e3` is 25, scale -2).
     pub scale: i32,
     /// Relative (`1e-9r`: |a − b| ≤ t · max(|a|, |b|)) or absolute (|a − b| ≤ t).
     pub relative: bool,
@@ -270,10 +296,13 @@ impl Tolerance {
     }
 
     /// The bound as a float64 (for float columns).
-    pub fn as_f64(&self) -> f64 {
+    pub(crate) fn as_f64(&self) -> f64 {
         self.mantissa as f64 / 10f64.powi(self.scale)
     }
 
+    /// The bound as a plain decimal, with ` (relative)` for a relative one
+    /// (`0.01`, `2500`, `0.5 (relative)`), as the keyed report's
+    /// `tolerances` show it.
     pub fn describe(&self) -> String {
         let mut s = if self.scale > 0 {
             let digits = self.mantissa.to_string();
@@ -347,12 +376,15 @@ pub(crate) fn parse_type(text: &str) -> Result<DataType, String> {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(untagged)]
 pub enum OneOrMany {
+    /// One string (`assume_tz = "UTC"`).
     One(String),
+    /// A list of strings (`assume_tz = ["UTC", "EST=-05:00"]`).
     Many(Vec<String>),
 }
 
 impl OneOrMany {
-    pub fn into_vec(self) -> Vec<String> {
+    /// The strings as a list (one string is a list of one).
+    pub(crate) fn into_vec(self) -> Vec<String> {
         match self {
             OneOrMany::One(s) => vec![s],
             OneOrMany::Many(v) => v,
@@ -385,44 +417,76 @@ impl OneOrMany {
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RulesFile {
+    /// Pair columns by position instead of by name (`--by-position`).
+    /// Default: false.
     #[serde(default)]
     pub by_position: bool,
+    /// Match column names case-insensitively (`--ignore-case-names`).
+    /// Default: false.
     #[serde(default)]
     pub ignore_case_names: bool,
+    /// Leave out a column present on one side only instead of refusing the
+    /// pair (`--ignore-extra-columns`). Default: false.
     #[serde(default)]
     pub ignore_extra_columns: bool,
+    /// Columns left out of the comparison, by source or target name
+    /// (`--exclude`). Default: none.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Compare only these columns, by source or target name (`--columns`);
+    /// unset: every paired column.
     pub columns: Option<Vec<String>>,
     /// A zone for naive timestamps, and `ABBR=±HH:MM` abbreviations.
     pub assume_tz: Option<OneOrMany>,
+    /// Renamed columns, source name to target name (`--map SRC=TGT`), under
+    /// `[map]`.
     #[serde(default)]
     pub map: std::collections::BTreeMap<String, String>,
+    /// Column (or `*`) to the type it is parsed or converted into, such as
+    /// `decimal(18,2)` (`--cast COL=TYPE`), under `[cast]`.
     #[serde(default)]
     pub cast: std::collections::BTreeMap<String, String>,
+    /// Column (or `*`) to the decimal places its floats and decimals are
+    /// rounded to, half away from zero (`--round COL=N`), under `[round]`.
     #[serde(default)]
     pub round: std::collections::BTreeMap<String, u32>,
+    /// Column (or `*`) to the unit its timestamps are truncated to: `s`,
+    /// `ms`, `us` or `ns` (`--timestamp-precision COL=UNIT`), under
+    /// `[timestamp_precision]`.
     #[serde(default)]
     pub timestamp_precision: std::collections::BTreeMap<String, String>,
+    /// Columns (or `*`) whose leading and trailing whitespace is stripped
+    /// (`--trim`). Default: none.
     #[serde(default)]
     pub trim: Vec<String>,
+    /// Columns (or `*`) whose strings compare case-insensitively
+    /// (`--case-insensitive`). Default: none.
     #[serde(default)]
     pub case_insensitive: Vec<String>,
+    /// Columns (or `*`) whose empty strings are NULL (`--empty-as-null`).
+    /// Default: none.
     #[serde(default)]
     pub empty_as_null: Vec<String>,
     /// Keyed mode's business key.
     pub key: Option<Vec<String>>,
+    /// Keyed mode: column to the bound its values may differ by, `0.01`
+    /// (absolute) or `1e-9r` (relative) (`--tolerance COL=TOL`), under
+    /// `[tolerance]`.
     #[serde(default)]
     pub tolerance: std::collections::BTreeMap<String, String>,
     /// CSV/TSV lines before the header (`--skip-rows`), for every file or
     /// one side's; input settings, read by [`RulesFile::fill_input`].
     pub skip_rows: Option<usize>,
+    /// `skip_rows` for the source side only (`--source-skip-rows`).
     pub source_skip_rows: Option<usize>,
+    /// `skip_rows` for the target side only (`--target-skip-rows`).
     pub target_skip_rows: Option<usize>,
     /// CSV/TSV comment character (`--comment`).
     pub comment: Option<String>,
-    /// A database side's SELECT (`--source-query`, `--target-query`).
+    /// The source's SELECT, when the source is a database
+    /// (`--source-query`).
     pub source_query: Option<String>,
+    /// The target's SELECT (`--target-query`).
     pub target_query: Option<String>,
     /// Connections per database side (`--connections`).
     pub connections: Option<usize>,

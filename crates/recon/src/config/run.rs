@@ -24,7 +24,7 @@ pub enum Passes {
 
 /// The smallest `--memory-limit`: below it the fixed structures (one
 /// staging chunk per bucket and thread, the fingerprint arrays) do not fit.
-pub const MIN_MEMORY_LIMIT: u64 = 8 * MIB;
+pub(super) const MIN_MEMORY_LIMIT: u64 = 8 * MIB;
 
 /// Run settings as flags and files spell them.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -34,7 +34,10 @@ pub struct RunConfig {
     pub threads: Option<usize>,
     /// `256MiB`, `4GiB`, `unlimited`; half of RAM when absent.
     pub memory_limit: Option<String>,
+    /// Where spill files and the copy of a piped input go (`--temp-dir`);
+    /// the system temp directory when absent.
     pub temp_dir: Option<PathBuf>,
+    /// How many times the inputs are read (`--passes`); `auto` when absent.
     pub passes: Option<Passes>,
     /// Distinct unmatched rows shown per direction.
     pub sample: Option<usize>,
@@ -43,11 +46,16 @@ pub struct RunConfig {
 /// Validated run settings.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
+    /// Worker threads, at least 1 (`--threads`).
     pub threads: usize,
     /// Bytes; `u64::MAX` is unlimited.
     pub memory_limit: u64,
+    /// Where spill files and the copy of a piped input go (`--temp-dir`);
+    /// None: the system temp directory.
     pub temp_dir: Option<PathBuf>,
+    /// How many times the inputs are read (`--passes`).
     pub passes: Passes,
+    /// Distinct unmatched rows shown per direction (`--sample`).
     pub sample: usize,
 }
 
@@ -71,7 +79,7 @@ pub fn default_threads() -> usize {
 }
 
 /// Physical memory from /proc/meminfo, if readable.
-pub fn total_ram() -> Option<u64> {
+pub(super) fn total_ram() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

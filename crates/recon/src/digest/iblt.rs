@@ -18,14 +18,14 @@
 //! copy count (±1, 20, −16384) decodes: `c` is invertible modulo `p`.
 
 use super::multiset::mix;
-pub use super::peel::{peel, Peelable, Peeled};
+pub(crate) use super::peel::{peel, Peelable, Peeled};
 use crate::error::{ReconError, Result};
 
 /// The field's prime, `2¹²⁸ − 159`.
-pub const P: u128 = u128::MAX - 158;
+pub(crate) const P: u128 = u128::MAX - 158;
 
 /// Arithmetic modulo [`P`].
-pub mod field {
+pub(crate) mod field {
     use super::P;
 
     /// `2¹²⁸ mod p`.
@@ -33,7 +33,7 @@ pub mod field {
 
     /// `x mod p` for any 128-bit `x`.
     #[inline(always)]
-    pub fn reduce(x: u128) -> u128 {
+    pub(crate) fn reduce(x: u128) -> u128 {
         if x >= P {
             x - P
         } else {
@@ -43,7 +43,7 @@ pub mod field {
 
     /// `a + b mod p`, for `a, b < p`.
     #[inline(always)]
-    pub fn add(a: u128, b: u128) -> u128 {
+    pub(crate) fn add(a: u128, b: u128) -> u128 {
         let (s, carry) = a.overflowing_add(b);
         // With a carry, a + b = s + 2¹²⁸ ≡ s + 159, and s + 159 < p. No
         // branch on the carry: sums of digests carry half the time at
@@ -54,7 +54,7 @@ pub mod field {
 
     /// `−a mod p`, for `a < p`.
     #[inline(always)]
-    pub fn neg(a: u128) -> u128 {
+    pub(crate) fn neg(a: u128) -> u128 {
         if a == 0 {
             0
         } else {
@@ -64,12 +64,12 @@ pub mod field {
 
     /// `a − b mod p`, for `a, b < p`.
     #[inline(always)]
-    pub fn sub(a: u128, b: u128) -> u128 {
+    pub(crate) fn sub(a: u128, b: u128) -> u128 {
         add(a, neg(b))
     }
 
     /// A signed count as a field element.
-    pub fn from_i64(c: i64) -> u128 {
+    pub(crate) fn from_i64(c: i64) -> u128 {
         let m = c.unsigned_abs() as u128;
         if c < 0 {
             neg(m)
@@ -90,7 +90,7 @@ pub mod field {
     }
 
     /// `a · b mod p`, for any 128-bit `a`, `b`.
-    pub fn mul(a: u128, b: u128) -> u128 {
+    pub(crate) fn mul(a: u128, b: u128) -> u128 {
         let (high, low) = mul_wide(a, b);
         // high · 2¹²⁸ + low ≡ high · 159 + low, and high · 159 < 2¹³⁶.
         let (h2, l2) = mul_wide(high, FOLD);
@@ -103,7 +103,7 @@ pub mod field {
     /// Not Fermat's `c^(p−2)` (256 multiplications): for `m = |c| < 2⁶⁴`,
     /// `c⁻¹ = (1 + k·p) / m` for the one `k < m` with `k·p ≡ −1 (mod m)`,
     /// which a 64-bit extended Euclid finds; the division is exact.
-    pub fn inv(c: i64) -> u128 {
+    pub(crate) fn inv(c: i64) -> u128 {
         let m = c.unsigned_abs();
         assert!(m != 0, "zero has no inverse");
         let x = if m == 1 {
@@ -213,9 +213,9 @@ pub struct Iblt {
 
 /// Most sub-tables: their 32-bit fields stay within the digest's low 96
 /// bits, clear of the top bits that pick a fingerprint bucket.
-pub const MAX_TABLES: u32 = 3;
+pub(crate) const MAX_TABLES: u32 = 3;
 /// Most cells per sub-table, `2³²` (a field is 32 bits).
-pub const MAX_LOG_CELLS: u32 = 32;
+pub(crate) const MAX_LOG_CELLS: u32 = 32;
 
 impl Iblt {
     pub fn new(tables: u32, log_cells: u32) -> Iblt {

@@ -3,25 +3,22 @@
 //! order-independent digests of multisets of them ([`multiset`]), and
 //! invertible sketches that name the digests two multisets differ in ([`iblt`]).
 
-pub mod encode;
-pub mod iblt;
-pub mod multiset;
+pub(crate) mod encode;
+pub(crate) mod iblt;
+pub(crate) mod multiset;
 mod peel;
-pub mod sketch;
+pub(crate) mod sketch;
 
 pub(crate) use encode::check_supported;
-pub use encode::{
-    combine, encode_row, null_digest, reference_digest, value_digest, Combiner, RowEncoder,
-    ENCODING_VERSION,
-};
-pub use multiset::{
+pub(crate) use encode::{null_digest, Combiner, RowEncoder, ENCODING_VERSION};
+pub(crate) use multiset::{
     adds_up, bucket_difference, fp_bucket_of, mix, BucketDifferences, DigestBuildHasher,
-    DigestHasher, Fingerprint, RunSketch, FP_BITS, FP_BUCKETS,
+    Fingerprint, RunSketch, FP_BITS, FP_BUCKETS,
 };
-pub use sketch::UnitFilter;
+pub(crate) use sketch::UnitFilter;
 
 /// A digest whose count differs between the sides: (digest, source − target).
-pub type Difference = (u128, i64);
+pub(crate) type Difference = (u128, i64);
 
 /// Digests for tests: uniform 128-bit values from SplitMix64, two draws
 /// each, reproducible by seed.

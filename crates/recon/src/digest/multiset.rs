@@ -7,8 +7,8 @@
 //! what the two-pass strategy compares per bucket.
 
 /// Buckets of the fingerprint pass are chosen by the digest's top bits.
-pub const FP_BITS: u32 = 14;
-pub const FP_BUCKETS: usize = 1 << FP_BITS;
+pub(crate) const FP_BITS: u32 = 14;
+pub(crate) const FP_BUCKETS: usize = 1 << FP_BITS;
 
 /// A multiset fingerprint of the digests in one bucket: count, wrapping sum
 /// of the 128-bit digests, and a wrapping sum of a nonlinear 64-bit mix of
@@ -19,7 +19,7 @@ pub const FP_BUCKETS: usize = 1 << FP_BITS;
 /// fingerprint pass updates one random bucket per row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(align(32))]
-pub struct Fingerprint {
+pub(crate) struct Fingerprint {
     pub count: u64,
     pub sum: u128,
     pub mix: u64,
@@ -27,19 +27,19 @@ pub struct Fingerprint {
 
 impl Fingerprint {
     #[inline]
-    pub fn add(&mut self, d: u128) {
+    pub(crate) fn add(&mut self, d: u128) {
         self.add_mixed(d, mix(d));
     }
 
     /// [`add`](Self::add) of a digest whose [`mix`] is `m`.
     #[inline(always)]
-    pub fn add_mixed(&mut self, d: u128, m: u64) {
+    pub(crate) fn add_mixed(&mut self, d: u128, m: u64) {
         self.count += 1;
         self.sum = self.sum.wrapping_add(d);
         self.mix = self.mix.wrapping_add(m);
     }
 
-    pub fn merge(&mut self, o: &Fingerprint) {
+    pub(crate) fn merge(&mut self, o: &Fingerprint) {
         self.count += o.count;
         self.sum = self.sum.wrapping_add(o.sum);
         self.mix = self.mix.wrapping_add(o.mix);
@@ -67,13 +67,14 @@ impl std::hash::Hasher for DigestHasher {
     }
 }
 
-/// Builds [`DigestHasher`]s.
+/// Builds the hasher of digest sets: digests are already uniform, so it
+/// takes their low 64 bits instead of hashing them again.
 pub type DigestBuildHasher = std::hash::BuildHasherDefault<DigestHasher>;
 
 /// MurmurHash3's finalizer over both halves of a digest: a 64-bit value
 /// with no linear relation to the digest itself.
 #[inline]
-pub fn mix(d: u128) -> u64 {
+pub(crate) fn mix(d: u128) -> u64 {
     let mut x = (d as u64) ^ ((d >> 64) as u64).rotate_left(23);
     x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
     x = (x ^ (x >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
@@ -95,7 +96,7 @@ pub fn mix(d: u128) -> u64 {
 /// bucket holding more than one difference yields `None` (or, with
 /// probability 2⁻⁶⁴ per bucket, a wrong `d`; the targeted second pass then
 /// finds counts that do not reproduce `c`, which is an error, never an answer).
-pub fn bucket_difference(
+pub(crate) fn bucket_difference(
     source: &Fingerprint,
     target: &Fingerprint,
     bucket: usize,
@@ -173,7 +174,7 @@ const SEARCH_BITS: u32 = 10;
 /// decoded digest, so a wrong candidate (2⁻⁶⁴ per test) is an error, not
 /// an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunSketch {
+pub(crate) struct RunSketch {
     log: u32,
     cells: Vec<SignedCell>,
 }
@@ -203,7 +204,7 @@ impl SignedCell {
 }
 
 impl RunSketch {
-    pub fn new(tables: u32, log: u32) -> RunSketch {
+    pub(crate) fn new(tables: u32, log: u32) -> RunSketch {
         assert!((1..=3).contains(&tables) && log <= 32);
         RunSketch {
             log,
@@ -224,7 +225,7 @@ impl RunSketch {
     /// `each(d, mix(d))` too. No prefetch: the table stays in cache, and
     /// prefetching cost 3% of a light-drift diff on the 50M pair.
     #[inline]
-    pub fn add_all_mixed(
+    pub(crate) fn add_all_mixed(
         &mut self,
         digests: &[u128],
         source: bool,
@@ -251,7 +252,7 @@ impl RunSketch {
     }
 
     /// Adds another worker's sketch of the same shape.
-    pub fn merge(&mut self, o: &RunSketch) -> bool {
+    pub(crate) fn merge(&mut self, o: &RunSketch) -> bool {
         if (self.log, self.cells.len()) != (o.log, o.cells.len()) {
             return false;
         }
@@ -315,12 +316,12 @@ impl super::peel::Peelable for RunSketch {
 /// as a table a peeling decode takes digests out of (with the sub-tables of
 /// an [`super::iblt::Iblt`] beside it, buckets that hold several differing
 /// digests decode too).
-pub struct BucketDifferences {
+pub(crate) struct BucketDifferences {
     cells: Vec<SignedCell>,
 }
 
 impl BucketDifferences {
-    pub fn new(source: &[Fingerprint], target: &[Fingerprint]) -> BucketDifferences {
+    pub(crate) fn new(source: &[Fingerprint], target: &[Fingerprint]) -> BucketDifferences {
         BucketDifferences {
             cells: source
                 .iter()
@@ -335,7 +336,7 @@ impl BucketDifferences {
     }
 
     /// Buckets that still differ (after a peel: those it could not empty).
-    pub fn differing(&self) -> usize {
+    pub(crate) fn differing(&self) -> usize {
         self.cells.iter().filter(|c| !c.is_zero()).count()
     }
 }
@@ -365,7 +366,7 @@ impl super::peel::Peelable for BucketDifferences {
 /// The decoded `differences` (digest, copies) add up to `(rows, sum, mix)`:
 /// `Σ c`, `Σ c · d` (mod 2¹²⁸) and `Σ c · mix(d)` (mod 2⁶⁴), the difference
 /// of two tables' row counts, row sums and row mixes.
-pub fn adds_up(
+pub(crate) fn adds_up(
     differences: impl IntoIterator<Item = (u128, i64)>,
     totals: (i64, u128, u64),
 ) -> bool {
@@ -379,7 +380,7 @@ pub fn adds_up(
 }
 
 #[inline]
-pub fn fp_bucket_of(digest: u128) -> usize {
+pub(crate) fn fp_bucket_of(digest: u128) -> usize {
     (digest >> (128 - FP_BITS)) as usize
 }
 

@@ -3,7 +3,7 @@
 //! out every digest a cell gives away, until none does.
 
 /// A table a peeling decode takes digests out of.
-pub trait Peelable {
+pub(crate) trait Peelable {
     /// Number of cells.
     fn cells(&self) -> usize;
     /// Whether cell `i` holds nothing.
@@ -27,7 +27,7 @@ pub struct Peeled {
 
 /// Peels pure cells out of `tables` (which index the same digests, each
 /// by its own bits) until none is left.
-pub fn peel(tables: &mut [&mut dyn Peelable]) -> Peeled {
+pub(crate) fn peel(tables: &mut [&mut dyn Peelable]) -> Peeled {
     let mut queue: Vec<(usize, usize)> = Vec::new();
     for (t, table) in tables.iter().enumerate() {
         queue.extend(

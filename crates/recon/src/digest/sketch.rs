@@ -18,22 +18,17 @@ const PROBES: usize = 6;
 /// `PROBES` bits inside one 64-byte block, so an insert touches one cache
 /// line.
 #[derive(Debug, Clone)]
-pub struct UnitFilter {
+pub(crate) struct UnitFilter {
     words: Vec<u64>,
 }
 
 impl UnitFilter {
     /// A filter for `rows` digests at `bits_per_row` bits each.
-    pub fn new(rows: u64, bits_per_row: u32) -> UnitFilter {
+    pub(crate) fn new(rows: u64, bits_per_row: u32) -> UnitFilter {
         let blocks = ((rows.max(1) * bits_per_row as u64).div_ceil(512)).max(1) as usize;
         UnitFilter {
             words: vec![0; blocks * BLOCK_WORDS],
         }
-    }
-
-    /// Bytes the filter holds.
-    pub fn bytes(&self) -> usize {
-        self.words.len() * 8
     }
 
     /// The block of digest `d`: bits 64..128 (the high half, which also
@@ -55,7 +50,7 @@ impl UnitFilter {
     }
 
     #[inline]
-    pub fn insert(&mut self, d: u128) {
+    pub(crate) fn insert(&mut self, d: u128) {
         let (block, bits) = self.probes(d);
         let w = &mut self.words[block * BLOCK_WORDS..(block + 1) * BLOCK_WORDS];
         for b in bits {
@@ -67,13 +62,13 @@ impl UnitFilter {
     /// [`insert`](Self::insert) of `d` will touch: the filter is larger than
     /// the L2 cache, and each insert touches one random cache line.
     #[inline(always)]
-    pub fn prefetch(&self, d: u128) {
+    pub(crate) fn prefetch(&self, d: u128) {
         prefetch(&self.words[self.block_of(d) * BLOCK_WORDS]);
     }
 
     /// Inserts a batch of digests, prefetching the block of the digest a few
     /// places ahead.
-    pub fn insert_all(&mut self, digests: &[u128]) {
+    pub(crate) fn insert_all(&mut self, digests: &[u128]) {
         const AHEAD: usize = 16;
         for (i, &d) in digests.iter().enumerate() {
             if let Some(&next) = digests.get(i + AHEAD) {
@@ -84,7 +79,7 @@ impl UnitFilter {
     }
 
     /// Whether `d` may be in the unit (never false for a digest inserted).
-    pub fn may_contain(&self, d: u128) -> bool {
+    pub(crate) fn may_contain(&self, d: u128) -> bool {
         let (block, bits) = self.probes(d);
         let w = &self.words[block * BLOCK_WORDS..(block + 1) * BLOCK_WORDS];
         bits.iter()
@@ -94,7 +89,7 @@ impl UnitFilter {
 
 /// Asks the CPU to start loading the cache line holding `word` (its first byte).
 #[inline(always)]
-pub fn prefetch<T>(word: &T) {
+pub(crate) fn prefetch<T>(word: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint with no architectural effect; the
     // pointer comes from a live reference, and SSE is part of x86_64.

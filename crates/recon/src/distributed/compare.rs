@@ -11,7 +11,9 @@ use crate::error::{ReconError, Result};
 /// What pass 1 found: the two sides' bucket fingerprints compared.
 #[derive(Debug, Clone)]
 pub struct BucketComparison {
+    /// Bucket bits: the comparison covers `1 << bits` buckets.
     pub bits: u32,
+    /// Rows of the source and of the target, every bucket.
     pub rows: [u64; 2],
     /// Buckets whose fingerprints differ, ascending.
     pub differing: Vec<u32>,
@@ -136,6 +138,8 @@ impl Selector {
         Ok(keep)
     }
 
+    /// The selector as bytes, to send to the engine's workers: the bucket
+    /// bits, the buckets read whole, then the decoded digests (little-endian).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(&self.bits.to_le_bytes());
@@ -152,6 +156,8 @@ impl Selector {
         out
     }
 
+    /// A selector from [`Selector::to_bytes`]; bytes that do not parse are
+    /// an internal error.
     pub fn from_bytes(bytes: &[u8]) -> Result<Selector> {
         let bad = || ReconError::Internal("a row selector does not parse".into());
         let mut r = Reader(bytes);

@@ -51,7 +51,7 @@ impl SideDigester {
 
     /// Checks `batch` against the plan and fills `arrays`: its compared
     /// columns after the plan's conversions and rules, as they are digested.
-    pub fn prepare(&mut self, batch: &RecordBatch) -> Result<()> {
+    pub(crate) fn prepare(&mut self, batch: &RecordBatch) -> Result<()> {
         let path = Path::new(&self.name);
         if batch.num_columns() != self.width {
             return Err(ReconError::input(

@@ -36,6 +36,8 @@ pub use plan::{Described, DistributedPlan};
 pub use report::{complete_keyed, report, samples, Findings, KeyedRest};
 pub use sums::{bucket_of, BucketSums};
 
+pub use crate::digest::multiset::DigestBuildHasher;
+
 /// Bucket bits of the fingerprint pass when the caller does not choose:
 /// 4096 buckets keep each partition's record small (under 160 KiB) while
 /// few drifting rows share a bucket.

@@ -16,6 +16,7 @@ use crate::side::Side;
 
 /// A comparison planned from two tables' schemas.
 pub struct DistributedPlan {
+    /// How the columns pair, convert and compare.
     pub plan: ComparePlan,
     tables: [Table; 2],
     /// Fingerprints and keyless diffs: the position of the `--by` column.
@@ -27,7 +28,9 @@ pub struct DistributedPlan {
 /// One table for planning: its name (for reports and messages) and the
 /// Arrow schema its batches arrive in.
 pub struct Described {
+    /// The table's name in reports and messages.
     pub name: String,
+    /// The Arrow schema of the table's batches.
     pub schema: SchemaRef,
 }
 

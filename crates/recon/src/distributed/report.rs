@@ -53,13 +53,15 @@ pub struct Findings {
     pub stats: [DirectionStats; 2],
     /// Per direction, up to `sample_limit` unmatched rows.
     pub samples: [Vec<SampleReport>; 2],
+    /// The most unmatched rows shown per direction (`sample=`).
     pub sample_limit: usize,
     /// The engine's parallelism (reported as threads).
     pub threads: usize,
     /// Rows the second pass shuffled (None: no second pass).
     pub rows_shuffled: Option<u64>,
-    /// Wall time of the fingerprint pass and of the rest.
+    /// Wall time of the fingerprint pass.
     pub pass1: Duration,
+    /// Wall time of everything after it.
     pub rest: Duration,
     /// What read the tables ("spark").
     pub engine: &'static str,
@@ -152,17 +154,24 @@ pub struct KeyedRest {
     /// Keys more than once on the source, in agreeing buckets, whose rows
     /// were not kept; and their source rows.
     pub duplicate_keys: u64,
+    /// The source rows of those keys.
     pub duplicate_rows: u64,
     /// Source rows with a NULL in the key, in agreeing buckets (the target
     /// holds as many, equal).
     pub null_key_rows: u64,
     /// Buckets of pass 1, and how many differed.
     pub buckets: usize,
+    /// Buckets whose fingerprints differed.
     pub differing_buckets: usize,
+    /// The engine's parallelism (reported as threads).
     pub threads: usize,
+    /// Wall time of the fingerprint pass.
     pub pass1: Duration,
+    /// Wall time of everything after it.
     pub rest: Duration,
+    /// What read the tables ("spark").
     pub engine: &'static str,
+    /// Where the digests were computed ("jvm", "python"), for the report.
     pub digests: Option<&'static str>,
 }
 

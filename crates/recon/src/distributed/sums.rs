@@ -74,6 +74,8 @@ impl BucketSums {
         Ok(())
     }
 
+    /// Adds another part's sums (of the same bucket bits and columns) into
+    /// these, modulo 2^128 and 2^64 as the sums are defined.
     pub fn merge(&mut self, o: &BucketSums) -> Result<()> {
         if o.bits != self.bits || o.columns.len() != self.columns.len() {
             return Err(ReconError::Internal(
@@ -115,6 +117,8 @@ impl BucketSums {
         out
     }
 
+    /// Sums from their wire format ([`BucketSums::to_bytes`]); bytes that do
+    /// not parse are an internal error.
     pub fn from_bytes(bytes: &[u8]) -> Result<BucketSums> {
         let bad = || ReconError::Internal("bucket sums do not parse".into());
         let mut r = Reader(bytes);

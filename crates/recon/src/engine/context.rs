@@ -42,6 +42,7 @@ impl CancelToken {
         self.0.store(true, Ordering::SeqCst);
     }
 
+    /// Whether the run was asked to stop.
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
@@ -70,6 +71,7 @@ pub enum Phase {
     Reconcile = 3,
     /// Fetching the unmatched rows back.
     Evidence = 4,
+    /// The run is over.
     Done = 5,
 }
 
@@ -96,17 +98,22 @@ pub struct Progress {
     passes: AtomicU8,
     /// Rows expected per read (from metadata, or estimated from file sizes).
     pub rows_total: AtomicU64,
+    /// Rows read so far in this read.
     pub rows_scanned: AtomicU64,
+    /// Bucket pairs to reconcile.
     pub buckets_total: AtomicU64,
+    /// Bucket pairs reconciled so far.
     pub buckets_done: AtomicU64,
 }
 
 impl Progress {
+    /// The phase the run is in.
     pub fn phase(&self) -> Phase {
         Phase::from_u8(self.phase.load(Ordering::Relaxed))
     }
 
-    pub fn set_phase(&self, phase: Phase) {
+    /// Moves the run to `phase` (the library does; front ends read).
+    pub(crate) fn set_phase(&self, phase: Phase) {
         self.phase.store(phase as u8, Ordering::Relaxed);
     }
 
@@ -119,7 +126,7 @@ impl Progress {
     }
 
     /// Starts read `pass` of `passes`: the row counter restarts.
-    pub fn start_pass(&self, pass: u8, passes: u8, phase: Phase) {
+    pub(crate) fn start_pass(&self, pass: u8, passes: u8, phase: Phase) {
         self.pass.store(pass, Ordering::Relaxed);
         self.passes.store(passes, Ordering::Relaxed);
         self.rows_scanned.store(0, Ordering::Relaxed);
@@ -128,7 +135,7 @@ impl Progress {
 }
 
 /// One run's resources.
-pub struct RunContext {
+pub(crate) struct RunContext {
     pub cancel: CancelToken,
     pub progress: Arc<Progress>,
     pub threads: usize,
@@ -144,7 +151,7 @@ pub struct RunContext {
 impl RunContext {
     /// Creates the run's temp directory under `temp_base`, for a run of
     /// `threads` workers whose memory limit is divided as `sizing` says.
-    pub fn new(
+    pub(crate) fn new(
         temp_base: &Path,
         threads: usize,
         batch_size: usize,
@@ -168,7 +175,7 @@ impl RunContext {
     }
 
     /// The run's own temp directory (spill files).
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.dir.path()
     }
 }

@@ -11,7 +11,7 @@ use crate::size::{KIB, MIB};
 
 /// Bytes one multiplicity-map slot costs: key (16) + counts and locators (32)
 /// + hashbrown's control byte. Used to size maps against their budget.
-pub const MAP_SLOT_BYTES: u64 = 49;
+pub(crate) const MAP_SLOT_BYTES: u64 = 49;
 
 /// Peak resident set size of this process so far.
 ///
@@ -19,7 +19,7 @@ pub const MAP_SLOT_BYTES: u64 = 49;
 /// address space. `getrusage`'s `ru_maxrss` is only the fallback: Linux keeps it
 /// across `execve`, so a process started by a large parent reports the
 /// parent's peak.
-pub fn peak_rss_bytes() -> u64 {
+pub(crate) fn peak_rss_bytes() -> u64 {
     let from_proc = std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|text| {
@@ -53,7 +53,7 @@ pub fn peak_rss_bytes() -> u64 {
 /// 1 MiB and more are mapped and unmapped, and the heap is trimmed above
 /// 8 MiB free. It applies to the whole process, which is why a library
 /// does it: the memory limit is recon's promise, whatever the front end.
-pub fn pin_malloc_thresholds() {
+pub(crate) fn pin_malloc_thresholds() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         static ONCE: std::sync::Once = std::sync::Once::new();
@@ -70,7 +70,7 @@ pub fn pin_malloc_thresholds() {
 
 /// What a mode partitions, for sizing.
 #[derive(Debug, Clone, Copy)]
-pub struct Records {
+pub(crate) struct Records {
     /// Bytes per partition record.
     pub bytes: usize,
     /// Records per bucket to aim for when memory allows more buckets
@@ -83,7 +83,7 @@ pub struct Records {
 impl Records {
     /// Keyless records: a quarter of the limit keeps spill chunks in memory
     /// (measured: a one-pass 10M pair takes 2.3 s instead of 2.6 s).
-    pub fn keyless(bytes: usize) -> Records {
+    pub(crate) fn keyless(bytes: usize) -> Records {
         Records {
             bytes,
             bucket_rows: TARGET_BUCKET_ROWS,
@@ -94,7 +94,7 @@ impl Records {
 
 /// How a memory limit is divided for one run.
 #[derive(Debug, Clone)]
-pub struct Sizing {
+pub(crate) struct Sizing {
     /// Buckets at the first partitioning level are `1 << bucket_bits`.
     pub bucket_bits: u32,
     /// Size of one staging chunk in the partitioner.
@@ -109,7 +109,7 @@ pub struct Sizing {
 
 const MAX_BUCKET_BITS: u32 = 12;
 /// Records per bucket the sizing aims for when memory allows more.
-pub const TARGET_BUCKET_ROWS: u64 = 1 << 19;
+pub(crate) const TARGET_BUCKET_ROWS: u64 = 1 << 19;
 const MIN_CHUNK: u64 = 4 * KIB;
 const MAX_CHUNK: u64 = MIB;
 
@@ -132,17 +132,18 @@ fn prev_pow2(x: u64) -> u64 {
 }
 
 impl Sizing {
-    /// Divides `limit` for `threads` workers comparing `rows` rows in all,
-    /// each partitioned as one record of `record_bytes` bytes.
-    ///
-    /// Shares: 45% multiplicity maps, 25% spill chunks kept in memory, 15%
-    /// scan staging buffers, 15% evidence ranges and slack.
-    pub fn plan(limit: u64, threads: usize, rows: u64, record_bytes: usize) -> Sizing {
+    /// [`Sizing::plan_for`] of keyless records of `record_bytes` bytes.
+    #[cfg(test)]
+    pub(crate) fn plan(limit: u64, threads: usize, rows: u64, record_bytes: usize) -> Sizing {
         Self::plan_for(limit, threads, rows, &Records::keyless(record_bytes))
     }
 
-    /// [`Sizing::plan`] for records shaped as `records` says.
-    pub fn plan_for(limit: u64, threads: usize, rows: u64, records: &Records) -> Sizing {
+    /// Divides `limit` for `threads` workers comparing `rows` rows in all,
+    /// each partitioned as one record shaped as `records` says.
+    ///
+    /// Shares: 45% multiplicity maps, 25% spill chunks kept in memory, 15%
+    /// scan staging buffers, 15% evidence ranges and slack.
+    pub(crate) fn plan_for(limit: u64, threads: usize, rows: u64, records: &Records) -> Sizing {
         let (record_bytes, bucket_rows) = (records.bytes, records.bucket_rows);
         let threads = threads.max(1) as u64;
         let limit = limit.min(1 << 50); // "unlimited" is still finite arithmetic

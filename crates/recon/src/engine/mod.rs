@@ -12,14 +12,14 @@
 //! - [`probe`]: pass 1's proof of heavy drift, and its sink that spills the target's rest;
 //! - [`reconcile`]: the bucket driver (threads, memory share, splits) with a pluggable [`reconcile::Matcher`].
 
-pub mod context;
-pub mod memory;
-pub mod partition;
-pub mod probe;
-pub mod reconcile;
-pub mod record;
-pub mod scan;
-pub mod spill;
-pub use crate::tempspace;
+pub(crate) mod context;
+pub(crate) mod memory;
+pub(crate) mod partition;
+pub(crate) mod probe;
+pub(crate) mod reconcile;
+pub(crate) mod record;
+pub(crate) mod scan;
+pub(crate) mod spill;
+pub(crate) use crate::tempspace;
 
-pub use context::{cancel_all, CancelToken, Phase, Progress, RunContext};
+pub(crate) use context::{CancelToken, Phase, Progress, RunContext};

@@ -17,14 +17,14 @@ use crate::input::Unit;
 use crate::side::Side;
 
 /// A unit of one side: (side, file, block).
-pub type UnitKey = (Side, usize, usize);
+pub(crate) type UnitKey = (Side, usize, usize);
 
 /// Per unit read, its batches' filters.
-pub type SliceFilters = HashMap<UnitKey, Vec<Slice>>;
+pub(crate) type SliceFilters = HashMap<UnitKey, Vec<Slice>>;
 
 /// Which first-level bucket a key belongs to.
 #[inline]
-pub fn bucket_of(key: u128, bits: u32) -> usize {
+pub(crate) fn bucket_of(key: u128, bits: u32) -> usize {
     if bits == 0 {
         0
     } else {
@@ -35,7 +35,7 @@ pub fn bucket_of(key: u128, bits: u32) -> usize {
 /// The rows of one scanned batch of a row group (positions `first ..
 /// first + rows` of its file), and a filter of their digests.
 #[derive(Debug, Clone)]
-pub struct Slice {
+pub(crate) struct Slice {
     pub first: u64,
     pub rows: u64,
     pub filter: UnitFilter,
@@ -51,7 +51,7 @@ pub struct Slice {
 /// With a sketch ([`FingerprintSink::with_sketch`]), every digest also goes
 /// into the two sub-tables of a [`RunSketch`], source `+1` and target `−1`, so
 /// buckets that hold several differing digests can be peeled apart.
-pub struct FingerprintSink {
+pub(crate) struct FingerprintSink {
     pub fingerprints: [Vec<Fingerprint>; 2],
     sketch: Option<RunSketch>,
     /// Bits per row of each filter; 0: no filters.
@@ -93,7 +93,7 @@ const RUN_SKETCH_TABLES: u32 = 2;
 const RUN_SKETCH_LOG_CELLS: u32 = 10;
 
 /// What the workers' fingerprint sinks add up to.
-pub struct Fingerprinted {
+pub(crate) struct Fingerprinted {
     pub fingerprints: [Vec<Fingerprint>; 2],
     /// The source's digests less the target's, when every sink kept a sketch.
     pub sketch: Option<RunSketch>,
@@ -103,7 +103,7 @@ pub struct Fingerprinted {
 
 impl FingerprintSink {
     /// A sink with unit filters of `filter_bits` bits per row (0: none).
-    pub fn new(filter_bits: u32) -> FingerprintSink {
+    pub(crate) fn new(filter_bits: u32) -> FingerprintSink {
         FingerprintSink {
             fingerprints: [
                 vec![Fingerprint::default(); FP_BUCKETS],
@@ -121,13 +121,13 @@ impl FingerprintSink {
     }
 
     /// The same sink, also keeping the in-run sketch.
-    pub fn with_sketch(mut self) -> FingerprintSink {
+    pub(crate) fn with_sketch(mut self) -> FingerprintSink {
         self.sketch = Some(RunSketch::new(RUN_SKETCH_TABLES, RUN_SKETCH_LOG_CELLS));
         self
     }
 
     /// Merges the workers' fingerprints, sketches and filters.
-    pub fn merge(sinks: Vec<FingerprintSink>) -> Fingerprinted {
+    pub(crate) fn merge(sinks: Vec<FingerprintSink>) -> Fingerprinted {
         let mut fingerprints = FingerprintSink::new(0).fingerprints;
         let mut filters = HashMap::new();
         let mut complete = true;
@@ -193,7 +193,7 @@ impl FingerprintSink {
 
     /// Stops keeping per-batch filters and frees those kept: no targeted
     /// pass can follow (see [`super::probe`]).
-    pub fn drop_filters(&mut self) {
+    pub(crate) fn drop_filters(&mut self) {
         self.close_unit();
         self.filters = Vec::new();
         self.filter_bits = 0;
@@ -204,7 +204,7 @@ impl FingerprintSink {
     /// `filtered` (one per row, the values a targeted second pass will look
     /// up: the digests themselves, or keyed mode's key tags) to the batch's
     /// filter.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         side: Side,
         digests: &[u128],
@@ -268,7 +268,7 @@ impl RowSink for FingerprintSink {
 /// Per side, per row group: the batches whose filters `hit`, as row ranges
 /// (adjacent ones joined), and the rows they hold: what a targeted second
 /// pass reads.
-pub fn slices_to_read(
+pub(crate) fn slices_to_read(
     filters: &SliceFilters,
     hit: impl Fn(&UnitFilter) -> bool,
 ) -> ([RowRanges; 2], u64) {
@@ -295,11 +295,11 @@ pub fn slices_to_read(
 }
 
 /// A set of digests.
-pub type DigestSet = HashSet<u128, DigestBuildHasher>;
+pub(crate) type DigestSet = HashSet<u128, DigestBuildHasher>;
 
 /// How records are partitioned.
 #[derive(Clone)]
-pub struct PartitionConfig {
+pub(crate) struct PartitionConfig {
     /// First-level buckets are `1 << bucket_bits`, chosen by the key's top bits.
     pub bucket_bits: u32,
     pub chunk_bytes: usize,
@@ -313,7 +313,7 @@ pub struct PartitionConfig {
 
 /// Writes each row's keyless record into the spill bucket of its digest.
 /// Keys are `side * buckets + bucket`.
-pub struct PartitionSink {
+pub(crate) struct PartitionSink {
     cfg: PartitionConfig,
     writer: SpillWriter,
     staging: Partitioner,
@@ -323,7 +323,7 @@ pub struct PartitionSink {
 }
 
 impl PartitionSink {
-    pub fn new(cfg: PartitionConfig) -> PartitionSink {
+    pub(crate) fn new(cfg: PartitionConfig) -> PartitionSink {
         PartitionSink {
             writer: SpillWriter::new(cfg.dir.clone(), cfg.budget.clone()),
             staging: Partitioner::new(0, cfg.chunk_bytes, 0),
@@ -335,7 +335,10 @@ impl PartitionSink {
 
     /// The spilled buckets of every worker, keyed `side * buckets + bucket`,
     /// and the records written per side.
-    pub fn merge(sinks: Vec<PartitionSink>, bucket_bits: u32) -> Result<(SpillIndex, [u64; 2])> {
+    pub(crate) fn merge(
+        sinks: Vec<PartitionSink>,
+        bucket_bits: u32,
+    ) -> Result<(SpillIndex, [u64; 2])> {
         let mut written = [0u64; 2];
         let mut writers = Vec::with_capacity(sinks.len());
         for s in sinks {

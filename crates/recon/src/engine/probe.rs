@@ -31,7 +31,7 @@ use crate::input::Unit;
 use crate::side::Side;
 
 /// Sampled target rows checked before the probe may decide.
-pub const MIN_CHECKED: u64 = 1024;
+pub(crate) const MIN_CHECKED: u64 = 1024;
 
 /// About this many source digests are sampled, whatever the table's size
 /// (a few MiB of map).
@@ -39,7 +39,7 @@ const SAMPLE_BITS: u32 = 16;
 
 /// The source's sampled digests, counted, and what the target's sampled
 /// rows found so far.
-pub struct DriftProbe {
+pub(crate) struct DriftProbe {
     mask: u64,
     /// Source units not yet finished; the sample is complete at zero.
     source_left: AtomicUsize,
@@ -56,7 +56,7 @@ pub struct DriftProbe {
 impl DriftProbe {
     /// A probe sampling about 2^16 of `source_rows` digests (all of them
     /// for smaller tables) read in `source_units` units.
-    pub fn new(source_rows: u64, source_units: usize) -> DriftProbe {
+    pub(crate) fn new(source_rows: u64, source_units: usize) -> DriftProbe {
         let shift = (64 - source_rows.leading_zeros()).saturating_sub(SAMPLE_BITS);
         let probe = DriftProbe {
             mask: (1u64 << shift) - 1,
@@ -77,13 +77,13 @@ impl DriftProbe {
     /// Partitions and fingerprint buckets are chosen by the top bits, and
     /// the map hashes the low half (`DigestHasher`), so the sample is
     /// independent of both.
-    pub fn sampled(&self, digest: u128) -> bool {
+    pub(crate) fn sampled(&self, digest: u128) -> bool {
         ((digest >> 64) as u64) & self.mask == 0
     }
 
     /// Adds one finished source unit's sampled digests, counted; after the
     /// last unit, the counts are complete and target rows are checked.
-    pub fn source_unit_done(&self, sampled: &mut HashMap<u128, u32, DigestBuildHasher>) {
+    pub(crate) fn source_unit_done(&self, sampled: &mut HashMap<u128, u32, DigestBuildHasher>) {
         {
             let mut all = self.gathering.lock().unwrap_or_else(|e| e.into_inner());
             for (d, n) in sampled.drain() {
@@ -132,7 +132,7 @@ impl DriftProbe {
     }
 
     /// Whether target units started from now on are spilled.
-    pub fn switched(&self) -> bool {
+    pub(crate) fn switched(&self) -> bool {
         self.switched.load(Ordering::Relaxed)
     }
 
@@ -149,7 +149,7 @@ impl DriftProbe {
 /// Pass 1's sink when the probe runs: a fingerprint sink, plus the source's
 /// sampled digests (while the source is read) or the checks against them
 /// and, after the switch, the spill of whole target units.
-pub struct ProbeSink {
+pub(crate) struct ProbeSink {
     pub fingerprint: FingerprintSink,
     probe: Arc<DriftProbe>,
     /// The current source unit's sampled digests, counted (a table of one
@@ -166,7 +166,11 @@ pub struct ProbeSink {
 }
 
 impl ProbeSink {
-    pub fn new(filter_bits: u32, probe: Arc<DriftProbe>, spill: PartitionConfig) -> ProbeSink {
+    pub(crate) fn new(
+        filter_bits: u32,
+        probe: Arc<DriftProbe>,
+        spill: PartitionConfig,
+    ) -> ProbeSink {
         ProbeSink {
             fingerprint: FingerprintSink::new(filter_bits).with_sketch(),
             probe,

@@ -19,7 +19,7 @@ use crate::error::{ReconError, Result};
 use crate::side::Side;
 
 /// Key bits consumed by one split.
-pub const SPLIT_BITS: u32 = 4;
+pub(crate) const SPLIT_BITS: u32 = 4;
 
 /// Matches the records of one bucket pair.
 pub trait Matcher: Send {
@@ -42,7 +42,9 @@ pub trait Matcher: Send {
 
 /// Settings of the driver.
 pub struct DriverConfig<'a> {
+    /// Worker threads reconciling bucket pairs.
     pub threads: usize,
+    /// The records' layout (key and payload bytes).
     pub layout: RecordLayout,
     /// Most distinct keys one worker's matcher may hold at once.
     pub max_entries: usize,
@@ -53,9 +55,13 @@ pub struct DriverConfig<'a> {
     /// The index keys of the bucket pairs start here: bucket `b` is keys
     /// `key_base + b` (source) and `key_base + buckets + b` (target).
     pub key_base: u32,
+    /// The run directory split sub-partitions spill into.
     pub dir: &'a Path,
+    /// The run's spill allowance.
     pub budget: Arc<SpillBudget>,
+    /// Stops the workers between buckets.
     pub cancel: &'a CancelToken,
+    /// Counts the buckets done.
     pub progress: &'a Progress,
 }
 

@@ -15,10 +15,10 @@
 use crate::error::{ReconError, Result};
 
 /// Bytes of the partition key at the start of every record.
-pub const KEY_BYTES: usize = 16;
+pub(crate) const KEY_BYTES: usize = 16;
 
 /// Bytes of one evidence record: locator (u64 LE) then excess copies (u64 LE).
-pub const EVIDENCE_BYTES: usize = 16;
+pub(crate) const EVIDENCE_BYTES: usize = 16;
 
 /// The size of one partition record: the key, then an opaque payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,9 +67,12 @@ impl RecordLayout {
 pub struct Keyless;
 
 impl Keyless {
+    /// A 16-byte digest key and an 8-byte locator.
     pub const LAYOUT: RecordLayout = RecordLayout::with_payload(8);
+    /// Bytes of one record.
     pub const BYTES: usize = Self::LAYOUT.bytes();
 
+    /// The record of a row: its digest (little-endian), then its locator.
     #[inline]
     pub fn encode(digest: u128, locator: u64) -> [u8; Self::BYTES] {
         let mut r = [0u8; Self::BYTES];
@@ -88,11 +91,11 @@ impl Keyless {
 }
 
 /// Evidence records: (locator, excess copies).
-pub struct Evidence;
+pub(crate) struct Evidence;
 
 impl Evidence {
     #[inline]
-    pub fn encode(locator: u64, excess: u64) -> [u8; EVIDENCE_BYTES] {
+    pub(crate) fn encode(locator: u64, excess: u64) -> [u8; EVIDENCE_BYTES] {
         let mut r = [0u8; EVIDENCE_BYTES];
         r[..8].copy_from_slice(&locator.to_le_bytes());
         r[8..].copy_from_slice(&excess.to_le_bytes());
@@ -100,7 +103,7 @@ impl Evidence {
     }
 
     /// Every (locator, excess) of a chunk of evidence records.
-    pub fn decode_all(chunk: &[u8], out: &mut Vec<(u64, u64)>) -> Result<()> {
+    pub(crate) fn decode_all(chunk: &[u8], out: &mut Vec<(u64, u64)>) -> Result<()> {
         if !chunk.len().is_multiple_of(EVIDENCE_BYTES) {
             return Err(ReconError::Internal(format!(
                 "an evidence chunk of {} bytes is not a whole number of records",

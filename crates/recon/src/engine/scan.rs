@@ -27,11 +27,11 @@ const TEXT_CHUNK: usize = 2 << 20;
 
 /// Row ranges (first position, rows; ascending, disjoint) to read, per
 /// (file, block) unit.
-pub type RowRanges = std::collections::HashMap<(usize, usize), Vec<(u64, u64)>>;
+pub(crate) type RowRanges = std::collections::HashMap<(usize, usize), Vec<(u64, u64)>>;
 
 /// Everything the scan needs to know about one side.
 #[derive(Clone)]
-pub struct ScanSide<'a> {
+pub(crate) struct ScanSide<'a> {
     pub table: &'a Table,
     /// Top-level column indices of the compared columns, in plan order.
     pub columns: Vec<usize>,
@@ -49,13 +49,16 @@ pub struct ScanSide<'a> {
 impl<'a> ScanSide<'a> {
     /// A value refused in a row fetched back by locator, as an error naming
     /// the file (the first message; the scan read those rows already).
-    pub fn refused(&self, refused: Refused) -> ReconError {
+    pub(crate) fn refused(&self, refused: Refused) -> ReconError {
         refusal_error(&self.table.path, refused)
     }
 
     /// The compared columns of a batch fetched back by locator (the
     /// table's full rows), after conversions and rules.
-    pub fn prepare_fetched(&self, batch: &arrow::array::RecordBatch) -> Result<Vec<ArrayRef>> {
+    pub(crate) fn prepare_fetched(
+        &self,
+        batch: &arrow::array::RecordBatch,
+    ) -> Result<Vec<ArrayRef>> {
         let cols: Vec<ArrayRef> = self
             .columns
             .iter()
@@ -65,7 +68,7 @@ impl<'a> ScanSide<'a> {
     }
 
     /// The same side, reading only these (file, block) units.
-    pub fn only(&self, units: std::collections::HashSet<(usize, usize)>) -> ScanSide<'a> {
+    pub(crate) fn only(&self, units: std::collections::HashSet<(usize, usize)>) -> ScanSide<'a> {
         ScanSide {
             table: self.table,
             columns: self.columns.clone(),
@@ -78,7 +81,7 @@ impl<'a> ScanSide<'a> {
 
     /// The same side, reading only these row ranges (first position, rows)
     /// of these (file, block) units.
-    pub fn only_slices(&self, slices: RowRanges) -> ScanSide<'a> {
+    pub(crate) fn only_slices(&self, slices: RowRanges) -> ScanSide<'a> {
         let mut side = self.only(slices.keys().copied().collect());
         side.only_rows = Some(Arc::new(slices));
         side
@@ -86,7 +89,7 @@ impl<'a> ScanSide<'a> {
 }
 
 /// One scanned batch of one side, as a sink sees it.
-pub struct Batch<'b> {
+pub(crate) struct Batch<'b> {
     /// The row digest of every row.
     pub digests: &'b [u128],
     /// Per compared column (plan order), every row's value digest; empty
@@ -98,17 +101,13 @@ pub struct Batch<'b> {
 }
 
 impl Batch<'_> {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.digests.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.digests.is_empty()
     }
 }
 
 /// What a worker does with the digests of each batch it scans.
-pub trait RowSink: Send {
+pub(crate) trait RowSink: Send {
     /// The worker starts reading `unit` of `side`; its batches follow.
     fn start_unit(&mut self, _side: Side, _unit: &Unit) -> Result<()> {
         Ok(())
@@ -120,7 +119,7 @@ pub trait RowSink: Send {
 }
 
 /// Settings shared by the scan workers.
-pub struct ScanConfig<'a> {
+pub(crate) struct ScanConfig<'a> {
     pub threads: usize,
     pub batch_size: usize,
     /// Hand the sinks the value digests of the marked columns (keyed mode),
@@ -131,7 +130,7 @@ pub struct ScanConfig<'a> {
 }
 
 /// What a scan read: each worker's sink, and the rows hashed per side.
-pub struct Scanned<S> {
+pub(crate) struct Scanned<S> {
     pub sinks: Vec<S>,
     pub rows: [u64; 2],
 }
@@ -279,7 +278,7 @@ fn count_refusals(
 
 /// Scans both sides, source first, on `cfg.threads` workers, each with its
 /// own sink from `make_sink`.
-pub fn scan<S, F>(
+pub(crate) fn scan<S, F>(
     sides: &[ScanSide<'_>; 2],
     cfg: &ScanConfig<'_>,
     make_sink: F,
@@ -474,8 +473,9 @@ mod tests {
     use super::*;
     use crate::config::{InputOptions, Sniff};
     use crate::digest::encode::encode_value;
-    use crate::digest::{reference_digest, value_digest};
-    use crate::input::{pack, Source};
+    use crate::digest::encode::{reference_digest, value_digest};
+    use crate::input::locator::pack;
+    use crate::input::Source;
     use arrow::array::{Int64Array, RecordBatch, StringArray};
     use arrow::datatypes::{DataType, Field, Schema};
 

@@ -32,6 +32,7 @@ pub struct SpillBudget {
 }
 
 impl SpillBudget {
+    /// A budget of `allowance` bytes of spill files.
     pub fn new(allowance: usize) -> Arc<Self> {
         Arc::new(SpillBudget {
             allowance,
@@ -85,6 +86,7 @@ pub struct SpillWriter {
 }
 
 impl SpillWriter {
+    /// A writer of spill files under `dir`, charged to `budget`.
     pub fn new(dir: PathBuf, budget: Arc<SpillBudget>) -> Self {
         SpillWriter {
             dir,

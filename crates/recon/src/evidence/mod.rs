@@ -6,7 +6,7 @@
 //! written as many times as it is unmatched, so the output is exactly what
 //! `EXCEPT ALL` returns, in input order.
 
-mod output;
+pub(crate) mod output;
 
 use std::fs::File;
 use std::path::Path;
@@ -18,7 +18,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-pub use output::{write_atomic, AtomicFile};
+pub(crate) use output::{write_atomic, AtomicFile};
 
 use crate::engine::record::{Evidence, EVIDENCE_BYTES};
 use crate::engine::scan::ScanSide;
@@ -36,7 +36,7 @@ const OUT_BATCH: usize = 64 * 1024;
 /// every row unmatched, writing the files is most of a run's time (encoding
 /// and compressing Parquet is single-threaded per file). The source's error
 /// wins when both fail, so the message does not depend on timing.
-pub fn for_both_sides<T, F>(parallel: bool, pass: F) -> Result<[T; 2]>
+pub(crate) fn for_both_sides<T, F>(parallel: bool, pass: F) -> Result<[T; 2]>
 where
     T: Send,
     F: Fn(Side) -> Result<T> + Sync,
@@ -69,7 +69,7 @@ fn load_range(index: &SpillIndex, key: u32) -> Result<Vec<(u64, u64)>> {
 }
 
 /// What one pass over a side's unmatched rows produced.
-pub struct EvidencePass {
+pub(crate) struct EvidencePass {
     /// Rows written to the evidence file (0 without one).
     pub rows: u64,
     /// Per compared column, over the unmatched occurrences: the count of
@@ -85,7 +85,7 @@ pub struct EvidencePass {
 
 /// What a pass over the unmatched rows collects besides the evidence file.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Wants {
+pub(crate) struct Wants {
     /// Keep each distinct unmatched row's value digests when there are at
     /// most this many (0: never).
     pub collect: usize,
@@ -95,7 +95,7 @@ pub struct Wants {
 
 /// One distinct unmatched row and its per-column value digests.
 #[derive(Debug, Clone)]
-pub struct UnmatchedRow {
+pub(crate) struct UnmatchedRow {
     pub locator: u64,
     /// Unmatched occurrences.
     pub excess: u64,
@@ -117,7 +117,7 @@ pub struct UnmatchedRow {
 /// evidence file must hold exactly. `wants` asks for the distinct rows'
 /// digests and a breakdown by a column.
 #[allow(clippy::too_many_arguments)]
-pub fn write_side(
+pub(crate) fn write_side(
     table: &Table,
     side: Side,
     evidence: &SpillIndex,
@@ -235,7 +235,7 @@ pub fn write_side(
 
 /// A Parquet file of rows of `table`, with its own schema, written
 /// through an [`AtomicFile`] (published only when committed).
-pub fn rows_writer(dest: &Path, table: &Table) -> Result<(AtomicFile, ArrowWriter<File>)> {
+pub(crate) fn rows_writer(dest: &Path, table: &Table) -> Result<(AtomicFile, ArrowWriter<File>)> {
     let (af, file) = AtomicFile::create(dest)?;
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
@@ -301,7 +301,7 @@ fn render(column: &arrow::array::ArrayRef, fmt: &ArrayFormatter<'_>, row: usize)
 }
 
 /// Renders every value of `column` as text (None is NULL), as samples show them.
-pub fn render_column(column: &arrow::array::ArrayRef) -> Result<Vec<Option<String>>> {
+pub(crate) fn render_column(column: &arrow::array::ArrayRef) -> Result<Vec<Option<String>>> {
     let opts = FormatOptions::default().with_display_error(false);
     let fmt = ArrayFormatter::try_new(column.as_ref(), &opts)
         .map_err(|e| ReconError::Internal(format!("cannot display {}: {e}", column.data_type())))?;
@@ -312,7 +312,7 @@ pub fn render_column(column: &arrow::array::ArrayRef) -> Result<Vec<Option<Strin
 
 /// Fetches the rows at `locators` (any order) and renders their values as
 /// text (None is NULL), in the order given.
-pub fn fetch_samples(table: &Table, locators: &[u64]) -> Result<Vec<Vec<Option<String>>>> {
+pub(crate) fn fetch_samples(table: &Table, locators: &[u64]) -> Result<Vec<Vec<Option<String>>>> {
     let mut order: Vec<usize> = (0..locators.len()).collect();
     order.sort_by_key(|&i| locators[i]);
     let sorted: Vec<u64> = order.iter().map(|&i| locators[i]).collect();

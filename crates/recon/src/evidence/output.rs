@@ -16,7 +16,7 @@ use crate::error::{ReconError, Result};
 /// a regular file (run as root, that broke `/dev/null` for the whole
 /// machine) and a FIFO's reader would get nothing. A symlink to a regular
 /// file keeps its link: the file it points at is the one replaced.
-pub struct AtomicFile {
+pub(crate) struct AtomicFile {
     /// The temporary file, or None when writing in place.
     tmp: Option<PathBuf>,
     dest: PathBuf,
@@ -25,7 +25,7 @@ pub struct AtomicFile {
 
 impl AtomicFile {
     /// Opens the file to write `dest` through (see the type's comment).
-    pub fn create(dest: &Path) -> Result<(AtomicFile, File)> {
+    pub(crate) fn create(dest: &Path) -> Result<(AtomicFile, File)> {
         match std::fs::metadata(dest) {
             Ok(meta) if !meta.is_file() && !meta.is_dir() => {
                 let file = std::fs::OpenOptions::new()
@@ -65,12 +65,12 @@ impl AtomicFile {
 
     /// Whether this writes the destination in place (not a regular file):
     /// there is nothing to sync or rename.
-    pub fn in_place(&self) -> bool {
+    pub(crate) fn in_place(&self) -> bool {
         self.tmp.is_none()
     }
 
     /// Renames the finished file into place (nothing to do in place).
-    pub fn commit(mut self) -> Result<()> {
+    pub(crate) fn commit(mut self) -> Result<()> {
         if let Some(tmp) = &self.tmp {
             std::fs::rename(tmp, &self.dest).map_err(|e| ReconError::io(&self.dest, e))?;
             tempspace::unregister(tmp);
@@ -89,8 +89,9 @@ impl Drop for AtomicFile {
     }
 }
 
-/// Writes `bytes` to `dest` atomically (in place where `dest` is a device
-/// or FIFO: see [`AtomicFile`]).
+/// Writes `bytes` to `dest` whole or not at all: into a temporary file
+/// beside it, renamed over `dest` when complete (a device or FIFO, such as
+/// `/dev/stdout`, is written in place).
 pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let (af, mut file) = AtomicFile::create(dest)?;

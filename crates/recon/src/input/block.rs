@@ -21,10 +21,10 @@ use crate::config::Int96Unit;
 use crate::error::{guard, ReconError, Result};
 
 /// Receives a batch's columns, its first row's position and its row count.
-pub type BlockSink<'a> = dyn FnMut(&[ArrayRef], u64, usize) -> Result<()> + 'a;
+pub(super) type BlockSink<'a> = dyn FnMut(&[ArrayRef], u64, usize) -> Result<()> + 'a;
 
 /// Metadata of one Parquet or IPC file.
-pub struct BlockMeta {
+pub(crate) struct BlockMeta {
     pub schema: SchemaRef,
     kind: Kind,
     /// The object, when the file is in an object store.
@@ -156,7 +156,7 @@ fn with_offset_index(
 }
 
 impl BlockMeta {
-    pub fn parquet(
+    pub(crate) fn parquet(
         path: &Path,
         remote: Option<&Arc<Object>>,
         int96_unit: Int96Unit,
@@ -197,7 +197,7 @@ impl BlockMeta {
         })
     }
 
-    pub fn ipc(path: &Path, remote: Option<&Arc<Object>>) -> Result<BlockMeta> {
+    pub(crate) fn ipc(path: &Path, remote: Option<&Arc<Object>>) -> Result<BlockMeta> {
         let mut head = [0u8; 6];
         let n = Blob::open(path, remote)?
             .read(&mut head)
@@ -234,7 +234,7 @@ impl BlockMeta {
     }
 
     /// Batches in memory, all of `schema` (the caller checked it).
-    pub fn memory(
+    pub(crate) fn memory(
         path: &Path,
         schema: SchemaRef,
         batches: Arc<[RecordBatch]>,
@@ -250,7 +250,7 @@ impl BlockMeta {
     }
 
     /// Rows in the file, when its metadata says.
-    pub fn rows(&self) -> Option<u64> {
+    pub(crate) fn rows(&self) -> Option<u64> {
         match &self.kind {
             Kind::Parquet { starts, .. }
             | Kind::IpcFile { starts }
@@ -259,7 +259,7 @@ impl BlockMeta {
         }
     }
 
-    pub fn units(&self, file: usize) -> Vec<Unit> {
+    pub(crate) fn units(&self, file: usize) -> Vec<Unit> {
         match &self.kind {
             Kind::Parquet { starts, .. }
             | Kind::IpcFile { starts }
@@ -285,7 +285,7 @@ impl BlockMeta {
     /// A block unit may name a slice of its block (`first`, `rows` inside
     /// it: a targeted second pass); then only that slice is read, and with
     /// the file's offset index only the pages that hold it.
-    pub fn read(
+    pub(crate) fn read(
         &self,
         path: &Path,
         unit: &Unit,
@@ -503,7 +503,7 @@ impl BlockMeta {
     }
 
     /// Reads the rows at `positions` (ascending, unique) with all file columns.
-    pub fn fetch(
+    pub(crate) fn fetch(
         &self,
         path: &Path,
         positions: &[u64],
@@ -817,7 +817,10 @@ fn with_field_hints(
 ///   writer (`DateTimeUtils.toJulianDay`), whose Java arithmetic wraps for
 ///   years beyond about 290,000: Spark reads those back with the same
 ///   wrapping arithmetic, so this is the microsecond value Spark wrote.
-pub fn int96_exact(value: &parquet::data_type::Int96, unit: TimeUnit) -> Result<i64, &'static str> {
+pub(crate) fn int96_exact(
+    value: &parquet::data_type::Int96,
+    unit: TimeUnit,
+) -> Result<i64, &'static str> {
     const JULIAN_DAY_OF_EPOCH: i64 = 2_440_588;
     const NANOS_PER_DAY: i128 = 86_400_000_000_000;
     const MICROS_PER_DAY: i64 = 86_400_000_000;

@@ -13,7 +13,7 @@ use crate::error::{ReconError, Result};
 
 /// Compression of a text file, from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
+pub(crate) enum Compression {
     None,
     Gzip,
     Zstd,

@@ -2,17 +2,17 @@
 //! position within the file), and the units of work a scan reads rows in.
 
 /// Bits of a locator that hold the position within a file.
-pub const POS_BITS: u32 = 44;
+pub(crate) const POS_BITS: u32 = 44;
 /// Most files one table may have (the locator's file bits).
-pub const MAX_FILES: usize = 1 << (64 - POS_BITS);
+pub(crate) const MAX_FILES: usize = 1 << (64 - POS_BITS);
 
 #[inline]
-pub fn pack(file: usize, pos: u64) -> u64 {
+pub(crate) fn pack(file: usize, pos: u64) -> u64 {
     ((file as u64) << POS_BITS) | pos
 }
 
 #[inline]
-pub fn unpack(locator: u64) -> (usize, u64) {
+pub(crate) fn unpack(locator: u64) -> (usize, u64) {
     (
         (locator >> POS_BITS) as usize,
         locator & ((1u64 << POS_BITS) - 1),
@@ -52,21 +52,31 @@ pub struct TextChunk {
 pub enum Unit {
     /// A Parquet row group or an IPC file's record batch.
     Block {
+        /// The file's index in the table.
         file: usize,
+        /// The row group's or batch's index in the file.
         block: usize,
         /// Position of the block's first row in its file.
         first: u64,
+        /// Rows in the block.
         rows: u64,
     },
     /// A whole IPC stream, read in order.
-    Stream { file: usize },
+    Stream {
+        /// The file's index in the table.
+        file: usize,
+    },
     /// A text file, before the feeder cuts it into chunks.
-    TextFile { file: usize },
+    TextFile {
+        /// The file's index in the table.
+        file: usize,
+    },
     /// Whole records of a text file.
     Text(TextChunk),
 }
 
 impl Unit {
+    /// The index in the table of the file the unit reads.
     pub fn file(&self) -> usize {
         match self {
             Unit::Block { file, .. } | Unit::Stream { file } | Unit::TextFile { file } => *file,

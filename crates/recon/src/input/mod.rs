@@ -36,37 +36,27 @@ mod block;
 mod dictionary_pages;
 mod discover;
 mod lakehouse;
-mod locator;
+pub(crate) mod locator;
 mod open;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod read;
 mod source;
 mod spool;
-pub mod store;
-mod table;
-mod text;
+pub(crate) mod store;
+pub(crate) mod table;
+pub(crate) mod text;
 mod text_reader;
-pub mod types;
+pub(crate) mod types;
 
-pub use crate::config::{Encoding, Format, InputOptions, Int96Unit, TextOptions};
-pub use block::{int96_exact, BlockMeta};
-pub use discover::Compression;
-#[cfg(feature = "delta")]
-pub use lakehouse::delta;
-#[cfg(feature = "iceberg")]
-pub use lakehouse::iceberg;
-pub use locator::{pack, unpack, Locators, Unit, MAX_FILES, POS_BITS};
-pub use read::Fetcher;
+pub(crate) use discover::Compression;
+pub(crate) use locator::{unpack, Locators, Unit};
+pub(crate) use read::Fetcher;
 pub use source::{BatchesSource, Source, StreamSource};
-pub use spool::Spool;
-pub use table::{
-    refuse_unused_csv_options, DatabaseRead, FileColumn, Snapshot, Table, TableFile, TEXT_RULES,
-};
-pub use text::values::ParseErrors;
-pub use text_reader::{sample, RENAMED_HEADER};
+pub(crate) use table::{refuse_unused_csv_options, Table, TEXT_RULES};
+pub(crate) use text_reader::{sample, RENAMED_HEADER};
 // The text modules' paths before they moved into `text/`.
-pub use text::{lex as csv_lex, sniff, values};
+pub(crate) use text::values;
 
 /// The exact text parsers, for the fuzz targets and other callers: each
 /// value is parsed exactly or refused with why ([`Invalid`]).
@@ -77,14 +67,17 @@ pub mod parse {
     pub use super::text::parse::Unit;
     use crate::error::Invalid;
 
+    /// `true`/`false` and the other spellings recon reads as booleans.
     pub fn parse_bool(s: &str) -> Result<bool, Invalid> {
         p::parse_bool(s).map_err(Invalid)
     }
 
+    /// A whole number, exactly.
     pub fn parse_i128(s: &str) -> Result<i128, Invalid> {
         p::parse_i128(s).map_err(Invalid)
     }
 
+    /// A float, to the nearest double.
     pub fn parse_f64(s: &str) -> Result<f64, Invalid> {
         p::parse_f64(s).map_err(Invalid)
     }
@@ -99,6 +92,7 @@ pub mod parse {
         p::parse_date(s).map_err(Invalid)
     }
 
+    /// A time of day, in `unit` since midnight.
     pub fn parse_time(s: &str, unit: Unit) -> Result<i64, Invalid> {
         p::parse_time(s, unit).map_err(Invalid)
     }

@@ -19,7 +19,7 @@ use crate::config::{Encoding, Format, InputOptions, TextOptions};
 use crate::error::{ReconError, Result};
 
 /// One file of a table.
-pub struct TableFile {
+pub(crate) struct TableFile {
     pub path: PathBuf,
     pub compression: Compression,
     /// Raw Hive partition values, one per `Table::partition_keys` (None: NULL).
@@ -48,7 +48,7 @@ pub struct TableFile {
 
 /// Where a table column is in one file of a table.
 #[derive(Debug, Clone)]
-pub enum FileColumn {
+pub(crate) enum FileColumn {
     /// The file's column `index`. When `widen` names a type, its values are
     /// converted exactly to it (`types::convert`: an Iceberg promotion, a
     /// Delta `timestamp` stored zone-less, a plain file's narrower type),
@@ -59,10 +59,13 @@ pub enum FileColumn {
         widen: Option<DataType>,
     },
     /// Not in the file (written before the column was added): NULL.
+    /// Only the lakehouse readers lay files out so.
+    #[cfg_attr(not(any(feature = "delta", feature = "iceberg")), allow(dead_code))]
     Missing,
     /// Not in the file, but one value for all its rows: an Iceberg identity
     /// partition value from the manifest, a one-row array of the table
     /// column's type.
+    #[cfg_attr(not(any(feature = "delta", feature = "iceberg")), allow(dead_code))]
     Constant(ArrayRef),
 }
 
@@ -95,7 +98,7 @@ impl TableFile {
     }
 
     /// The encoding its values arrive in: UTF-8 once decoded.
-    pub fn encoding(&self, table: Encoding) -> Encoding {
+    pub(crate) fn encoding(&self, table: Encoding) -> Encoding {
         if self.decode.is_some() {
             Encoding::Utf8
         } else {
@@ -103,7 +106,7 @@ impl TableFile {
         }
     }
 
-    pub fn extent(&self) -> u64 {
+    pub(crate) fn extent(&self) -> u64 {
         self.extent.load(Ordering::Relaxed)
     }
 
@@ -116,13 +119,13 @@ impl TableFile {
 pub struct Table {
     /// The path the user gave.
     pub path: PathBuf,
-    pub format: Format,
-    pub files: Vec<TableFile>,
+    pub(crate) format: Format,
+    pub(crate) files: Vec<TableFile>,
     /// File columns, then Hive partition columns.
     pub schema: SchemaRef,
     /// Columns stored in the files; the rest come from partition directories.
     pub file_columns: usize,
-    pub partition_keys: Vec<String>,
+    pub(crate) partition_keys: Vec<String>,
     /// Per column: its type was not stored but comes from text (CSV fields,
     /// NDJSON scalars, partition values), so it may take the other side's type.
     pub untyped: Vec<bool>,
@@ -130,7 +133,7 @@ pub struct Table {
     pub rows: Option<u64>,
     /// Total size of the files on disk.
     pub bytes_on_disk: u64,
-    pub text: TextOptions,
+    pub(crate) text: TextOptions,
     /// Per file, per partition column: the value as a one-row typed array.
     pub(super) partition_arrays: Vec<Vec<ArrayRef>>,
     /// Text values that failed to parse and were counted (`--max-parse-errors`).
@@ -215,7 +218,7 @@ impl Snapshot {
 /// Refuses the CSV-only options (`skip_rows`, `comment`) that reach no
 /// CSV/TSV table: an option that cannot apply is an error, never dropped
 /// unseen. One given for both sides applies when either side is CSV/TSV.
-pub fn refuse_unused_csv_options(sides: [(&InputOptions, &Table); 2]) -> Result<()> {
+pub(crate) fn refuse_unused_csv_options(sides: [(&InputOptions, &Table); 2]) -> Result<()> {
     let csv = |t: &Table| matches!(t.format, Format::Csv | Format::Tsv);
     for (opts, _) in sides {
         for &flag in &opts.csv_only {
@@ -244,7 +247,7 @@ pub fn refuse_unused_csv_options(sides: [(&InputOptions, &Table); 2]) -> Result<
 /// Field metadata key listing the rules (`trim`, `empty_as_null`) applied to
 /// a text column's raw text before it was parsed into a typed column; the
 /// plan treats those rules as done rather than refusing them on a number.
-pub const TEXT_RULES: &str = "recon.text_rules";
+pub(crate) const TEXT_RULES: &str = "recon.text_rules";
 
 impl Table {
     /// Bytes fetched from object stores so far, and the requests; None when
@@ -400,6 +403,7 @@ impl Table {
                 .any(|f| f.compression != Compression::None)
     }
 
+    /// The path of the table's file `i`.
     pub fn file_path(&self, i: usize) -> &Path {
         &self.files[i].path
     }

@@ -141,7 +141,7 @@ impl<R: Read> Read for Transcode<R> {
 /// The decoding a text file needs: its table's streamed encoding, or
 /// UTF-16 when the file starts with a UTF-16 byte-order mark (no UTF-8
 /// file can: FF and FE never occur in UTF-8).
-pub fn file_decoding(
+pub(super) fn file_decoding(
     path: &Path,
     remote: Option<&Arc<Object>>,
     compression: Compression,
@@ -223,7 +223,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Field metadata key marking a column whose header name was blank or
 /// repeated and was renamed (`column_7`, `name_2`).
-pub const RENAMED_HEADER: &str = "recon.renamed_header";
+pub(crate) const RENAMED_HEADER: &str = "recon.renamed_header";
 /// Longest first record recon searches for a header.
 const MAX_HEADER: usize = 64 << 20;
 /// Longest record (or NDJSON line) recon buffers whole.
@@ -340,7 +340,7 @@ const SNIFF_BYTES: usize = 256 << 10;
 /// the byte-order mark and what comes before the header as `opts` say
 /// (skipped lines, comment and blank lines); whether that is all of it; and
 /// how many lines came before it.
-pub fn sniff_head(f: &TableFile, opts: &TextOptions) -> Result<(Vec<u8>, bool, usize)> {
+pub(super) fn sniff_head(f: &TableFile, opts: &TextOptions) -> Result<(Vec<u8>, bool, usize)> {
     let (path, compression) = (f.path.as_path(), f.compression);
     let mut r = open_reader(f)?;
     let mut buf = Vec::new();
@@ -354,7 +354,7 @@ pub fn sniff_head(f: &TableFile, opts: &TextOptions) -> Result<(Vec<u8>, bool, u
 
 /// The column names (all Utf8) of a text file, from its header line (CSV) or
 /// its first lines (NDJSON), plus the header's length in bytes.
-pub fn header_schema(
+pub(super) fn header_schema(
     f: &TableFile,
     format: Format,
     opts: &TextOptions,
@@ -578,7 +578,7 @@ fn cut_point(format: Format, buf: &[u8], d: &Dialect) -> Option<usize> {
 }
 
 /// Cuts one text file into chunks of whole records, on demand.
-pub struct ChunkReader<'t> {
+pub(super) struct ChunkReader<'t> {
     table: &'t Table,
     file: usize,
     r: Box<dyn Read + Send>,
@@ -595,7 +595,7 @@ pub struct ChunkReader<'t> {
 }
 
 impl<'t> ChunkReader<'t> {
-    pub fn new(table: &'t Table, file: usize, chunk_bytes: usize) -> Result<Self> {
+    pub(super) fn new(table: &'t Table, file: usize, chunk_bytes: usize) -> Result<Self> {
         let f = &table.files[file];
         Ok(ChunkReader {
             table,
@@ -612,7 +612,7 @@ impl<'t> ChunkReader<'t> {
     }
 
     /// The next chunk, or None at the end (then the file's extent is recorded).
-    pub fn next_chunk(&mut self) -> Result<Option<TextChunk>> {
+    pub(super) fn next_chunk(&mut self) -> Result<Option<TextChunk>> {
         if self.done {
             return Ok(None);
         }
@@ -739,7 +739,7 @@ impl<'t> ChunkReader<'t> {
 
 /// Reads text file `file` and passes chunks of whole records to `send`
 /// (returns false to stop). Records the file's decompressed size.
-pub fn feed(
+pub(super) fn feed(
     table: &Table,
     file: usize,
     chunk_bytes: usize,
@@ -756,7 +756,7 @@ pub fn feed(
 
 /// A forward-only position in a compressed text file, kept between evidence
 /// ranges so the file is decompressed once, not once per range.
-pub struct TextCursor<'t> {
+pub(super) struct TextCursor<'t> {
     reader: ChunkReader<'t>,
     chunk: Option<TextChunk>,
 }
@@ -1220,7 +1220,7 @@ fn parse_json(
 }
 
 /// Reads one chunk, calling `each` with the `wanted` table columns.
-pub fn read_chunk(
+pub(super) fn read_chunk(
     table: &Table,
     chunk: &TextChunk,
     wanted: &[usize],
@@ -1272,7 +1272,7 @@ fn record_end(format: Format, buf: &[u8], d: Dialect, eof: bool) -> Option<usize
 
 /// Fetches the records at byte `positions` (ascending) of text file `file`,
 /// with every file column, in `positions` order.
-pub fn fetch<'t>(
+pub(super) fn fetch<'t>(
     table: &'t Table,
     file: usize,
     positions: &[u64],
@@ -1384,7 +1384,7 @@ pub fn fetch<'t>(
 /// The first records of a text table (up to about `max_bytes` of its first
 /// file), as text per file column (None for columns not read as text); for
 /// `--infer-types`.
-pub fn sample(table: &Table, max_bytes: usize) -> Result<Vec<Vec<Option<String>>>> {
+pub(crate) fn sample(table: &Table, max_bytes: usize) -> Result<Vec<Vec<Option<String>>>> {
     let mut columns: Vec<Vec<Option<String>>> = vec![Vec::new(); table.file_columns];
     if !table.format.is_text() {
         return Ok(columns);

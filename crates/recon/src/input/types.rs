@@ -28,7 +28,7 @@ use arrow::datatypes::{DataType, Field, FieldRef, Fields, TimeUnit};
 
 /// What a table format declares about its columns beyond their types.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Declared {
+pub(crate) struct Declared {
     /// A zone-less stored timestamp holds UTC instants: Delta's `timestamp`
     /// is microseconds since the epoch in UTC whatever the Parquet file's
     /// annotation says (Spark writes INT96, or INT64 without
@@ -42,7 +42,9 @@ pub struct Declared {
 }
 
 /// Delta: `timestamp` columns are UTC instants; nested fields evolve.
-pub const DELTA: Declared = Declared {
+// Only the lakehouse readers declare a table type's rules.
+#[cfg_attr(not(any(feature = "delta", feature = "iceberg")), allow(dead_code))]
+pub(crate) const DELTA: Declared = Declared {
     naive_is_utc: true,
     struct_fields_evolve: true,
 };
@@ -181,7 +183,7 @@ fn finer(a: TimeUnit, b: TimeUnit) -> TimeUnit {
 /// these. Refused: integer against float or decimal, decimal scales,
 /// naive against zoned timestamps or two zones, date against timestamp,
 /// structs whose field names differ, anything else that is not equal.
-pub fn unify(a: &DataType, b: &DataType) -> Option<DataType> {
+pub(crate) fn unify(a: &DataType, b: &DataType) -> Option<DataType> {
     use DataType::*;
     if a == b {
         return Some(a.clone());
@@ -277,7 +279,11 @@ pub fn unify(a: &DataType, b: &DataType) -> Option<DataType> {
 /// How a file's column stored as `file` reads as the table's type `table`:
 /// `Some(None)` as it is, `Some(Some(table))` converted by `convert`,
 /// None refused (no exact conversion exists).
-pub fn widening(file: &DataType, table: &DataType, rules: Declared) -> Option<Option<DataType>> {
+pub(crate) fn widening(
+    file: &DataType,
+    table: &DataType,
+    rules: Declared,
+) -> Option<Option<DataType>> {
     if file == table {
         return Some(None);
     }
@@ -694,7 +700,8 @@ pub(crate) fn loosen(t: &DataType) -> DataType {
 
 /// `t` without field metadata at any depth: a table format's bookkeeping
 /// (Delta's column-mapping ids, Parquet field ids) is not part of a type.
-pub fn strip_metadata(t: &DataType) -> DataType {
+#[cfg_attr(not(feature = "delta"), allow(dead_code))]
+pub(crate) fn strip_metadata(t: &DataType) -> DataType {
     use DataType::*;
     let field = |f: &FieldRef| {
         Arc::new(Field::new(

@@ -8,13 +8,13 @@
 //! What an outside engine (Spark) runs to reach the same answers is
 //! [`crate::distributed`], above these.
 
-pub mod batch;
+pub(crate) mod batch;
 mod diff;
-pub mod fingerprint;
-pub mod keyed;
-pub mod multiset;
-pub mod options;
-pub mod stages;
+pub(crate) mod fingerprint;
+pub(crate) mod keyed;
+pub(crate) mod multiset;
+pub(crate) mod options;
+pub(crate) mod stages;
 
 pub use diff::diff;
 pub use options::{DiffOptions, DiffOutcome};

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::config::batch::PairSettings;
 use crate::config::{
-    default_limit, default_threads, AlignOptions, DiffColumns, InputOptions, RulesFile,
-    RunSettings, Thresholds,
+    default_limit, default_threads, AlignOptions, DiffColumns, InputConfig, InputOptions,
+    RulesFile, RunSettings, Thresholds,
 };
 use crate::engine::{CancelToken, Progress};
 use crate::error::{ReconError, Result};
@@ -65,6 +65,7 @@ impl Default for DiffOptions {
 
 /// The outcome of `diff`: the report plus what the CLI needs to show it.
 pub struct DiffOutcome {
+    /// The diff's report (verdict, counts, samples, settings).
     pub report: Report,
     /// Per side, per column of the sample rows: whether it holds text (shown quoted).
     pub quoted: [Vec<bool>; 2],
@@ -78,9 +79,9 @@ impl DiffOptions {
 
     /// The options that `settings` give, spelled as a batch pair's tables
     /// spell them (`run`, `thresholds`, `align` with a rules file's keys,
-    /// `input`), then a rules file's: how front ends other than the command
-    /// line (the Python package) build a diff, with every value checked in
-    /// the one place the command line's are.
+    /// `input`), then a rules file's: how every front end builds a diff (the
+    /// command line's flags, the Python keywords, Spark's), with every value
+    /// checked in one place.
     pub fn from_settings(settings: &PairSettings, rules: Option<&Path>) -> Result<DiffOptions> {
         let rules = match rules {
             Some(path) => Some((path, RulesFile::load(path)?)),
@@ -96,21 +97,46 @@ impl DiffOptions {
         settings: &PairSettings,
         rules: Option<(&Path, RulesFile)>,
     ) -> Result<DiffOptions> {
+        DiffOptions::from_layers(settings, rules, &PairSettings::default())
+    }
+
+    /// The one path from layered settings to options: a front end's own
+    /// settings (flags, keywords, a batch pair's tables), then a rules
+    /// file's keys, then defaults (a batch file's `[defaults]`). Where two
+    /// layers set one value the earlier wins: `run` and `thresholds` key by
+    /// key, `align` value by value with lists adding up. The input table is
+    /// taken whole, `own`'s when it sets anything, else the defaults'; the
+    /// `align` layers' `skip_rows` and `comment` fill what it leaves unset.
+    pub(crate) fn from_layers(
+        own: &PairSettings,
+        rules: Option<(&Path, RulesFile)>,
+        defaults: &PairSettings,
+    ) -> Result<DiffOptions> {
+        let mut input = if own.input != InputConfig::default() {
+            own.input.clone()
+        } else {
+            defaults.input.clone()
+        };
         let mut align = AlignOptions::default();
-        let mut input = settings.input.clone();
-        settings.align.fill_input(&mut input);
-        settings.align.clone().apply_to(&mut align)?;
+        own.align.fill_input(&mut input);
+        own.align.clone().apply_to(&mut align)?;
         if let Some((path, file)) = rules {
             file.fill_input(&mut input);
             file.apply_to(&mut align)
                 .map_err(|e| ReconError::Usage(format!("{}: {e}", path.display())))?;
         }
-        settings.thresholds.validate()?;
+        defaults.align.fill_input(&mut input);
+        defaults.align.clone().apply_to(&mut align)?;
+        let thresholds = own.thresholds.or(defaults.thresholds);
+        thresholds.validate()?;
         Ok(DiffOptions {
-            run: settings.run.build(default_threads(), default_limit())?,
+            run: own
+                .run
+                .or(&defaults.run)
+                .build(default_threads(), default_limit())?,
             align,
             inputs: input.build()?,
-            thresholds: settings.thresholds,
+            thresholds,
             ..DiffOptions::default()
         })
     }

@@ -23,7 +23,7 @@ use crate::side::Side;
 /// refusing a plan with problems before any data is read.
 ///
 /// `-` and pipes are spooled under `temp_dir` (the system temp dir if None).
-pub fn plan(
+pub(crate) fn plan(
     source: &Source,
     target: &Source,
     align: &AlignOptions,
@@ -44,7 +44,7 @@ pub fn plan(
 
 /// A scan pass ends: what each side fetched from object stores so far is
 /// that pass's and the ones before it (the report's `fetched`).
-pub fn mark_pass(sides: &[ScanSide<'_>; 2]) {
+pub(crate) fn mark_pass(sides: &[ScanSide<'_>; 2]) {
     for s in sides {
         s.table.mark_pass();
     }
@@ -57,12 +57,12 @@ pub fn mark_pass(sides: &[ScanSide<'_>; 2]) {
 /// every batch's filter, so the false-positive rate decides how many
 /// batches are read for nothing: about 0.5% per digest at 12 bits, 0.1% at
 /// 16, 0.03% at 20.
-pub fn filter_bits(ctx: &RunContext, rows: u64) -> u32 {
+pub(crate) fn filter_bits(ctx: &RunContext, rows: u64) -> u32 {
     filter_bits_within(ctx.sizing.in_memory_spill as u64, rows)
 }
 
 /// [`filter_bits`] for filters of at most `budget` bytes in all.
-pub fn filter_bits_within(budget: u64, rows: u64) -> u32 {
+pub(crate) fn filter_bits_within(budget: u64, rows: u64) -> u32 {
     let budget_bits = budget.saturating_mul(8);
     let per_row = budget_bits / rows.max(1);
     if per_row >= 6 {
@@ -75,7 +75,7 @@ pub fn filter_bits_within(budget: u64, rows: u64) -> u32 {
 /// The run context, with the memory limit divided for the rows the tables
 /// hold (from metadata, or estimated from their size) and the mode's
 /// `records`.
-pub fn size(
+pub(crate) fn size(
     src: &Table,
     tgt: &Table,
     run: &RunSettings,
@@ -105,7 +105,11 @@ pub fn size(
 }
 
 /// What each side's scan reads: the compared columns and their preparation.
-pub fn scan_sides<'a>(src: &'a Table, tgt: &'a Table, plan: &ComparePlan) -> [ScanSide<'a>; 2] {
+pub(crate) fn scan_sides<'a>(
+    src: &'a Table,
+    tgt: &'a Table,
+    plan: &ComparePlan,
+) -> [ScanSide<'a>; 2] {
     [
         ScanSide {
             table: src,
@@ -128,7 +132,7 @@ pub fn scan_sides<'a>(src: &'a Table, tgt: &'a Table, plan: &ComparePlan) -> [Sc
 
 /// Rows read must be the rows the metadata promised (less rows whose values
 /// a conversion refused under --max-parse-errors: read, but not compared).
-pub fn check_row_counts(src: &Table, tgt: &Table, rows: [u64; 2]) -> Result<()> {
+pub(crate) fn check_row_counts(src: &Table, tgt: &Table, rows: [u64; 2]) -> Result<()> {
     for (t, read) in [(src, rows[0]), (tgt, rows[1])] {
         if let Some(meta_rows) = t.rows {
             let refused = t.parse_errors.count.load(Ordering::Relaxed);
@@ -145,7 +149,7 @@ pub fn check_row_counts(src: &Table, tgt: &Table, rows: [u64; 2]) -> Result<()> 
 
 /// A second read of the inputs disagreed with the first. Named after the
 /// source: the run cannot tell which side changed.
-pub fn inputs_changed(source: &Table, what: impl std::fmt::Display) -> ReconError {
+pub(crate) fn inputs_changed(source: &Table, what: impl std::fmt::Display) -> ReconError {
     ReconError::input(
         &source.path,
         format!("the inputs changed while recon read them: {what}"),
@@ -154,7 +158,7 @@ pub fn inputs_changed(source: &Table, what: impl std::fmt::Display) -> ReconErro
 
 /// Evidence locator ranges: each side's dense positions (rows, or bytes of
 /// text) cut every `1 << range_bits`.
-pub fn evidence_ranges(ctx: &RunContext, tables: [&Table; 2]) -> usize {
+pub(crate) fn evidence_ranges(ctx: &RunContext, tables: [&Table; 2]) -> usize {
     let extent = tables[0]
         .total_extent()
         .max(tables[1].total_extent())
@@ -163,7 +167,7 @@ pub fn evidence_ranges(ctx: &RunContext, tables: [&Table; 2]) -> usize {
 }
 
 /// Whether each column of a table holds text (shown quoted).
-pub fn quoted_columns(t: &Table) -> Vec<bool> {
+pub(crate) fn quoted_columns(t: &Table) -> Vec<bool> {
     t.schema
         .fields()
         .iter()
@@ -173,7 +177,7 @@ pub fn quoted_columns(t: &Table) -> Vec<bool> {
 
 /// Writes the JSON report into the output directory and to
 /// `report_path`, each atomically.
-pub fn write_reports(
+pub(crate) fn write_reports(
     report: &Report,
     report_file: &str,
     output_dir: Option<&Path>,
@@ -191,7 +195,7 @@ pub fn write_reports(
 
 /// Rows of a table for sizing: from metadata, else guessed from its size
 /// (sizing and progress only; a wrong guess costs speed, never correctness).
-pub fn estimated_rows(t: &Table) -> u64 {
+pub(crate) fn estimated_rows(t: &Table) -> u64 {
     t.rows.unwrap_or_else(|| {
         let compressed = t
             .files
@@ -208,13 +212,13 @@ pub fn estimated_rows(t: &Table) -> u64 {
 
 /// An output directory this run created: removed again (only if still empty)
 /// when the run fails or is interrupted, so a failed run leaves nothing behind.
-pub struct CreatedDir {
+pub(crate) struct CreatedDir {
     path: Option<PathBuf>,
 }
 
 impl CreatedDir {
     /// The run succeeded: the directory stays.
-    pub fn keep(mut self) {
+    pub(crate) fn keep(mut self) {
         if let Some(p) = self.path.take() {
             tempspace::unregister_empty_dir(&p);
         }
@@ -233,7 +237,7 @@ impl Drop for CreatedDir {
 /// Refuses an output directory holding any of a mode's result `files`
 /// (unless `force`), and creates it if missing. No directory asked for
 /// gives a [`CreatedDir`] that keeps nothing.
-pub fn output_dir(dir: Option<&Path>, force: bool, files: &[&str]) -> Result<CreatedDir> {
+pub(crate) fn output_dir(dir: Option<&Path>, force: bool, files: &[&str]) -> Result<CreatedDir> {
     let Some(dir) = dir else {
         return Ok(CreatedDir { path: None });
     };

@@ -145,7 +145,7 @@ fn is_text(class: &ValueClass) -> bool {
 
 /// Builds the comparison plan for two schemas. Problems are collected, not
 /// returned early, so one screen shows them all.
-pub fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePlan {
+pub(crate) fn plan(source: &Schema, target: &Schema, opts: &AlignOptions) -> ComparePlan {
     let (sf, tf) = (source.fields(), target.fields());
     let mut problems = check_names(source, target, opts);
     let mut skipped = Vec::new();
@@ -746,7 +746,7 @@ fn type_pair(pair: &mut ColumnPair, opts: &AlignOptions, problems: &mut Vec<Stri
 }
 
 /// The `--cast` spelling of a type, when [`parse_type`] reads it back.
-pub fn cast_name(dt: &DataType) -> Option<String> {
+pub(crate) fn cast_name(dt: &DataType) -> Option<String> {
     let unit = |u: &TimeUnit| crate::units::name(*u);
     Some(match dt {
         DataType::Int8 => "int8".into(),
@@ -815,7 +815,7 @@ fn cast_hint(column: &str, s: &DataType, t: &DataType) -> String {
 }
 
 /// Renders the plan as the `recon schema` screen.
-pub fn render_plan(plan: &ComparePlan) -> String {
+pub(crate) fn render_plan(plan: &ComparePlan) -> String {
     let side = |f: &Field| {
         format!(
             "{} {}{}",

@@ -73,7 +73,7 @@ impl Prep {
 }
 
 /// Values a conversion refused: (offset in the batch, message), ascending.
-pub type Refused = Vec<(usize, String)>;
+pub(crate) type Refused = Vec<(usize, String)>;
 
 /// A value as text, for messages (see [`quoted_value`]).
 fn shown(a: &dyn Array, row: usize) -> String {
@@ -254,7 +254,7 @@ fn changed_rows(a: &ArrayRef, b: &ArrayRef) -> Result<Vec<usize>, String> {
 
 /// Most decimal places `--round` accepts: a float64 carries about 15-17
 /// significant digits, so more places would not change any value.
-pub const MAX_FLOAT_PLACES: u32 = 17;
+pub(crate) const MAX_FLOAT_PLACES: u32 = 17;
 
 fn pow10_i128(n: u32) -> i128 {
     10i128.pow(n)

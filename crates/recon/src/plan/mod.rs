@@ -15,8 +15,8 @@ pub(crate) mod typing;
 
 use std::path::Path;
 
-pub use align::{ColumnPair, ComparePlan, Convert, Skipped};
-pub use convert::{Prep, Refused};
+pub(crate) use align::{ColumnPair, ComparePlan};
+pub(crate) use convert::{Prep, Refused};
 
 use crate::config::{AlignOptions, InputOptions};
 use crate::error::{ReconError, Result};
@@ -30,7 +30,7 @@ use crate::side::Side;
 /// columns they pair with on a typed side before the plan is made.
 ///
 /// `-` and pipes are spooled under the system temp dir; see [`preflight_in`].
-pub fn preflight(
+pub(crate) fn preflight(
     source: impl Into<Source>,
     target: impl Into<Source>,
     align_opts: &AlignOptions,
@@ -46,7 +46,7 @@ pub fn preflight(
 }
 
 /// [`preflight`], spooling `-` (stdin) and pipes under `temp_dir`.
-pub fn preflight_in(
+pub(crate) fn preflight_in(
     source: &Source,
     target: &Source,
     align_opts: &AlignOptions,

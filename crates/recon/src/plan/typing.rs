@@ -16,7 +16,7 @@ use crate::input::Table;
 /// options (names, case, `--map`, positions), excluded columns included.
 /// An untyped column named by `--cast` is parsed straight into that type;
 /// with `infer`, pairs that are text on both sides get an inferred type.
-pub fn resolve(
+pub(crate) fn resolve(
     src: &mut Table,
     tgt: &mut Table,
     opts: &AlignOptions,

@@ -12,15 +12,23 @@ pub const BATCH_REPORT_VERSION: u32 = 1;
 /// How one pair of a batch ended.
 #[derive(Debug, Clone, Serialize)]
 pub struct PairOutcome {
+    /// The pair's `name` in the batch file.
     pub name: String,
     /// `diff` or `quick`.
     pub mode: BatchMode,
     /// `pass`, `pass_with_drift`, `fail`, `error` or `skipped` (after
     /// `--fail-fast` stopped the batch).
     pub verdict: Verdict,
+    /// Wall time of the pair, in seconds (0 for a skipped pair).
     pub seconds: f64,
+    /// Source rows (a diff pair: the rows compared); None for a pair that
+    /// errored or was skipped.
     pub source_rows: Option<u64>,
+    /// Target rows, as `source_rows`.
     pub target_rows: Option<u64>,
+    /// Diff pairs: unmatched occurrences both ways plus values that failed
+    /// to parse ([`Report::unmatched`](crate::report::Report::unmatched));
+    /// None for quick pairs and for pairs that errored or were skipped.
     pub unmatched: Option<u64>,
     /// The verdict in words (the failure message in JUnit).
     pub summary: String,
@@ -52,7 +60,9 @@ impl PairOutcome {
 /// The batch JSON.
 #[derive(Debug, Clone, Serialize)]
 pub struct BatchReport<'a> {
+    /// Version of the batch JSON: [`BATCH_REPORT_VERSION`].
     pub recon_batch_version: u32,
+    /// One outcome per pair, in batch file order.
     pub pairs: &'a [PairOutcome],
 }
 

@@ -17,7 +17,9 @@ pub struct KeyedReport {
     pub matched_keys: u64,
     /// Keys once on each side whose rows differ in at least one column.
     pub value_mismatch: u64,
+    /// Keys once in the source and not in the target.
     pub missing_in_target: u64,
+    /// Keys once in the target and not in the source.
     pub missing_in_source: u64,
     /// Keys more than once on either side (their rows are diffed as a multiset).
     pub duplicate_keys: u64,
@@ -27,6 +29,7 @@ pub struct KeyedReport {
     pub column_mismatches: BTreeMap<String, u64>,
     /// Values that matched only thanks to a tolerance.
     pub tolerance_matches: u64,
+    /// The rest of keyed mode's findings (the JSON's `keyed` object).
     pub keyed: KeyedDetail,
 }
 
@@ -35,12 +38,14 @@ pub struct KeyedReport {
 pub struct KeyedDetail {
     /// Per column with a tolerance: the tolerance as given.
     pub tolerances: BTreeMap<String, String>,
+    /// Per column with a tolerance: the values that matched only thanks to it.
     pub tolerance_matches_by_column: BTreeMap<String, u64>,
     /// Keys whose rows differ only within tolerances (counted as matched).
     pub keys_matched_within_tolerance: u64,
     /// Per numeric column that changed: the largest absolute difference
     /// over the changed keys, exact for integers and decimals.
     pub max_abs_diff: BTreeMap<String, String>,
+    /// Rows with a NULL in any key column, per side.
     pub null_key_rows: SideCounts,
     /// Unmatched rows of duplicated keys (EXCEPT ALL within those keys).
     pub duplicate_key_rows: SideStats,
@@ -51,6 +56,8 @@ pub struct KeyedDetail {
     pub unattributed_changes: u64,
     /// Which value columns changed.parquet fills: "changed" or "all".
     pub diff_columns: String,
+    /// Up to `--sample` changed keys (those with the smallest key digests),
+    /// in source row order.
     pub changed_samples: Vec<ChangedSample>,
     /// Duplicated keys, those whose copies differ in number first.
     pub duplicate_key_samples: Vec<DupSample>,
@@ -58,49 +65,70 @@ pub struct KeyedDetail {
     pub duplicate_key_row_samples: SideSamples,
     /// Unmatched rows with a NULL key.
     pub null_key_row_samples: SideSamples,
+    /// With `--output`: the evidence files written.
     pub outputs: Option<KeyedOutputs>,
 }
 
 /// Sample rows per direction, with their copies on each side.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SideSamples {
+    /// Source-only rows, up to `--sample` (those with the smallest digests).
     pub source_only: Vec<SampleReport>,
+    /// Target-only rows, up to `--sample` (those with the smallest digests).
     pub target_only: Vec<SampleReport>,
 }
 
+/// A count per side.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct SideCounts {
+    /// The source's count.
     pub source: u64,
+    /// The target's count.
     pub target: u64,
 }
 
+/// `EXCEPT ALL` counts of some of the rows (those of duplicated keys, or
+/// with a NULL key), per direction.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct SideStats {
+    /// Unmatched source rows among them (`EXCEPT ALL` within those rows).
     pub source_only: DirectionStats,
+    /// Unmatched target rows among them.
     pub target_only: DirectionStats,
 }
 
 /// One changed key: its key values and, per changed column, old then new.
 #[derive(Debug, Clone, Serialize)]
 pub struct ChangedSample {
+    /// The position of the key's source row, which orders the samples; not
+    /// in the JSON.
     #[serde(skip)]
     pub order: u128,
+    /// Key column (source name) -> value as text; NULL is JSON null.
     pub key: serde_json::Map<String, serde_json::Value>,
+    /// Each changed column's source and target values, in column order.
     pub changed: Vec<ChangedValue>,
 }
 
+/// One column's two values, in a changed key or a keyless pair.
 #[derive(Debug, Clone, Serialize)]
 pub struct ChangedValue {
+    /// The compared column (source name).
     pub column: String,
+    /// The source row's value as text (None: NULL).
     pub source: Option<String>,
+    /// The target row's value as text (None: NULL).
     pub target: Option<String>,
 }
 
 /// One duplicated key and its copies per side.
 #[derive(Debug, Clone, Serialize)]
 pub struct DupSample {
+    /// Key column (source name) -> value as text.
     pub key: serde_json::Map<String, serde_json::Value>,
+    /// Source rows with this key.
     pub source_count: u64,
+    /// Target rows with this key.
     pub target_count: u64,
 }
 
@@ -112,50 +140,72 @@ pub struct PairsReport {
     /// Groups where a row had more than one candidate on the other side
     /// (left unpaired), and the rows in them.
     pub ambiguous_groups: u64,
+    /// Distinct unmatched rows in those groups, both sides.
     pub ambiguous_rows: u64,
     /// Per compared column: the pairs in which it changed.
     pub by_column: BTreeMap<String, u64>,
     /// Why pairing did not run, when it did not.
     pub skipped: Option<String>,
+    /// The first pairs, up to `--sample`, in source row order.
     pub samples: Vec<PairSample>,
 }
 
 /// One pair: the values they share, then each changed column old -> new.
 #[derive(Debug, Clone, Serialize)]
 pub struct PairSample {
+    /// The compared columns the rows agree on (source names) -> the source
+    /// row's value as text; NULL is JSON null.
     pub same: serde_json::Map<String, serde_json::Value>,
+    /// The one or two columns that differ: source value, then target value.
     pub changed: Vec<ChangedValue>,
-    /// Unmatched copies of each row.
+    /// Unmatched copies of the source row.
     pub source_count: u64,
+    /// Unmatched copies of the target row.
     pub target_count: u64,
 }
 
 /// `--by COL`: the unmatched rows per value of COL.
 #[derive(Debug, Clone, Serialize)]
 pub struct ByGroupReport {
+    /// The `--by` column, as given.
     pub column: String,
     /// Groups holding unmatched rows, in value order.
     pub groups: Vec<GroupCount>,
 }
 
+/// One value of the `--by` column, and its unmatched rows.
 #[derive(Debug, Clone, Serialize)]
 pub struct GroupCount {
-    /// The value as stored, as text (None: NULL).
+    /// The value as compared (after normalization), as text (None: NULL).
     pub value: Option<String>,
+    /// Source-only occurrences with this value.
     pub source_only: u64,
+    /// Target-only occurrences with this value.
     pub target_only: u64,
 }
 
 /// Files keyed mode wrote.
 #[derive(Debug, Clone, Serialize)]
 pub struct KeyedOutputs {
+    /// Path of `changed.parquet`: the changed keys, side by side.
     pub changed: String,
+    /// Path of `missing_in_target.parquet`: the rows of source-only keys.
     pub missing_in_target: String,
+    /// Path of `missing_in_source.parquet`: the rows of target-only keys.
     pub missing_in_source: String,
+    /// Path of `duplicate_keys_source_only.parquet`: the source-only rows
+    /// of duplicated keys.
     pub duplicate_keys_source_only: String,
+    /// Path of `duplicate_keys_target_only.parquet`: the target-only rows
+    /// of duplicated keys.
     pub duplicate_keys_target_only: String,
+    /// Path of `null_keys_source_only.parquet`: the source-only rows with
+    /// a NULL key.
     pub null_keys_source_only: String,
+    /// Path of `null_keys_target_only.parquet`: the target-only rows with
+    /// a NULL key.
     pub null_keys_target_only: String,
+    /// Rows written to `changed.parquet`: one per changed key.
     pub changed_written: u64,
 }
 

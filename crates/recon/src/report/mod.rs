@@ -1,9 +1,9 @@
 //! The JSON report (versioned, for machines) and the text summary (for people).
 
-pub mod batch;
-pub mod html;
+pub(crate) mod batch;
+pub(crate) mod html;
 mod keyed;
-pub mod schema;
+pub(crate) mod schema;
 mod text;
 
 use std::sync::atomic::Ordering;
@@ -16,11 +16,12 @@ use crate::engine::RunContext;
 use crate::input::Table;
 use crate::plan::{ColumnPair, ComparePlan};
 
+pub use html::{diff_html, quick_html};
 pub use keyed::{
     ByGroupReport, ChangedSample, ChangedValue, DupSample, GroupCount, KeyedDetail, KeyedOutputs,
     KeyedReport, PairSample, PairsReport, SideCounts, SideSamples, SideStats,
 };
-pub use text::{display_value, is_text};
+pub(crate) use text::is_text;
 
 /// Unmatched-row counts for one direction (source-only or target-only).
 #[derive(Debug, Default, Clone, Copy, serde::Serialize, PartialEq, Eq)]
@@ -31,21 +32,25 @@ pub struct DirectionStats {
     pub distinct_rows: u64,
     /// Occurrences of values absent from the other side.
     pub absent_rows: u64,
+    /// Distinct values among those absent from the other side.
     pub absent_distinct: u64,
     /// Extra copies of values the other side also holds, with fewer copies.
     pub extra_copy_rows: u64,
+    /// Distinct values among those with extra copies.
     pub extra_copy_distinct: u64,
 }
 
 impl DirectionStats {
     /// Counts one unmatched row that the other side does not hold at all.
-    pub fn add_absent_row(&mut self) {
+    pub(crate) fn add_absent_row(&mut self) {
         self.rows += 1;
         self.distinct_rows += 1;
         self.absent_rows += 1;
         self.absent_distinct += 1;
     }
 
+    /// Adds another count of the same direction (another bucket's, or
+    /// another group of rows') to this one, field by field.
     pub fn add(&mut self, o: &DirectionStats) {
         self.rows += o.rows;
         self.distinct_rows += o.distinct_rows;
@@ -62,16 +67,23 @@ pub const REPORT_VERSION: u32 = 1;
 /// Unmatched rows broken down by cause, per direction.
 #[derive(Debug, Clone, Serialize)]
 pub struct Multiplicity {
+    /// Source rows the target lacks: `source EXCEPT ALL target`.
     pub source_only: DirectionStats,
+    /// Target rows the source lacks: `target EXCEPT ALL source`.
     pub target_only: DirectionStats,
 }
 
 /// One compared column pair: how it was aligned, typed and normalized.
 #[derive(Debug, Clone, Serialize)]
 pub struct ColumnReport {
+    /// The source column's name, which the report uses for the pair.
     pub name: String,
+    /// The target column's name.
     pub target_name: String,
+    /// The source column's Arrow type as Arrow writes it (`Int64`, `Utf8`,
+    /// `Decimal128(18, 2)`).
     pub source_type: String,
+    /// The target column's Arrow type as Arrow writes it.
     pub target_type: String,
     /// How the pair was formed: name, name (case-insensitive), --map, position.
     pub pairing: String,
@@ -82,7 +94,8 @@ pub struct ColumnReport {
 }
 
 impl ColumnReport {
-    pub fn from_pair(c: &ColumnPair) -> ColumnReport {
+    /// The report of one column pair of a plan.
+    pub(crate) fn from_pair(c: &ColumnPair) -> ColumnReport {
         ColumnReport {
             name: c.source_name.clone(),
             target_name: c.target_name.clone(),
@@ -98,8 +111,12 @@ impl ColumnReport {
 /// A column left out of the comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct SkippedReport {
+    /// The table the column is in: `source` or `target`.
     pub side: String,
+    /// The column's name in that table.
     pub name: String,
+    /// Why it was left out: `excluded (--exclude)`, `not in --columns`,
+    /// `only in this side (--ignore-extra-columns)`, ...
     pub why: String,
 }
 
@@ -107,16 +124,28 @@ pub struct SkippedReport {
 /// multisets of that column's values; see README "Which columns drifted").
 #[derive(Debug, Clone, Serialize)]
 pub struct ColumnDrift {
+    /// Compared columns (source names) whose values differ between the
+    /// sides; in keyed mode, those that differ in at least one changed key.
     pub differing: Vec<String>,
+    /// How many compared columns do not differ.
     pub same: usize,
 }
 
 /// One input table.
 #[derive(Debug, Clone, Serialize)]
 pub struct InputReport {
+    /// The table as it was named: a path, a glob, a `delta:` or `iceberg:`
+    /// spec, a URL.
     pub path: String,
+    /// `parquet`, `arrow-ipc`, `csv`, `tsv`, `ndjson`, `delta`, `iceberg` or
+    /// `postgres`; `arrow stream` or `arrow (in memory)` for Arrow data a
+    /// library caller gave; the engine's name (`spark`) in a distributed run.
     pub format: String,
+    /// Files the table was read from (a database table: the files its rows
+    /// were copied to); 0 in a distributed run.
     pub files: usize,
+    /// Rows compared; rows whose values were refused under
+    /// `--max-parse-errors` are not counted.
     pub rows: u64,
     /// CSV only: the dialect read, and which parts of it were sniffed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,52 +172,73 @@ pub struct FetchedReport {
     pub pass2_bytes: Option<u64>,
     /// Bytes fetched for evidence rows after the scan.
     pub evidence_bytes: u64,
+    /// Bytes fetched in all: every pass and the evidence.
     pub bytes: u64,
+    /// Range requests made to the store, in all.
     pub requests: u64,
 }
 
 /// How a database table was read.
 #[derive(Debug, Clone, Serialize)]
 pub struct DatabaseReport {
+    /// The database system: `postgres`.
     pub system: String,
+    /// The server's version as it reports it (`15.14 (Debian 15.14-0+deb12u1)`).
     pub server_version: String,
     /// The exported snapshot all connections shared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
+    /// The SELECT each connection's COPY ran (before its range of pages).
     pub query: String,
+    /// Connections that read (several only for a plain table on PostgreSQL
+    /// 14 or later, each reading a range of its pages).
     pub connections: usize,
 }
 
+/// The two input tables, as read.
 #[derive(Debug, Clone, Serialize)]
 pub struct Inputs {
+    /// The source table.
     pub source: InputReport,
+    /// The target table.
     pub target: InputReport,
 }
 
 /// A sample row as it appears in the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct SampleReport {
+    /// Copies of this row in the source (rows equal to it as compared),
+    /// matched or not.
     pub source_count: u64,
+    /// Copies of this row in the target, matched or not.
     pub target_count: u64,
     /// Column name → value as text; NULL is JSON null.
     pub row: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Sample unmatched rows, per direction.
 #[derive(Debug, Clone, Serialize)]
 pub struct Samples {
     /// At most this many distinct rows per direction: those with the smallest digests.
     pub limit: usize,
+    /// Source-only rows (keyed mode: rows of keys missing in the target).
     pub source_only: Vec<SampleReport>,
+    /// Target-only rows (keyed mode: rows of keys missing in the source).
     pub target_only: Vec<SampleReport>,
 }
 
 /// Run settings.
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
+    /// Worker threads (in a distributed run, the engine's parallelism).
     pub threads: usize,
     /// Bytes; null when unlimited.
     pub memory_limit_bytes: Option<u64>,
+    /// The directory the run's own temp directory (spill files, spooled
+    /// inputs) was made in; empty in a distributed run.
     pub temp_dir: String,
+    /// First-level partitions of the records (in a distributed run, the
+    /// fingerprint buckets).
     pub buckets: usize,
     /// 2 when buckets were fingerprinted first and only differing ones spilled.
     pub passes: u8,
@@ -208,9 +258,13 @@ pub struct SecondPass {
     /// "targeted": only the row groups holding the decoded digests;
     /// "full": every row group, keeping the differing buckets' rows;
     /// "adaptive": the source's row groups and the target's not spilled in
-    /// the first pass, keeping every row.
+    /// the first pass, keeping every row;
+    /// "shuffle" (a distributed run): the rows the engine shuffled to diff.
     pub strategy: &'static str,
+    /// Scan units read (Parquet row groups, IPC record batches or streams,
+    /// whole text files), both tables together; 0 in a distributed run.
     pub units_read: usize,
+    /// Scan units of both tables together; 0 in a distributed run.
     pub units_total: usize,
     /// Rows the second pass read (targeted keyless runs: only the batches
     /// whose filters may hold a decoded digest).
@@ -235,7 +289,7 @@ pub struct SecondPass {
 
 impl SecondPass {
     /// A second pass that read all `units_total` units.
-    pub fn full(units_total: usize) -> SecondPass {
+    pub(crate) fn full(units_total: usize) -> SecondPass {
         SecondPass {
             strategy: "full",
             units_read: units_total,
@@ -252,33 +306,57 @@ impl SecondPass {
 /// Output files written, if any.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outputs {
+    /// The output directory, as given (`--output`).
     pub dir: String,
+    /// Path of `source_only.parquet`.
     pub source_only: String,
+    /// Path of `target_only.parquet`.
     pub target_only: String,
+    /// Rows written to `source_only.parquet`: every source-only occurrence.
     pub source_only_written: u64,
+    /// Rows written to `target_only.parquet`: every target-only occurrence.
     pub target_only_written: u64,
 }
 
 /// Wall time of each pipeline phase. Scan includes preflight and partitioning.
 #[derive(Debug, Clone, Serialize)]
 pub struct PhaseSeconds {
+    /// Seconds reading the tables, every pass, from the start of the run.
     pub scan: f64,
+    /// Seconds matching the buckets' records.
     pub reconcile: f64,
+    /// Seconds fetching unmatched rows and writing evidence, until the
+    /// report is assembled.
     pub evidence: f64,
 }
 
 /// The full result of a diff.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// Version of the JSON layout: [`REPORT_VERSION`].
     pub recon_report_version: u32,
+    /// True when neither direction has an unmatched row and no value
+    /// failed to parse.
     pub exact_match: bool,
+    /// Source rows compared (rows whose values were refused under
+    /// `--max-parse-errors` are not counted).
     pub source_rows: u64,
+    /// Target rows compared, counted as `source_rows` is.
     pub target_rows: u64,
+    /// Source rows the target lacks, counting every duplicate: what
+    /// `source EXCEPT ALL target` returns.
     pub source_only_rows: u64,
+    /// Target rows the source lacks, counting every duplicate: what
+    /// `target EXCEPT ALL source` returns.
     pub target_only_rows: u64,
+    /// The unmatched rows by cause: values the other side lacks, or extra
+    /// copies.
     pub multiplicity: Multiplicity,
+    /// The compared column pairs.
     pub columns: Vec<ColumnReport>,
+    /// Columns left out of the comparison, and why.
     pub not_compared: Vec<SkippedReport>,
+    /// Which compared columns differ between the sides.
     pub column_drift: ColumnDrift,
     /// Keyless mode: unmatched rows paired as changed rows (a reading aid;
     /// the counts above are EXCEPT ALL's).
@@ -288,15 +366,29 @@ pub struct Report {
     /// Text values that could not be parsed into their column's type and
     /// were counted as drift (`--max-parse-errors`); their rows were not compared.
     pub parse_errors: ParseErrorsReport,
+    /// The two tables, as read.
     pub inputs: Inputs,
+    /// Sample unmatched rows, per direction.
     pub samples: Samples,
+    /// Version of the canonical row encoding the digests are of
+    /// ([`crate::ENCODING_VERSION`]).
     pub encoding_version: u32,
+    /// Keyless mode with `--output`: the evidence files written (keyed
+    /// mode lists its files under `keyed`).
     pub outputs: Option<Outputs>,
+    /// How the run was set up and how it read the tables.
     pub settings: Settings,
+    /// Wall time of the whole run, in seconds.
     pub elapsed_seconds: f64,
+    /// Wall time per phase.
     pub phase_seconds: PhaseSeconds,
+    /// Bytes written to spill files (0 in a distributed run).
     pub spilled_bytes: u64,
+    /// Buckets split because their multiplicity map would not fit in its
+    /// share of the memory limit.
     pub bucket_splits: u64,
+    /// The process's peak resident memory, in bytes (`VmHWM`, or
+    /// `getrusage` where that is missing; 0 in a distributed run).
     pub peak_rss_bytes: u64,
     /// Keyed mode's categories (`--key`), at the top level of the JSON.
     #[serde(flatten)]
@@ -344,11 +436,14 @@ impl std::fmt::Display for Verdict {
 /// The thresholds in force and what they decided.
 #[derive(Debug, Clone, Serialize)]
 pub struct ThresholdReport {
+    /// The thresholds given; those not given are null.
     pub limits: crate::config::Thresholds,
     /// `pass` (exact match), `pass_with_drift` (drift within every
     /// threshold) or `fail`.
     pub verdict: Verdict,
-    /// The first threshold exceeded, e.g. "max_unmatched_rows 10 < 16".
+    /// The first threshold exceeded, e.g. `max_unmatched_rows = 1 (found 2)`,
+    /// or the drift that `max_changed` and `max_missing` do not count;
+    /// null when nothing was exceeded.
     pub decided_by: Option<String>,
 }
 
@@ -467,7 +562,7 @@ impl Report {
 
     /// The verdict as batch reports and the HTML page name it: `pass`,
     /// `pass_with_drift` or `fail`.
-    pub fn verdict_kind(&self) -> Verdict {
+    pub(crate) fn verdict_kind(&self) -> Verdict {
         if self.exact_match {
             Verdict::Pass
         } else if self.passes() {
@@ -508,14 +603,18 @@ impl Report {
 /// Values that failed to parse, per side, with the first messages.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct ParseErrorsReport {
+    /// Source values that failed to parse or convert.
     pub source: u64,
+    /// Target values that failed to parse or convert.
     pub target: u64,
+    /// The first messages, up to 20 per side in file order (the source's
+    /// first), each with its file, line, column and value.
     pub examples: Vec<String>,
 }
 
 impl SkippedReport {
     /// The columns a plan leaves out of the comparison, and why.
-    pub fn of_plan(plan: &ComparePlan) -> Vec<SkippedReport> {
+    pub(crate) fn of_plan(plan: &ComparePlan) -> Vec<SkippedReport> {
         plan.skipped
             .iter()
             .map(|k| SkippedReport {
@@ -530,7 +629,7 @@ impl SkippedReport {
 impl SampleReport {
     /// A sample row from its column names, values as text (None is NULL)
     /// and its counts on each side.
-    pub fn new(
+    pub(crate) fn new(
         columns: &[String],
         values: Vec<Option<String>>,
         source_count: u64,
@@ -562,47 +661,62 @@ impl Report {
 }
 
 /// The results of a multiset diff's stages, from which its report is built.
-pub struct ReportParts<'a> {
+pub(crate) struct ReportParts<'a> {
+    /// The comparison plan: the compared column pairs and those left out.
     pub plan: &'a ComparePlan,
+    /// What the report says about the run itself.
     pub run: RunFacts<'a>,
+    /// Unmatched-row counts: source-only, then target-only.
     pub stats: [DirectionStats; 2],
+    /// Sample unmatched rows, per direction.
     pub samples: Samples,
     /// Compared columns (source names) whose values differ between the sides.
     pub differing: Vec<String>,
+    /// Keyless mode: unmatched rows paired as changed rows.
     pub pairs: Option<PairsReport>,
+    /// `--by COL`: the unmatched rows per value of COL.
     pub by_group: Option<ByGroupReport>,
+    /// The evidence files written, with an output directory.
     pub outputs: Option<Outputs>,
 }
 
 /// What every diff's report says about the run itself, whatever the mode:
 /// the inputs, the settings, the timings and the resources used. The report
 /// reads them from the run's tables, settings and context.
-pub struct RunFacts<'a> {
+pub(crate) struct RunFacts<'a> {
+    /// The source and target tables.
     pub tables: [&'a Table; 2],
     /// Rows compared per side.
     pub rows: [u64; 2],
+    /// The run settings: threads, memory limit.
     pub settings: &'a RunSettings,
+    /// The run's context: its temp directory and spill budget.
     pub ctx: &'a RunContext,
+    /// The run's phase clock, read when the report is built.
     pub clock: &'a PhaseClock,
     /// First-level buckets of the partition.
     pub buckets: usize,
     /// Reads of the inputs: 1 or 2.
     pub passes: u8,
+    /// Of the fingerprint buckets, how many differed (two passes only).
     pub fingerprint_buckets_differing: Option<usize>,
+    /// How the second read went, when one was needed.
     pub second_pass: Option<SecondPass>,
+    /// Buckets split because their multiplicity map would not fit.
     pub bucket_splits: u64,
 }
 
 /// Times a run's phases: scan (with planning), reconcile, then evidence
 /// until the report is assembled.
-pub struct PhaseClock {
+pub(crate) struct PhaseClock {
     started: Instant,
     scanned: f64,
     reconciled: f64,
 }
 
 impl PhaseClock {
-    pub fn start() -> PhaseClock {
+    /// Starts the clock: the run, and its scan phase, begin now.
+    pub(crate) fn start() -> PhaseClock {
         PhaseClock {
             started: Instant::now(),
             scanned: 0.0,
@@ -611,12 +725,12 @@ impl PhaseClock {
     }
 
     /// The scan phase ends now.
-    pub fn scanned(&mut self) {
+    pub(crate) fn scanned(&mut self) {
         self.scanned = self.started.elapsed().as_secs_f64();
     }
 
     /// The reconcile phase ends now.
-    pub fn reconciled(&mut self) {
+    pub(crate) fn reconciled(&mut self) {
         self.reconciled = self.started.elapsed().as_secs_f64();
     }
 
@@ -635,7 +749,7 @@ impl PhaseClock {
 
 impl InputReport {
     /// One side's input, with the rows compared.
-    pub fn of(t: &Table, rows: u64) -> InputReport {
+    pub(crate) fn of(t: &Table, rows: u64) -> InputReport {
         InputReport {
             path: t.path.display().to_string(),
             format: t.format_name().into(),
@@ -667,7 +781,7 @@ impl InputReport {
 
 impl ParseErrorsReport {
     /// The values of both tables that failed to parse.
-    pub fn of(src: &Table, tgt: &Table) -> ParseErrorsReport {
+    pub(crate) fn of(src: &Table, tgt: &Table) -> ParseErrorsReport {
         ParseErrorsReport {
             source: src.parse_errors.count.load(Ordering::Relaxed),
             target: tgt.parse_errors.count.load(Ordering::Relaxed),
@@ -683,7 +797,7 @@ impl ParseErrorsReport {
 
 impl Report {
     /// The report of a multiset diff.
-    pub fn multiset(p: ReportParts<'_>) -> Report {
+    pub(crate) fn multiset(p: ReportParts<'_>) -> Report {
         let run = p.run;
         let [src, tgt] = run.tables;
         let (source, target) = (
@@ -730,7 +844,7 @@ impl Report {
     /// stats, the plan's columns, the drifting columns. The inputs' `rows`
     /// are the rows compared. Timings and resources are zero, and the
     /// breakdowns and outputs absent, until the caller sets them.
-    pub fn keyless(
+    pub(crate) fn keyless(
         plan: &ComparePlan,
         stats: [DirectionStats; 2],
         differing: Vec<String>,

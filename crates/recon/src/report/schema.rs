@@ -1,19 +1,51 @@
 //! The `recon schema` screen: how the columns pair and compare, as text
 //! for people or as versioned JSON.
 
+use crate::config::{AlignOptions, InputOptions};
 use crate::error::hint::as_flags;
-use crate::input::Table;
+use crate::error::Result;
+use crate::input::{Source, Table};
 use crate::plan::align::render_plan;
-use crate::plan::ComparePlan;
+use crate::plan::{preflight, ComparePlan};
 
 use super::ColumnReport;
 
 /// Version of the schema JSON's layout.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
+
+/// How a pair's columns pair and compare, planned from the two tables'
+/// schemas without reading their rows: what `recon schema` prints.
+#[derive(Debug, Clone)]
+pub struct SchemaScreen {
+    /// Whether every column pairs and compares (`recon schema`'s exit 0).
+    pub compatible: bool,
+    /// The versioned JSON (`recon schema --json`).
+    pub json: String,
+    /// The text screen for people.
+    pub text: String,
+}
+
+/// Plans `source` against `target` with the alignment options and each
+/// side's reader options, reading only what the schemas need (a CSV's
+/// sample, a Parquet footer). Refusals of the inputs themselves are errors;
+/// columns that cannot be compared are problems in the screen.
+pub fn schema(
+    source: impl Into<Source>,
+    target: impl Into<Source>,
+    align: &AlignOptions,
+    inputs: &[InputOptions; 2],
+) -> Result<SchemaScreen> {
+    let (src, tgt, plan) = preflight(source, target, align, inputs)?;
+    Ok(SchemaScreen {
+        compatible: plan.is_compatible(),
+        json: schema_json(&plan),
+        text: schema_text(&plan, [&src, &tgt]),
+    })
+}
 
 /// The plan as JSON: `{"recon_schema_version", "compatible", "columns",
 /// "not_compared", "problems"}`, with the diff report's column objects.
-pub fn schema_json(plan: &ComparePlan) -> String {
+pub(crate) fn schema_json(plan: &ComparePlan) -> String {
     let columns: Vec<ColumnReport> = plan.columns.iter().map(ColumnReport::from_pair).collect();
     let mut s = serde_json::to_string_pretty(&serde_json::json!({
         "recon_schema_version": SCHEMA_VERSION,
@@ -32,7 +64,7 @@ pub fn schema_json(plan: &ComparePlan) -> String {
 /// The plan as the text screen, then a line per text side naming the
 /// columns it parses and their types, so "Decimal128" on a CSV side is not
 /// a surprise.
-pub fn schema_text(plan: &ComparePlan, tables: [&Table; 2]) -> String {
+pub(crate) fn schema_text(plan: &ComparePlan, tables: [&Table; 2]) -> String {
     let mut out = render_plan(plan);
     for (side, t) in [("source", tables[0]), ("target", tables[1])] {
         if let Some(snap) = &t.snapshot {

@@ -5,7 +5,7 @@ use arrow::datatypes::DataType;
 use super::{Report, SampleReport};
 
 /// Renders `value` for people: strings are quoted so '' and ' ' are visible.
-pub fn display_value(v: &Option<String>, quoted: bool) -> String {
+pub(crate) fn display_value(v: &Option<String>, quoted: bool) -> String {
     match v {
         None => "NULL".into(),
         Some(s) if quoted => format!("{s:?}"),
@@ -14,7 +14,7 @@ pub fn display_value(v: &Option<String>, quoted: bool) -> String {
 }
 
 /// Whether a column's values should be quoted when shown.
-pub fn is_text(dt: &DataType) -> bool {
+pub(crate) fn is_text(dt: &DataType) -> bool {
     match dt {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
         DataType::Dictionary(_, v) => is_text(v),

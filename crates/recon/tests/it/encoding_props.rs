@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow::array::*;
 use arrow::datatypes::*;
 use proptest::prelude::*;
-use recon::digest::{encode_row, reference_digest, value_digest, RowEncoder};
+use recon::internals::{encode_row, reference_digest, value_digest, RowEncoder};
 
 fn column(kind: u8, vals: &[Option<i64>]) -> ArrayRef {
     match kind % 10 {

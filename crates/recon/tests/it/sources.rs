@@ -180,7 +180,7 @@ fn a_stream_is_read_once_and_batches_must_share_the_schema() {
     let once = stream("once", &s);
     let o = opts(dir.path(), 64 << 20, Passes::Auto);
     // The mode's own entry point borrows its sources, so one can be reused.
-    let run = |a: &Source| recon::modes::multiset::diff(a, &batches("b", &s), &o);
+    let run = |a: &Source| recon::internals::multiset_diff(a, &batches("b", &s), &o);
     assert!(run(&once).unwrap().report.exact_match);
     let Err(again) = run(&once) else {
         panic!("a stream read a second time");

@@ -6,25 +6,25 @@ use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::*;
 
 /// Value tags; see the module documentation.
-pub mod tag {
-    pub const NULL: u8 = 0x00;
-    pub const BOOL: u8 = 0x01;
-    pub const INT: u8 = 0x02;
-    pub const FLOAT: u8 = 0x03;
-    pub const DECIMAL: u8 = 0x04;
-    pub const DECIMAL_WIDE: u8 = 0x05;
-    pub const UTF8: u8 = 0x06;
-    pub const BINARY: u8 = 0x07;
-    pub const DATE: u8 = 0x08;
-    pub const TIMESTAMP: u8 = 0x09;
-    pub const TIMESTAMP_UTC: u8 = 0x0A;
-    pub const TIME: u8 = 0x0B;
-    pub const DURATION: u8 = 0x0C;
-    pub const INTERVAL: u8 = 0x0D;
-    pub const INT_WIDE: u8 = 0x0E;
-    pub const LIST: u8 = 0x10;
-    pub const STRUCT: u8 = 0x11;
-    pub const MAP: u8 = 0x12;
+pub(crate) mod tag {
+    pub(crate) const NULL: u8 = 0x00;
+    pub(crate) const BOOL: u8 = 0x01;
+    pub(crate) const INT: u8 = 0x02;
+    pub(crate) const FLOAT: u8 = 0x03;
+    pub(crate) const DECIMAL: u8 = 0x04;
+    pub(crate) const DECIMAL_WIDE: u8 = 0x05;
+    pub(crate) const UTF8: u8 = 0x06;
+    pub(crate) const BINARY: u8 = 0x07;
+    pub(crate) const DATE: u8 = 0x08;
+    pub(crate) const TIMESTAMP: u8 = 0x09;
+    pub(crate) const TIMESTAMP_UTC: u8 = 0x0A;
+    pub(crate) const TIME: u8 = 0x0B;
+    pub(crate) const DURATION: u8 = 0x0C;
+    pub(crate) const INTERVAL: u8 = 0x0D;
+    pub(crate) const INT_WIDE: u8 = 0x0E;
+    pub(crate) const LIST: u8 = 0x10;
+    pub(crate) const STRUCT: u8 = 0x11;
+    pub(crate) const MAP: u8 = 0x12;
 }
 
 /// Returns `Err(reason)` when recon has no canonical encoding for `dt`.

@@ -7,28 +7,28 @@ use xxhash_rust::xxh3::xxh3_128;
 use super::canonical::tag;
 
 /// Constants of the digest construction (docs/encoding.md lists them).
-pub mod constants {
+pub(crate) mod constants {
     /// `P`: the value permutation, a three-round Feistel network on the
     /// 64-bit halves whose round function is a folded 64×64→128 multiply.
-    pub const P_XOR: u128 = 0x243f_6a88_85a3_08d3_1319_8a2e_0370_7344;
-    pub const P_KEYS: [u64; 3] = [
+    pub(crate) const P_XOR: u128 = 0x243f_6a88_85a3_08d3_1319_8a2e_0370_7344;
+    pub(crate) const P_KEYS: [u64; 3] = [
         0x9e37_79b9_7f4a_7c15,
         0xf39c_c060_5ced_c835,
         0xbf58_476d_1ce4_e5b9,
     ];
-    pub const P_MULS: [u64; 3] = [
+    pub(crate) const P_MULS: [u64; 3] = [
         0x94d0_49bb_1331_11eb,
         0xd6e8_feb8_6659_fd93,
         0xa076_1d64_78bd_642f,
     ];
     /// `Q`: the final row mix.
-    pub const Q_XOR: u128 = 0xa409_3822_299f_31d0_082e_fa98_ec4e_6c89;
-    pub const Q_MUL1: u128 = 0xff51_afd7_ed55_8ccd_c4ce_b9fe_1a85_ec53;
-    pub const Q_MUL2: u128 = 0xd6e8_feb8_6659_fd93_a076_1d64_78bd_642f;
+    pub(crate) const Q_XOR: u128 = 0xa409_3822_299f_31d0_082e_fa98_ec4e_6c89;
+    pub(crate) const Q_MUL1: u128 = 0xff51_afd7_ed55_8ccd_c4ce_b9fe_1a85_ec53;
+    pub(crate) const Q_MUL2: u128 = 0xd6e8_feb8_6659_fd93_a076_1d64_78bd_642f;
     /// Seeds of the column constants `A_c`, `B_c` (splitmix64 streams; both
     /// 64-bit halves of `B_c` are odd).
-    pub const A_SEED: u64 = 0x6a09_e667_f3bc_c908;
-    pub const B_SEED: u64 = 0xbb67_ae85_84ca_a73b;
+    pub(crate) const A_SEED: u64 = 0x6a09_e667_f3bc_c908;
+    pub(crate) const B_SEED: u64 = 0xbb67_ae85_84ca_a73b;
 }
 
 /// `Q`'s 128-bit bijection: xor a constant, then two rounds of "fold the high
@@ -69,7 +69,7 @@ pub(super) fn p(x: u128) -> u128 {
 
 /// `Q`: the final mix of a row's combined column digests.
 #[inline(always)]
-pub fn q(x: u128) -> u128 {
+pub(crate) fn q(x: u128) -> u128 {
     use constants::*;
     permute(x, Q_XOR, Q_MUL1, Q_MUL2)
 }
@@ -95,7 +95,7 @@ fn splitmix64(state: &mut u64) -> u64 {
 }
 
 /// The constants `(A_c, B_c)` of column position `c` (B_c is odd).
-pub fn column_constants(c: usize) -> (u128, u128) {
+pub(crate) fn column_constants(c: usize) -> (u128, u128) {
     let word = |seed: u64, k: u64| {
         let mut s = seed ^ k.wrapping_mul(0xd134_2543_de82_ef95);
         let hi = splitmix64(&mut s) as u128;
@@ -129,7 +129,7 @@ pub(super) fn lane_add(acc: u128, t: u128) -> u128 {
 }
 
 /// The row digest of already computed value digests, one per compared column.
-pub fn combine(values: &[u128]) -> u128 {
+pub(crate) fn combine(values: &[u128]) -> u128 {
     let acc = values.iter().enumerate().fold(0u128, |acc, (c, &v)| {
         let (a, b) = column_constants(c);
         lane_add(acc, term(v, a, b))
@@ -140,7 +140,7 @@ pub fn combine(values: &[u128]) -> u128 {
 /// The value digest of NULL (of any type): `V(0x00)`. No other value's
 /// digest equals it, since `P` is a bijection and every other encoding
 /// starts with a non-zero tag.
-pub fn null_digest() -> u128 {
+pub(crate) fn null_digest() -> u128 {
     p(tag::NULL as u128)
 }
 
@@ -149,13 +149,13 @@ pub fn null_digest() -> u128 {
 /// with one (positions `0..k` in key order), so the key digest of a row is
 /// the row digest of its key columns alone.
 #[derive(Debug, Clone)]
-pub struct Combiner {
+pub(crate) struct Combiner {
     constants: Vec<(u128, u128)>,
 }
 
 impl Combiner {
     /// A combiner for `columns` value digests per row.
-    pub fn new(columns: usize) -> Combiner {
+    pub(crate) fn new(columns: usize) -> Combiner {
         Combiner {
             constants: (0..columns).map(column_constants).collect(),
         }
@@ -163,7 +163,7 @@ impl Combiner {
 
     /// `combine` of the values, one per column, in column order.
     #[inline]
-    pub fn digest(&self, values: impl IntoIterator<Item = u128>) -> u128 {
+    pub(crate) fn digest(&self, values: impl IntoIterator<Item = u128>) -> u128 {
         let acc = values
             .into_iter()
             .zip(&self.constants)

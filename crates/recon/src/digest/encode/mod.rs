@@ -83,6 +83,6 @@ pub const ENCODING_VERSION: u32 = 2;
 pub(crate) use canonical::check_supported;
 #[cfg(test)]
 pub(crate) use canonical::encode_value;
-pub use canonical::tag;
-pub use mix::{column_constants, combine, constants, null_digest, q, value_digest, Combiner};
+pub use mix::value_digest;
+pub(crate) use mix::{column_constants, null_digest, Combiner};
 pub use row::{encode_row, reference_digest, RowEncoder};

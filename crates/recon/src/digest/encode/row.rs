@@ -27,13 +27,14 @@ pub struct RowEncoder {
 }
 
 impl RowEncoder {
+    /// An encoder with empty buffers.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// An encoder whose `digests_with_columns` hands out the value digests
     /// of only the columns marked in `keep`.
-    pub fn keeping(keep: std::sync::Arc<[bool]>) -> Self {
+    pub(crate) fn keeping(keep: std::sync::Arc<[bool]>) -> Self {
         RowEncoder {
             keep: Some(keep),
             ..Self::default()
@@ -127,7 +128,8 @@ impl RowEncoder {
 
 /// The reference row digest of row `row` of `columns`, straight from the
 /// specification: each value encoded by the reference encoder, its value
-/// digest, then [`combine`]. The fast path must agree (property-tested).
+/// digest, then their combination (docs/encoding.md). The fast path must
+/// agree (property-tested).
 pub fn reference_digest(columns: &[ArrayRef], row: usize) -> Result<u128, Invalid> {
     let mut values = Vec::with_capacity(columns.len());
     let mut e = Vec::new();

@@ -1,6 +1,8 @@
 //! The encoding's unit tests: the test vectors of docs/encoding.md, and
 //! the fast paths against the reference encoder.
 
+use super::canonical::tag;
+use super::mix::combine;
 use super::*;
 use arrow::array::*;
 use arrow::buffer::OffsetBuffer;

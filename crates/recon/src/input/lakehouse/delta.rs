@@ -35,7 +35,7 @@ use crate::error::{ReconError, Result};
 const PHYSICAL_NAME: &str = "delta.columnMapping.physicalName";
 
 /// A live data file of a Delta version.
-pub struct LiveFile {
+pub(crate) struct LiveFile {
     pub path: PathBuf,
     /// The object, when the table is in an object store.
     pub remote: Option<Arc<crate::input::store::Object>>,
@@ -47,7 +47,7 @@ pub struct LiveFile {
 }
 
 /// What a Delta table is at one version.
-pub struct DeltaVersion {
+pub(crate) struct DeltaVersion {
     pub version: u64,
     /// For a timestamp: the commit's own time (milliseconds since the epoch).
     pub committed_at: Option<i64>,
@@ -66,14 +66,14 @@ pub struct DeltaVersion {
 
 impl DeltaVersion {
     /// Files with a deletion vector.
-    pub fn with_deletes(&self) -> usize {
+    pub(crate) fn with_deletes(&self) -> usize {
         self.files.iter().filter(|f| f.deleted.is_some()).count()
     }
 }
 
 /// Which version of a Delta table to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AsOf {
+pub(crate) enum AsOf {
     Latest,
     Version(u64),
     /// The latest commit at or before this instant (milliseconds since the
@@ -186,7 +186,11 @@ fn one_line(e: &delta_kernel::KernelError) -> String {
 /// `root` may be an object-store URL (`s3://bucket/table`): the log is read
 /// through object_store with `storage_options`, and each live file is an
 /// [`Object`](crate::input::store::Object) pinned to its ETag.
-pub fn open(root: &Path, at: AsOf, storage_options: &[(String, String)]) -> Result<DeltaVersion> {
+pub(crate) fn open(
+    root: &Path,
+    at: AsOf,
+    storage_options: &[(String, String)],
+) -> Result<DeltaVersion> {
     let root_text = root.to_string_lossy();
     let remote = crate::input::store::is_url(&root_text);
     let (url, engine) = if remote {

@@ -44,11 +44,11 @@ use crate::error::{ReconError, Result};
 use crate::input::store::Object;
 
 /// Field metadata key arrow-rs gives a Parquet field id.
-pub const FIELD_ID: &str = "PARQUET:field_id";
+pub(crate) const FIELD_ID: &str = "PARQUET:field_id";
 
 /// A column of the snapshot's schema.
 #[derive(Debug, Clone)]
-pub struct Column {
+pub(crate) struct Column {
     pub id: i32,
     pub field: Field,
     /// Declared `required`: a file without it must supply it some other
@@ -62,7 +62,7 @@ pub struct Column {
 
 /// A live data file of a snapshot.
 #[derive(Debug)]
-pub struct LiveFile {
+pub(crate) struct LiveFile {
     pub path: PathBuf,
     /// The object, when the table is in an object store.
     pub remote: Option<Arc<crate::input::store::Object>>,
@@ -85,7 +85,7 @@ pub struct LiveFile {
 /// files it applies to whose values of the columns `ids` equal one of its
 /// rows' (NULL equal to NULL).
 #[derive(Debug)]
-pub struct EqualityDelete {
+pub(crate) struct EqualityDelete {
     pub path: PathBuf,
     pub remote: Option<Arc<crate::input::store::Object>>,
     /// The schema's field ids it compares, ascending.
@@ -94,7 +94,7 @@ pub struct EqualityDelete {
 
 /// What an Iceberg table is at one snapshot.
 #[derive(Debug)]
-pub struct IcebergSnapshot {
+pub(crate) struct IcebergSnapshot {
     /// The metadata file read.
     pub metadata_file: PathBuf,
     /// None: the table has no snapshot yet (no rows). Wide enough for
@@ -111,10 +111,10 @@ pub struct IcebergSnapshot {
 
 /// A snapshot id: a signed 64-bit long by the spec, but metadata written by
 /// other engines holds unsigned ids above 2^63 too; both fit here.
-pub type SnapshotId = i128;
+pub(crate) type SnapshotId = i128;
 
 /// Splits `iceberg:PATH[@SNAPSHOT_ID]` into the path and the snapshot id.
-pub fn parse_source(
+pub(crate) fn parse_source(
     text: &str,
 ) -> Option<std::result::Result<(PathBuf, Option<SnapshotId>), String>> {
     let rest = text.strip_prefix("iceberg:")?;
@@ -140,7 +140,7 @@ fn parse_id(text: &str) -> Option<SnapshotId> {
 /// object-store URL (`s3://…`), which the metadata may also name for
 /// single files. Objects are looked up once and kept: the data files'
 /// objects (size, ETag) are the ones the scan reads.
-pub struct Fs {
+pub(crate) struct Fs {
     #[cfg(feature = "remote")]
     stores: crate::input::store::Stores,
     #[cfg(feature = "remote")]
@@ -148,7 +148,7 @@ pub struct Fs {
 }
 
 impl Fs {
-    pub fn new(storage_options: &[(String, String)]) -> Fs {
+    pub(crate) fn new(storage_options: &[(String, String)]) -> Fs {
         let _ = storage_options;
         Fs {
             #[cfg(feature = "remote")]
@@ -280,7 +280,7 @@ fn metadata_version(name: &str) -> Option<u64> {
 
 /// The metadata file to read for `path` (a metadata file, a table's root or
 /// its `metadata/` folder), and the table's root on this machine.
-pub fn locate(fs: &Fs, path: &Path) -> Result<(PathBuf, PathBuf)> {
+pub(crate) fn locate(fs: &Fs, path: &Path) -> Result<(PathBuf, PathBuf)> {
     let is_file = if Fs::is_url(path) {
         fs.is_file(path)?
     } else {
@@ -795,7 +795,11 @@ fn partition_specs(mf: &Path, meta: &Json) -> Result<HashMap<i64, Arc<[SpecField
 
 /// Reads the table at `path` (see [`locate`]) as of `snapshot_id` (None:
 /// the metadata's current snapshot).
-pub fn open(path: &Path, snapshot_id: Option<SnapshotId>, fs: &Fs) -> Result<IcebergSnapshot> {
+pub(crate) fn open(
+    path: &Path,
+    snapshot_id: Option<SnapshotId>,
+    fs: &Fs,
+) -> Result<IcebergSnapshot> {
     let (metadata_file, root) = locate(fs, path)?;
     let meta = read_json(fs, &metadata_file)?;
     let mf = metadata_file.as_path();

@@ -6,11 +6,11 @@
 //! as NULL, and Iceberg's type promotions are widened exactly.
 
 #[cfg(feature = "delta")]
-pub mod delta;
+pub(crate) mod delta;
 #[cfg(feature = "iceberg")]
 mod equality;
 #[cfg(feature = "iceberg")]
-pub mod iceberg;
+pub(crate) mod iceberg;
 
 use std::path::Path;
 #[cfg(any(feature = "delta", feature = "iceberg"))]

@@ -15,25 +15,26 @@ use parquet::file::reader::{ChunkReader, Length};
 use crate::error::{ReconError, Result};
 
 #[cfg(feature = "remote")]
-pub mod object;
+pub(crate) mod object;
 #[cfg(feature = "remote")]
 use object::{block_on, runtime, FIRST_BLOCK, MAX_BLOCK};
 #[cfg(feature = "remote")]
-pub use object::{is_url, Fetched, Object, Stores};
+pub(crate) use object::{is_url, Object, Stores};
 
 /// A remote object, where the build has no object stores: never made.
 #[cfg(not(feature = "remote"))]
 #[derive(Debug)]
-pub enum Object {}
+pub(crate) enum Object {}
 
 /// Without the `remote` feature no spec is a URL.
 #[cfg(not(feature = "remote"))]
-pub fn is_url(_spec: &str) -> bool {
+#[cfg_attr(not(any(feature = "delta", feature = "iceberg")), allow(dead_code))]
+pub(crate) fn is_url(_spec: &str) -> bool {
     false
 }
 
 /// A file to read: local, or an object read by ranges.
-pub enum Blob {
+pub(crate) enum Blob {
     Local(std::fs::File),
     #[cfg(feature = "remote")]
     Remote(Remote),
@@ -42,7 +43,7 @@ pub enum Blob {
 #[cfg(feature = "remote")]
 /// A remote object being read: ranges prefetched for a Parquet row group,
 /// and the state of a streamed read.
-pub struct Remote {
+pub(crate) struct Remote {
     object: Arc<Object>,
     /// The ranges a Parquet read will ask for, each with the part of it
     /// held now (behind a lock: [`ChunkReader`] reads through `&self`).
@@ -63,7 +64,7 @@ static PREFETCH_BUDGET: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomic
 /// memory allows, moving windows when it is tight. The engine's shares of
 /// the limit take the other 95% (see `engine::memory`). Runs in one
 /// process share the setting (the last run's holds).
-pub fn set_prefetch_budget(memory_limit: u64, threads: usize) {
+pub(crate) fn set_prefetch_budget(memory_limit: u64, threads: usize) {
     let per_thread = memory_limit / 20 / threads.max(1) as u64;
     PREFETCH_BUDGET.store(
         per_thread.clamp(8 << 20, 64 << 20),
@@ -104,7 +105,7 @@ struct Stream {
 
 impl Blob {
     /// Opens `path`, or reads `remote` when the file is an object.
-    pub fn open(path: &Path, remote: Option<&Arc<Object>>) -> Result<Blob> {
+    pub(crate) fn open(path: &Path, remote: Option<&Arc<Object>>) -> Result<Blob> {
         match remote {
             #[cfg(feature = "remote")]
             Some(o) => Ok(Blob::Remote(Remote::new(o.clone()))),
@@ -121,7 +122,11 @@ impl Blob {
     /// else the start of each, the rest as the reader gets there. `known`
     /// are ranges' bytes held from an earlier read (a column chunk's
     /// dictionary page). A local file needs nothing.
-    pub fn prefetch(&mut self, ranges: &[Range<u64>], known: Vec<(u64, Bytes)>) -> Result<()> {
+    pub(crate) fn prefetch(
+        &mut self,
+        ranges: &[Range<u64>],
+        known: Vec<(u64, Bytes)>,
+    ) -> Result<()> {
         #[cfg(not(feature = "remote"))]
         let _ = (ranges, known);
         #[cfg(feature = "remote")]
@@ -140,7 +145,7 @@ impl Blob {
     }
 
     /// The bytes of `range` when a prefetch holds them, without fetching.
-    pub fn held(&self, range: &Range<u64>) -> Option<Bytes> {
+    pub(crate) fn held(&self, range: &Range<u64>) -> Option<Bytes> {
         #[cfg(feature = "remote")]
         if let Blob::Remote(r) = self {
             let windows = r.windows.lock().unwrap_or_else(|e| e.into_inner());
@@ -154,7 +159,7 @@ impl Blob {
         None
     }
 
-    pub fn is_remote(&self) -> bool {
+    pub(crate) fn is_remote(&self) -> bool {
         #[cfg(feature = "remote")]
         return matches!(self, Blob::Remote(_));
         #[cfg(not(feature = "remote"))]

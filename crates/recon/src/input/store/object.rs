@@ -42,7 +42,7 @@ use crate::error::{ReconError, Result};
 
 /// Most retries of one request (object_store's backoff: 100 ms doubling, at
 /// most 15 s apart, all within `RETRY_WINDOW`).
-pub const RETRIES: usize = 5;
+pub(crate) const RETRIES: usize = 5;
 const RETRY_WINDOW: Duration = Duration::from_secs(120);
 /// Requests in flight for one prefetch.
 const CONCURRENT: usize = 8;
@@ -61,7 +61,7 @@ const SCHEMES: &[&str] = &[
 ];
 
 /// True when `spec` is a URL of an object store (`s3://…`, `https://…`).
-pub fn is_url(spec: &str) -> bool {
+pub(crate) fn is_url(spec: &str) -> bool {
     spec.split_once("://")
         .is_some_and(|(scheme, _)| SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()))
 }
@@ -91,13 +91,13 @@ pub(super) fn block_on<T, E>(
 
 /// The stores of one table, by `scheme://bucket`, built once with the
 /// table's storage options.
-pub struct Stores {
+pub(crate) struct Stores {
     options: Vec<(String, String)>,
     built: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
 }
 
 impl Stores {
-    pub fn new(options: &[(String, String)]) -> Stores {
+    pub(crate) fn new(options: &[(String, String)]) -> Stores {
         Stores {
             options: options.to_vec(),
             built: Mutex::new(HashMap::new()),
@@ -105,7 +105,7 @@ impl Stores {
     }
 
     /// The store holding `url`, and the object key within it.
-    pub fn resolve(&self, url: &str) -> Result<(Arc<dyn ObjectStore>, Key, Url)> {
+    pub(crate) fn resolve(&self, url: &str) -> Result<(Arc<dyn ObjectStore>, Key, Url)> {
         let parsed = Url::parse(url).map_err(|e| input(url, format!("not a valid URL: {e}")))?;
         let (scheme, key) = ObjectStoreScheme::parse(&parsed)
             .map_err(|e| input(url, format!("not an object-store URL: {e}")))?;
@@ -177,7 +177,7 @@ impl Stores {
     }
 
     /// The object at `url`, with its size and ETag now.
-    pub fn head(&self, url: &str) -> Result<Arc<Object>> {
+    pub(crate) fn head(&self, url: &str) -> Result<Arc<Object>> {
         let (store, key, _) = self.resolve(url)?;
         let meta = block_on(store.head(&key))?.map_err(|e| store_error(url, &e))?;
         Ok(Arc::new(Object::new(store, key, url.to_string(), &meta)))
@@ -185,7 +185,7 @@ impl Stores {
 
     /// The objects under `url` taken as a folder (its key plus `/`), sorted
     /// by key, with their sizes and ETags.
-    pub fn list(&self, url: &str) -> Result<Vec<Arc<Object>>> {
+    pub(crate) fn list(&self, url: &str) -> Result<Vec<Arc<Object>>> {
         let (store, key, parsed) = self.resolve(url)?;
         let prefix = if key.as_ref().is_empty() {
             None
@@ -210,14 +210,14 @@ impl Stores {
 
 /// Bytes and requests fetched from object stores.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Fetched {
+pub(crate) struct Fetched {
     pub bytes: u64,
     pub requests: u64,
 }
 
 /// A remote file: where it is, and its size and ETag when the table was
 /// opened, which every read must still match.
-pub struct Object {
+pub(crate) struct Object {
     store: Arc<dyn ObjectStore>,
     key: Key,
     /// The URL, as messages name the file.
@@ -257,16 +257,16 @@ impl Object {
     }
 
     /// The URL as a path, which is how the readers name files.
-    pub fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         PathBuf::from(&self.url)
     }
 
     /// The key within its bucket.
-    pub fn key(&self) -> &str {
+    pub(crate) fn key(&self) -> &str {
         self.key.as_ref()
     }
 
-    pub fn fetched(&self) -> Fetched {
+    pub(crate) fn fetched(&self) -> Fetched {
         Fetched {
             bytes: self.bytes.load(Ordering::Relaxed),
             requests: self.requests.load(Ordering::Relaxed),
@@ -304,7 +304,7 @@ impl Object {
     }
 
     /// The bytes of `range`, in one request.
-    pub fn fetch(self: &Arc<Self>, range: Range<u64>) -> Result<Bytes> {
+    pub(crate) fn fetch(self: &Arc<Self>, range: Range<u64>) -> Result<Bytes> {
         if range.is_empty() {
             return Ok(Bytes::new());
         }
@@ -314,7 +314,7 @@ impl Object {
     /// The bytes of each of `ranges`: ranges closer than `COALESCE` are
     /// fetched in one request (up to `MAX_REQUEST` bytes), and up to
     /// `CONCURRENT` requests run at once.
-    pub fn fetch_many(self: &Arc<Self>, ranges: &[Range<u64>]) -> Result<Vec<(u64, Bytes)>> {
+    pub(crate) fn fetch_many(self: &Arc<Self>, ranges: &[Range<u64>]) -> Result<Vec<(u64, Bytes)>> {
         let merged = merge_ranges(ranges, |last, r| {
             r.start <= last.end + COALESCE && r.end - last.start <= MAX_REQUEST
         });
@@ -369,7 +369,7 @@ fn input(url: &str, message: impl Into<String>) -> ReconError {
 /// One line for an object-store failure, naming the URL. Query strings
 /// (SAS tokens, signatures) and the values of secret settings are cut out:
 /// a message must never carry a credential.
-pub fn store_error(url: &str, e: &object_store::Error) -> ReconError {
+pub(crate) fn store_error(url: &str, e: &object_store::Error) -> ReconError {
     use object_store::Error as E;
     let what = match e {
         E::NotFound { .. } => "not found (no such object, folder or bucket)".to_string(),
@@ -435,7 +435,7 @@ fn s_source<'a>(
 }
 
 /// `text` on one line, without URL query strings or secret values.
-pub fn redact(text: &str) -> String {
+pub(crate) fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(q) = rest.find('?') {

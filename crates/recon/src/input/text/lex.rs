@@ -21,7 +21,7 @@ pub use crate::config::Dialect;
 /// One field of the current record: a byte range into [`RecordBuf::data`]
 /// (unescaped content) and whether it was quoted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldSpan {
+pub(crate) struct FieldSpan {
     pub start: usize,
     pub end: usize,
     pub quoted: bool,
@@ -31,8 +31,8 @@ pub struct FieldSpan {
 /// record once the buffers have grown.
 #[derive(Debug, Default)]
 pub struct RecordBuf {
-    pub data: Vec<u8>,
-    pub fields: Vec<FieldSpan>,
+    pub(crate) data: Vec<u8>,
+    pub(crate) fields: Vec<FieldSpan>,
 }
 
 impl RecordBuf {
@@ -41,6 +41,7 @@ impl RecordBuf {
         self.fields.len()
     }
 
+    /// Whether the record has no field.
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }
@@ -54,7 +55,7 @@ impl RecordBuf {
 
     /// True for a record made of one empty unquoted field, i.e. an empty
     /// physical line.
-    pub fn is_blank_line(&self) -> bool {
+    pub(crate) fn is_blank_line(&self) -> bool {
         match self.fields.as_slice() {
             [f] => f.start == f.end && !f.quoted,
             _ => false,
@@ -83,6 +84,7 @@ pub struct LexError {
     /// Byte offset, relative to the buffer given to [`Lexer::new`], of the
     /// offending byte.
     pub offset: usize,
+    /// What is wrong there.
     pub message: String,
 }
 
@@ -131,7 +133,7 @@ fn find_any<const N: usize>(hay: &[u8], needles: [u8; N]) -> Option<usize> {
 }
 
 /// Counts `\n` bytes (physical lines), for line numbers in messages.
-pub fn count_newlines(buf: &[u8]) -> u64 {
+pub(crate) fn count_newlines(buf: &[u8]) -> u64 {
     // Counting into a u8 per 255-byte block lets the compiler use byte-wide
     // vector lanes (no early exit, no overflow possible); widening once per
     // block keeps the total exact.
@@ -289,7 +291,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Offset of the next unread byte.
-    pub fn position(&self) -> usize {
+    pub(crate) fn position(&self) -> usize {
         self.pos
     }
 

@@ -7,6 +7,6 @@
 //! `Table`, which uses these, so it sits above both: `input/text_reader.rs`.
 
 pub mod lex;
-pub mod parse;
-pub mod sniff;
-pub mod values;
+pub(super) mod parse;
+pub(crate) mod sniff;
+pub(crate) mod values;

@@ -418,7 +418,7 @@ pub(crate) fn parse_timestamp(s: &str, unit: Unit, tz: Option<&str>) -> Result<i
 /// strftime pattern (`--date-format`, `--timestamp-format`) and zone
 /// abbreviations mapped to offsets (`--assume-tz EST=-05:00`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct TextFormat<'a> {
+pub(crate) struct TextFormat<'a> {
     pub pattern: Option<&'a str>,
     pub zones: &'a [(String, i32)],
 }

@@ -31,11 +31,11 @@
 
 use super::lex::{last_record_end, Dialect, Lexer, RecordBuf};
 use super::parse;
-pub use crate::config::Sniff;
+pub(crate) use crate::config::Sniff;
 
 /// The dialect a sample reads as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sniffed {
+pub(crate) struct Sniffed {
     pub dialect: Dialect,
     pub header: bool,
     /// The header choice rests on no evidence (every column is text).
@@ -54,7 +54,7 @@ pub struct Sniffed {
 
 /// What errors a preamble or comment lines cause should suggest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Hint {
+pub(crate) struct Hint {
     /// Lines from the top of the file the hint is about: the preamble's, or
     /// up to the first comment line.
     pub lines: usize,
@@ -67,7 +67,7 @@ pub struct Hint {
 }
 
 impl Hint {
-    pub fn words(&self) -> String {
+    pub(crate) fn words(&self) -> String {
         let n = self.lines;
         let lines = if n == 1 {
             "line looks".to_string()
@@ -728,7 +728,7 @@ fn choose_quote(
 }
 
 /// The dialect in words, for the schema screen and the report.
-pub fn describe(
+pub(crate) fn describe(
     d: &Dialect,
     header: bool,
     sniff: Sniff,

@@ -62,25 +62,11 @@ impl TextColumn {
 }
 
 /// A bad value: its row in the batch and what is wrong.
-pub type BadValue = (usize, String);
+pub(crate) type BadValue = (usize, String);
 
-/// Parses text values (None: NULL) into an array of type `dt`. Stops at the
-/// first bad value.
-pub fn parse_values(
-    dt: &DataType,
-    values: &[Option<&str>],
-) -> std::result::Result<ArrayRef, BadValue> {
-    let mut bad = Vec::new();
-    let arr = parse_lenient(dt, values, &mut bad, 1);
-    match bad.into_iter().next() {
-        Some(b) => Err(b),
-        None => Ok(arr),
-    }
-}
-
-/// Parses like [`parse_values`] but records up to `keep` bad values (their
-/// slots become NULL) instead of stopping; `bad` is sorted by row.
-pub fn parse_lenient(
+/// Parses text values (None: NULL) into an array of type `dt`, recording up
+/// to `keep` bad values (their slots become NULL); `bad` is sorted by row.
+pub(crate) fn parse_lenient(
     dt: &DataType,
     values: &[Option<&str>],
     bad: &mut Vec<BadValue>,
@@ -91,7 +77,7 @@ pub fn parse_lenient(
 
 /// [`parse_lenient`] for values written as `column` says (its pattern and
 /// zones; the caller has applied [`TextColumn::prepare`]).
-pub fn parse_lenient_as(
+pub(crate) fn parse_lenient_as(
     dt: &DataType,
     values: &[Option<&str>],
     bad: &mut Vec<BadValue>,
@@ -280,7 +266,7 @@ pub fn parse_lenient_as(
 /// narrowest of int64, decimal(38,s), float64, boolean, date, timestamp that
 /// parses every value exactly; otherwise text. Values after the sample that
 /// do not fit are parse errors, never silent NULLs.
-pub fn infer(values: &[&str]) -> DataType {
+pub(crate) fn infer(values: &[&str]) -> DataType {
     if values.is_empty() {
         return DataType::Utf8;
     }

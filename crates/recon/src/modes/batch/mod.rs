@@ -8,10 +8,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::config::batch::{BatchFile, BatchMode, PairEntry};
-use crate::config::{
-    default_limit, default_threads, AlignOptions, InputConfig, Passes, RulesFile, Thresholds,
-};
+use crate::config::batch::{BatchFile, BatchMode, PairEntry, PairSettings};
+use crate::config::{AlignOptions, Passes, RulesFile, Thresholds};
 use crate::engine::Progress;
 use crate::error::{ReconError, Result};
 use crate::modes::fingerprint::compare::compare;
@@ -23,17 +21,22 @@ use crate::report::Verdict;
 /// Where one pair of a batch is.
 #[derive(Debug, Clone)]
 pub enum PairState {
+    /// Not started yet.
     Waiting,
     /// Running since `started`; `progress` is its run's live counters (phase,
     /// rows, buckets), the ones a single `recon diff` shows.
     Running {
+        /// The pair's run counters.
         progress: Arc<Progress>,
+        /// When the pair started.
         started: Instant,
     },
     /// Ended with this verdict (`pass`, `pass_with_drift`, `fail`, `error`
     /// or `skipped`).
     Finished {
+        /// The pair's verdict.
         verdict: Verdict,
+        /// The pair's wall time.
         seconds: f64,
     },
 }
@@ -81,37 +84,22 @@ pub struct BatchOptions {
     pub progress: Arc<BatchProgress>,
 }
 
-/// The pair's alignment and input settings: its own, then its rules file,
-/// then the defaults' (settings given earlier win; lists add up). The
-/// rules files and `align` tables may hold `skip_rows` and `comment` too;
-/// they fill what the pair's input table leaves unset. `read_rules`: load
-/// the pair's rules file too (at run time; validation leaves it out).
-fn settings_of(
-    p: &PairEntry,
-    file: &BatchFile,
-    read_rules: bool,
-) -> std::result::Result<(AlignOptions, InputConfig), String> {
-    let mut o = AlignOptions::default();
-    let mut input = pair_inputs(p, file).clone();
-    p.align.fill_input(&mut input);
-    p.align
-        .clone()
-        .apply_to(&mut o)
-        .map_err(|e| e.to_string())?;
-    if let Some(r) = p.rules_file.as_ref().filter(|_| read_rules) {
-        let rules = RulesFile::load(r).map_err(|e| e.to_string())?;
-        rules.fill_input(&mut input);
-        rules
-            .apply_to(&mut o)
-            .map_err(|e| format!("{}: {e}", r.display()))?;
-    }
-    file.defaults.align.fill_input(&mut input);
-    file.defaults
-        .align
-        .clone()
-        .apply_to(&mut o)
-        .map_err(|e| e.to_string())?;
-    Ok((o, input))
+/// The pair's options by the library's one path from layered settings
+/// ([`DiffOptions::from_layers`]): its own tables, then its rules file, then
+/// `[defaults]`. `read_rules`: load the pair's rules file too (at run time;
+/// validation leaves it out, since a missing file is the pair's error).
+fn options_of(p: &PairEntry, file: &BatchFile, read_rules: bool) -> Result<DiffOptions> {
+    let own = PairSettings {
+        run: p.run.clone(),
+        thresholds: p.thresholds,
+        align: p.align.clone(),
+        input: p.input.clone(),
+    };
+    let rules = match p.rules_file.as_ref().filter(|_| read_rules) {
+        Some(r) => Some((r.as_path(), RulesFile::load(r)?)),
+        None => None,
+    };
+    DiffOptions::from_layers(&own, rules, &file.defaults)
 }
 
 /// Runs one pair with its memory limit divided by `jobs`, updating
@@ -123,24 +111,23 @@ fn run_pair(
     progress: Arc<Progress>,
 ) -> Result<PairOutcome> {
     let started = Instant::now();
-    let d = &file.defaults;
-    let usage = |e: String| ReconError::Usage(format!("pair {:?}: {e}", p.name));
-    let (align, inputs) = settings_of(p, file, true).map_err(usage)?;
-    let inputs = inputs.build()?;
-    let mut run = p.run.or(&d.run).build(default_threads(), default_limit())?;
+    // A bad value names the pair; a missing or unreadable input is the
+    // error as it is.
+    let named = |e: ReconError| match e {
+        ReconError::Usage(m) => ReconError::Usage(format!("pair {:?}: {m}", p.name)),
+        other => other,
+    };
+    let opts = options_of(p, file, true).map_err(named)?;
+    let mut run = opts.run.clone();
     if run.memory_limit != u64::MAX {
         run.memory_limit /= jobs.max(1) as u64;
     }
-    let thresholds: Thresholds = p.thresholds.or(d.thresholds);
     match p.mode {
         BatchMode::Diff => {
             let opts = DiffOptions {
                 run,
-                align,
-                inputs,
-                thresholds,
                 progress,
-                ..DiffOptions::default()
+                ..opts
             };
             let outcome = crate::modes::diff::diff(&p.source, &p.target, &opts)?;
             let text = outcome.report.render_text(&outcome.quoted);
@@ -152,14 +139,14 @@ fn run_pair(
             ))
         }
         BatchMode::Quick => {
-            let opts = FingerprintOptions {
+            let fp = FingerprintOptions {
                 threads: run.threads,
                 temp_dir: run.temp_dir,
-                align,
+                align: opts.align,
                 progress,
                 ..FingerprintOptions::default()
             };
-            let [s, t] = fingerprint_pair(&p.source, &p.target, &opts, &inputs)?;
+            let [s, t] = fingerprint_pair(&p.source, &p.target, &fp, &opts.inputs)?;
             let cmp = compare(&s, &t)?;
             Ok(PairOutcome {
                 name: p.name.clone(),
@@ -255,14 +242,9 @@ fn validate_pairs(path: &Path, file: &BatchFile) -> Result<()> {
             |m: String| ReconError::Usage(format!("{}: pair {:?}: {}", path.display(), p.name, m));
         // The rules file is data read when the pair runs; the batch file's
         // own tables are checked here.
-        let (align, input) = settings_of(p, file, false).map_err(bad)?;
-        input.build().map_err(|e| bad(e.one_line()))?;
-        p.run
-            .or(&d.run)
-            .build(default_threads(), default_limit())
-            .map_err(|e| bad(e.one_line()))?;
+        let opts = options_of(p, file, false).map_err(|e| bad(e.one_line()))?;
         if p.mode == BatchMode::Quick {
-            quick_refusal(p, &align, d.thresholds).map_err(bad)?;
+            quick_refusal(p, &opts.align, d.thresholds).map_err(bad)?;
         }
     }
     Ok(())
@@ -301,15 +283,6 @@ fn quick_refusal(
         );
     }
     Ok(())
-}
-
-/// A pair's `[pair.input]`, which replaces `[defaults.input]` as a whole.
-fn pair_inputs<'a>(p: &'a PairEntry, file: &'a BatchFile) -> &'a InputConfig {
-    if p.input != InputConfig::default() {
-        &p.input
-    } else {
-        &file.defaults.input
-    }
 }
 
 /// Runs the pairs of `path`, `opts.jobs` at a time, in file order (results

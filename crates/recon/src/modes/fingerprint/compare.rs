@@ -28,16 +28,22 @@ pub struct GroupComparison {
 /// The comparison of two fingerprints.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
+    /// Version of this JSON's layout.
     pub recon_fingerprint_comparison_version: u32,
     /// Everything agrees: strong evidence that the tables hold the same rows
     /// (not a proof: see docs/fingerprint.md).
     pub fingerprints_match: bool,
+    /// The source fingerprint's table, as it was named when fingerprinted.
     pub source: String,
+    /// The target fingerprint's table.
     pub target: String,
+    /// The column the fingerprints are grouped by, if any.
     pub by: Option<String>,
+    /// The two whole tables compared.
     pub total: GroupComparison,
     /// Groups that differ or are on one side only, in group order.
     pub groups_differing: Vec<GroupComparison>,
+    /// Groups compared (on either side).
     pub groups_compared: usize,
     /// When both files have sketches and the tables differ: what they decoded to.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,7 +55,7 @@ pub struct Comparison {
 }
 
 /// Differing row digests with their copies, source − target.
-pub type Differences = Vec<(u128, i64)>;
+pub(crate) type Differences = Vec<(u128, i64)>;
 
 /// What two fingerprints' sketches said.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -294,6 +300,7 @@ impl Comparison {
         Ok(DigestsFile::new(a, b, differences))
     }
 
+    /// The comparison as pretty JSON (`recon compare --json`).
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
         s.push('\n');

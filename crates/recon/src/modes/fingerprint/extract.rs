@@ -24,7 +24,7 @@ use crate::input::{Fetcher, Source};
 use crate::side::Side;
 
 /// Version of the digests file format (docs/sketch.md).
-pub const DIGESTS_VERSION: u32 = 1;
+pub(crate) const DIGESTS_VERSION: u32 = 1;
 
 /// One table's whole-table fingerprint, as the digests file names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,12 +64,17 @@ pub struct DigestCount {
 /// fingerprinted tables, with the two tables' totals it adds up to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DigestsFile {
+    /// Version of this file's layout.
     pub recon_digests_version: u32,
+    /// The row encoding's version (docs/encoding.md).
     pub encoding_version: u32,
+    /// The digest algorithm, as the fingerprints name it.
     pub algorithm: String,
     /// The columns (name order), value classes and rules of both fingerprints.
     pub columns: Vec<ColumnSpec>,
+    /// The source table's rows and digest sum.
     pub source: TableTotal,
+    /// The target table's.
     pub target: TableTotal,
     /// By digest.
     pub differences: Vec<DigestCount>,
@@ -93,6 +98,7 @@ impl DigestsFile {
         }
     }
 
+    /// The file as pretty JSON.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
         s.push('\n');

@@ -14,9 +14,9 @@
 //! Row digests here combine the columns in **name order**, so two tables
 //! whose columns are in different orders fingerprint alike.
 
-pub mod compare;
-pub mod extract;
-pub mod sketch;
+pub(crate) mod compare;
+pub(crate) mod extract;
+pub(crate) mod sketch;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -38,18 +38,21 @@ use crate::plan::ComparePlan;
 use crate::side::Side;
 
 /// Version of the fingerprint file format (docs/fingerprint.md).
-pub const FINGERPRINT_VERSION: u32 = 1;
+pub(crate) const FINGERPRINT_VERSION: u32 = 1;
 
 /// The digest algorithm a file was made with; files with another are refused.
-pub const ALGORITHM: &str = "recon-v2: canonical value digests (P bijection or XXH3-128), row digest Q(sum (V xor A_c) * B_c) over columns in name order, sums mod 2^128";
+pub(crate) const ALGORITHM: &str = "recon-v2: canonical value digests (P bijection or XXH3-128), row digest Q(sum (V xor A_c) * B_c) over columns in name order, sums mod 2^128";
 
 /// Options of one fingerprint run.
 #[derive(Debug, Clone)]
 pub struct FingerprintOptions {
+    /// Worker threads (`--threads`).
     pub threads: usize,
+    /// Rows per batch read (`--batch-size`).
     pub batch_size: usize,
     /// Conversions and normalization rules (as for a diff).
     pub align: AlignOptions,
+    /// How the table is read (format, CSV dialect, object-store settings).
     pub inputs: InputOptions,
     /// Group by this column (any type), e.g. business_date.
     pub by: Option<String>,
@@ -58,9 +61,11 @@ pub struct FingerprintOptions {
     /// Where `-` and pipes are spooled (None: the system temp dir).
     pub temp_dir: Option<PathBuf>,
     /// Also keep a sketch of the row digests sized for this many differing
-    /// distinct rows ([`sketch`]): what names the differing rows later.
+    /// distinct rows (docs/sketch.md): what names the differing rows later.
     pub sketch: Option<u64>,
+    /// The run's live counters, for a progress display.
     pub progress: Arc<Progress>,
+    /// Stops the run when cancelled.
     pub cancel: CancelToken,
 }
 
@@ -85,11 +90,11 @@ impl Default for FingerprintOptions {
 mod hex128 {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format!("{v:032x}"))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
         let text = String::deserialize(d)?;
         u128::from_str_radix(&text, 16).map_err(serde::de::Error::custom)
     }
@@ -117,7 +122,7 @@ pub struct ColumnDigest {
 
 impl ColumnDigest {
     /// Adds a column's value digests; `null` (NULL's digest) is counted out.
-    pub fn add_values(&mut self, values: &[u128], null: u128) {
+    pub(crate) fn add_values(&mut self, values: &[u128], null: u128) {
         let (mut n, mut sum) = (0u64, 0u128);
         for &v in values {
             let keep = v != null;
@@ -155,8 +160,11 @@ pub struct GroupDigest {
 /// A fingerprint file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FingerprintFile {
+    /// Version of this file's layout (docs/fingerprint.md).
     pub recon_fingerprint_version: u32,
+    /// The row encoding's version (docs/encoding.md).
     pub encoding_version: u32,
+    /// The digest algorithm, spelled out.
     pub algorithm: String,
     /// What was fingerprinted (for people; not compared, may be left out).
     #[serde(default)]
@@ -179,6 +187,7 @@ pub struct FingerprintFile {
 }
 
 impl FingerprintFile {
+    /// The file as pretty JSON, as written.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
         s.push('\n');
@@ -656,7 +665,7 @@ pub(crate) fn refuse_keyed(align: &AlignOptions) -> Result<()> {
 /// compared by their small fingerprint files ([`compare::compare`]).
 ///
 /// ```
-/// use recon::modes::fingerprint::{compare::compare, fingerprint, FingerprintOptions};
+/// use recon::fingerprint::{compare, fingerprint, FingerprintOptions};
 ///
 /// let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/demo");
 /// let opts = FingerprintOptions::default();

@@ -23,7 +23,7 @@ const SMALLEST_LOG_CELLS: u32 = 4;
 const MAGIC: &[u8; 8] = b"reconSK1";
 /// The most differing rows a sketch can be sized for (2²⁸ cells per
 /// sub-table, 24 GiB: more is a table to diff, not to sketch).
-pub const MAX_SKETCH: u64 = 1 << 29;
+pub(crate) const MAX_SKETCH: u64 = 1 << 29;
 
 /// The sketch a fingerprint file references.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,7 +57,7 @@ impl SketchRef {
 }
 
 /// A table's sketch sized for `differences` differing distinct rows.
-pub fn new_sketch(differences: u64) -> Result<Iblt> {
+pub(crate) fn new_sketch(differences: u64) -> Result<Iblt> {
     if !(1..=MAX_SKETCH).contains(&differences) {
         return Err(ReconError::Usage(format!(
             "--sketch {differences}: give a number of differing rows from 1 to {MAX_SKETCH}"
@@ -68,7 +68,7 @@ pub fn new_sketch(differences: u64) -> Result<Iblt> {
 
 /// The levels of `sketch`, smallest first: it, folded down to 16 cells
 /// per sub-table.
-pub fn levels(sketch: &Iblt) -> Vec<Iblt> {
+pub(crate) fn levels(sketch: &Iblt) -> Vec<Iblt> {
     let mut out = vec![sketch.clone()];
     while out[out.len() - 1].log_cells() > SMALLEST_LOG_CELLS {
         let Some(half) = out[out.len() - 1].fold() else {
@@ -104,13 +104,13 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Where the sketch of the fingerprint file `json` goes: beside it, with
 /// the extension `.sketch` (`a.fp.json` → `a.fp.sketch`).
-pub fn sketch_path(json: &Path) -> PathBuf {
+pub(crate) fn sketch_path(json: &Path) -> PathBuf {
     json.with_extension("sketch")
 }
 
 /// Writes `levels` ([`levels`]) beside the fingerprint file `json`
 /// (atomically), returning the reference the JSON file holds.
-pub fn write(json: &Path, levels: &[Iblt], differences: u64) -> Result<SketchRef> {
+pub(crate) fn write(json: &Path, levels: &[Iblt], differences: u64) -> Result<SketchRef> {
     let bytes = file_bytes(levels);
     let path = sketch_path(json);
     crate::evidence::write_atomic(&path, &bytes)?;
@@ -129,7 +129,7 @@ pub fn write(json: &Path, levels: &[Iblt], differences: u64) -> Result<SketchRef
 
 /// Reads the sketch the fingerprint file `json` references, refusing a
 /// file whose SHA-256 or layout is not the one referenced.
-pub fn read(json: &Path, r: &SketchRef) -> Result<Vec<Iblt>> {
+pub(crate) fn read(json: &Path, r: &SketchRef) -> Result<Vec<Iblt>> {
     if r.file.contains(['/', '\\']) || r.file.is_empty() || r.file.starts_with('.') {
         return Err(ReconError::input(
             json,
@@ -179,7 +179,7 @@ fn parse(bytes: &[u8]) -> Option<Vec<Iblt>> {
 
 /// What the sketches of two fingerprints decoded to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decoded {
+pub(crate) enum Decoded {
     /// Every differing digest with its copies (source − target), from
     /// the level of `2^log_cells` cells per sub-table, checked against the
     /// tables' row counts, row sums and row mixes.
@@ -195,11 +195,11 @@ pub enum Decoded {
 
 /// The differences of the whole tables (rows, row sum, row mix:
 /// source − target) a decode must add up to.
-pub type Totals = (i64, u128, u64);
+pub(crate) type Totals = (i64, u128, u64);
 
 /// Decodes the difference of two tables' sketch levels (source − target),
 /// from the smallest level both hold, upward.
-pub fn decode(source: &[Iblt], target: &[Iblt], totals: Totals) -> Decoded {
+pub(crate) fn decode(source: &[Iblt], target: &[Iblt], totals: Totals) -> Decoded {
     let mut estimate = (0, true);
     for s in source {
         let Some(t) = target.iter().find(|t| t.log_cells() == s.log_cells()) else {

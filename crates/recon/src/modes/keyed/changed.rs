@@ -32,7 +32,7 @@ use crate::plan::ComparePlan;
 use crate::report::{ChangedSample, ChangedValue};
 
 /// What the changed-keys pass produced.
-pub struct ChangedResult {
+pub(crate) struct ChangedResult {
     /// Rows written to changed.parquet (None without an output).
     pub written: Option<u64>,
     pub samples: Vec<ChangedSample>,
@@ -41,7 +41,7 @@ pub struct ChangedResult {
 }
 
 /// Everything the changed-keys pass reads.
-pub struct ChangedInputs<'a> {
+pub(crate) struct ChangedInputs<'a> {
     pub sides: &'a [ScanSide<'a>; 2],
     pub plan: &'a ComparePlan,
     pub shape: &'a KeyedShape,
@@ -128,7 +128,7 @@ fn fetch_rows(table: &Table, locators: &[u64]) -> Result<RecordBatch> {
 }
 
 /// Reads every changed key's two rows once; writes `dest` if given.
-pub fn changed_stage(inp: &ChangedInputs<'_>, dest: Option<&Path>) -> Result<ChangedResult> {
+pub(crate) fn changed_stage(inp: &ChangedInputs<'_>, dest: Option<&Path>) -> Result<ChangedResult> {
     let bytes = super::matcher::pair_bytes(inp.shape.values.len());
     let expected = inp.found.counts.value_mismatch;
     // The samples: the changed keys with the smallest key digests, a choice

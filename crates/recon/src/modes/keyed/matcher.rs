@@ -41,10 +41,10 @@ const EMPTY: Entry = Entry {
 
 /// Bytes a map entry costs (key, entry, control byte, load factor slack),
 /// for sizing maps against their share.
-pub const ENTRY_BYTES: usize = 16 + std::mem::size_of::<Entry>() + 16;
+pub(crate) const ENTRY_BYTES: usize = 16 + std::mem::size_of::<Entry>() + 16;
 
 /// Settings and destinations shared by the workers' matchers.
-pub struct KeyedSlots {
+pub(crate) struct KeyedSlots {
     pub shape: Arc<KeyedShape>,
     /// Per side, per file: dense ordinal of the file's first position.
     pub bases: [Vec<u64>; 2],
@@ -66,7 +66,7 @@ impl KeyedSlots {
     }
 
     /// Words of a changed-key record's column mask.
-    pub fn mask_words(&self) -> usize {
+    pub(crate) fn mask_words(&self) -> usize {
         mask_words(self.shape.values.len())
     }
 }
@@ -78,13 +78,13 @@ fn mask_words(values: usize) -> usize {
 
 /// Bytes of one changed-key record for `values` value columns: source
 /// locator, target locator, key digest, column mask.
-pub fn pair_bytes(values: usize) -> usize {
+pub(crate) fn pair_bytes(values: usize) -> usize {
     8 + 8 + 16 + 8 * mask_words(values)
 }
 
 /// A changed key: where its two rows are and which columns differ.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChangedPair {
+pub(crate) struct ChangedPair {
     pub source: u64,
     pub target: u64,
     pub key: u128,
@@ -93,7 +93,7 @@ pub struct ChangedPair {
 }
 
 impl ChangedPair {
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         out.clear();
         out.extend_from_slice(&self.source.to_le_bytes());
         out.extend_from_slice(&self.target.to_le_bytes());
@@ -103,7 +103,7 @@ impl ChangedPair {
         }
     }
 
-    pub fn decode(rec: &[u8]) -> ChangedPair {
+    pub(crate) fn decode(rec: &[u8]) -> ChangedPair {
         let u64_at = |at: usize| {
             let mut b = [0u8; 8];
             b.copy_from_slice(&rec[at..at + 8]);
@@ -119,7 +119,7 @@ impl ChangedPair {
         }
     }
 
-    pub fn changed(&self, v: usize) -> bool {
+    pub(crate) fn changed(&self, v: usize) -> bool {
         self.mask[v / 64] >> (v % 64) & 1 == 1
     }
 }
@@ -127,7 +127,7 @@ impl ChangedPair {
 /// A duplicated key chosen for display: keys whose copies differ in
 /// number come first (they are drift), then by key digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct DupRef {
+pub(crate) struct DupRef {
     pub same_counts: bool,
     pub key: u128,
     pub side: usize,
@@ -138,7 +138,7 @@ pub struct DupRef {
 
 /// Counts of the keyed categories.
 #[derive(Debug, Clone, Default)]
-pub struct KeyCounts {
+pub(crate) struct KeyCounts {
     pub matched: u64,
     pub value_mismatch: u64,
     /// [missing_in_target, missing_in_source]
@@ -182,7 +182,7 @@ impl KeyCounts {
 }
 
 /// One worker's keyed state.
-pub struct KeyedMatcher {
+pub(crate) struct KeyedMatcher {
     slots: Arc<KeyedSlots>,
     map: HashMap<u128, Entry, DigestBuildHasher>,
     writer: SpillWriter,
@@ -203,7 +203,7 @@ pub struct KeyedMatcher {
 }
 
 /// What keyed reconciliation found.
-pub struct KeyedFound {
+pub(crate) struct KeyedFound {
     pub counts: KeyCounts,
     /// EXCEPT ALL statistics of the keyed rows (changed and missing keys).
     pub stats: [DirectionStats; 2],
@@ -217,11 +217,11 @@ pub struct KeyedFound {
 }
 
 impl KeyedFound {
-    pub fn pair_key(ranges: usize, range: usize) -> u32 {
+    pub(crate) fn pair_key(ranges: usize, range: usize) -> u32 {
         (2 * ranges + range) as u32
     }
 
-    pub fn dup_base(ranges: usize) -> u32 {
+    pub(crate) fn dup_base(ranges: usize) -> u32 {
         (3 * ranges) as u32
     }
 }
@@ -237,7 +237,7 @@ fn push_bounded<T: Ord>(heap: &mut BinaryHeap<T>, item: T, limit: usize) {
 }
 
 impl KeyedMatcher {
-    pub fn new(slots: Arc<KeyedSlots>) -> KeyedMatcher {
+    pub(crate) fn new(slots: Arc<KeyedSlots>) -> KeyedMatcher {
         let ranges = slots.ranges;
         let dup_buckets = 1usize << slots.dup_bucket_bits;
         let small = slots.chunk_bytes.min(64 * 1024);
@@ -258,7 +258,7 @@ impl KeyedMatcher {
         }
     }
 
-    pub fn merge(matchers: Vec<KeyedMatcher>, sample: usize) -> Result<KeyedFound> {
+    pub(crate) fn merge(matchers: Vec<KeyedMatcher>, sample: usize) -> Result<KeyedFound> {
         let first = matchers.first().map(|m| m.slots.clone());
         let mut counts = first
             .as_ref()

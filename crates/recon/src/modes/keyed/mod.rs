@@ -54,13 +54,13 @@ use crate::report::*;
 use crate::side::Side;
 
 /// Names of the files keyed mode writes into `--output`.
-pub const CHANGED_FILE: &str = "changed.parquet";
-pub const MISSING_IN_TARGET_FILE: &str = "missing_in_target.parquet";
-pub const MISSING_IN_SOURCE_FILE: &str = "missing_in_source.parquet";
-pub const DUPLICATE_SOURCE_FILE: &str = "duplicate_keys_source_only.parquet";
-pub const DUPLICATE_TARGET_FILE: &str = "duplicate_keys_target_only.parquet";
-pub const NULL_SOURCE_FILE: &str = "null_keys_source_only.parquet";
-pub const NULL_TARGET_FILE: &str = "null_keys_target_only.parquet";
+pub(crate) const CHANGED_FILE: &str = "changed.parquet";
+pub(crate) const MISSING_IN_TARGET_FILE: &str = "missing_in_target.parquet";
+pub(crate) const MISSING_IN_SOURCE_FILE: &str = "missing_in_source.parquet";
+pub(crate) const DUPLICATE_SOURCE_FILE: &str = "duplicate_keys_source_only.parquet";
+pub(crate) const DUPLICATE_TARGET_FILE: &str = "duplicate_keys_target_only.parquet";
+pub(crate) const NULL_SOURCE_FILE: &str = "null_keys_source_only.parquet";
+pub(crate) const NULL_TARGET_FILE: &str = "null_keys_target_only.parquet";
 
 const FILES: [&str; 8] = [
     CHANGED_FILE,
@@ -155,7 +155,7 @@ pub(crate) fn shape(
 }
 
 /// Compares `source` and `target` by the key in `opts.align.key`.
-pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<DiffOutcome> {
+pub(crate) fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<DiffOutcome> {
     let mut clock = PhaseClock::start();
     opts.validate()?;
     let run = &opts.run;

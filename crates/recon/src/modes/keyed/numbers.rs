@@ -13,7 +13,7 @@ use crate::config::Tolerance;
 
 /// One number, or NULL.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Num {
+pub(crate) enum Num {
     Null,
     /// `mantissa × 10^-scale`.
     Exact {
@@ -24,11 +24,11 @@ pub enum Num {
 }
 
 /// Bytes of one number in a spill record.
-pub const NUM_BYTES: usize = 24;
+pub(crate) const NUM_BYTES: usize = 24;
 
 impl Num {
     /// Writes the number into `out` (exactly [`NUM_BYTES`] long).
-    pub fn encode(&self, out: &mut [u8]) {
+    pub(crate) fn encode(&self, out: &mut [u8]) {
         out.fill(0);
         match *self {
             Num::Null => {}
@@ -45,7 +45,7 @@ impl Num {
     }
 
     /// Reads a number written by [`Num::encode`].
-    pub fn decode(b: &[u8]) -> Num {
+    pub(crate) fn decode(b: &[u8]) -> Num {
         let word = |r: std::ops::Range<usize>| {
             let mut w = [0u8; 16];
             w[..r.len()].copy_from_slice(&b[r]);
@@ -73,7 +73,7 @@ impl Num {
 
     /// The number as text: exact decimals digit for digit, floats in the
     /// shortest form that reads back to the same float64.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         match *self {
             Num::Null => "NULL".into(),
             Num::Float(f) => format!("{f}"),
@@ -104,7 +104,7 @@ impl Num {
 }
 
 /// Whether a value class is carried as numbers (after conversions).
-pub fn is_numeric_class(class: &crate::plan::classes::ValueClass) -> bool {
+pub(crate) fn is_numeric_class(class: &crate::plan::classes::ValueClass) -> bool {
     use crate::plan::classes::ValueClass;
     matches!(
         class,
@@ -215,7 +215,7 @@ fn common(values: &[(i128, i32)]) -> Option<Vec<i256>> {
 /// numbers are compared exactly (a bound so large that the arithmetic
 /// would overflow 256 bits counts as not within); anything involving a
 /// float in float64.
-pub fn within(a: Num, b: Num, tol: &Tolerance) -> bool {
+pub(crate) fn within(a: Num, b: Num, tol: &Tolerance) -> bool {
     match (a, b) {
         (Num::Null, Num::Null) => true,
         (Num::Null, _) | (_, Num::Null) => false,
@@ -299,13 +299,13 @@ fn rescale_i256(v: i256, by: i32) -> Option<i256> {
 
 /// The largest absolute difference seen in one column, exact for exact numbers.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MaxDiff {
+pub(crate) struct MaxDiff {
     best: Option<Num>,
 }
 
 impl MaxDiff {
     /// Counts the difference between `a` and `b` (ignored when either is NULL).
-    pub fn add(&mut self, a: Num, b: Num) {
+    pub(crate) fn add(&mut self, a: Num, b: Num) {
         let d = match (a, b) {
             (
                 Num::Exact {
@@ -347,7 +347,7 @@ impl MaxDiff {
         }
     }
 
-    pub fn get(&self) -> Option<Num> {
+    pub(crate) fn get(&self) -> Option<Num> {
         self.best
     }
 }

@@ -51,7 +51,7 @@ use crate::side::Side;
 /// per-batch filters of the key tags, the source's key words, and the rows
 /// with a NULL key (partitioned as in one pass: they are diffed as a
 /// multiset).
-pub struct SieveSink {
+pub(crate) struct SieveSink {
     cfg: KeyedConfig,
     key: Combiner,
     null: u128,
@@ -69,7 +69,7 @@ pub struct SieveSink {
 }
 
 /// What the workers' sieve sinks add up to.
-pub struct Sieved {
+pub(crate) struct Sieved {
     pub fingerprints: [Vec<Fingerprint>; 2],
     /// Per unit, its batches' filters of key tags, when every unit has them.
     pub filters: Option<SliceFilters>,
@@ -82,7 +82,7 @@ pub struct Sieved {
 }
 
 impl SieveSink {
-    pub fn new(cfg: KeyedConfig, filter_bits: u32) -> SieveSink {
+    pub(crate) fn new(cfg: KeyedConfig, filter_bits: u32) -> SieveSink {
         SieveSink {
             key: Combiner::new(cfg.shape.key.len()),
             null: null_digest(),
@@ -103,7 +103,7 @@ impl SieveSink {
         }
     }
 
-    pub fn merge(sinks: Vec<SieveSink>, bucket_bits: u32) -> Result<Sieved> {
+    pub(crate) fn merge(sinks: Vec<SieveSink>, bucket_bits: u32) -> Result<Sieved> {
         let mut sums = [
             vec![KeySums::default(); FP_BUCKETS],
             vec![KeySums::default(); FP_BUCKETS],
@@ -205,7 +205,7 @@ impl RowSink for SieveSink {
 
 /// The source's duplicated keys and their copies, read bucket by bucket on
 /// `threads` threads.
-pub fn repeated_keys(
+pub(crate) fn repeated_keys(
     words: &SpillIndex,
     buckets: usize,
     threads: usize,
@@ -257,7 +257,7 @@ pub fn repeated_keys(
 /// bucket; empty: none) account for every bucket's difference in pass 1
 /// (`pass1`): then the rows it did not partition are the same on both
 /// sides, bucket by bucket.
-pub fn accounts_for(pass1: &[Vec<Fingerprint>; 2], spilled: &[Vec<Fingerprint>; 2]) -> bool {
+pub(crate) fn accounts_for(pass1: &[Vec<Fingerprint>; 2], spilled: &[Vec<Fingerprint>; 2]) -> bool {
     let delta = |a: &Fingerprint, b: &Fingerprint| {
         (
             a.count as i128 - b.count as i128,

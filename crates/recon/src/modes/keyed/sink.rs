@@ -31,7 +31,7 @@ use crate::side::Side;
 /// Which compared columns are the key, which are compared by value, and
 /// which carry a tolerance.
 #[derive(Debug, Clone)]
-pub struct KeyedShape {
+pub(crate) struct KeyedShape {
     /// Plan positions of the key columns, in key order.
     pub key: Vec<usize>,
     /// Plan positions of the other compared columns.
@@ -45,7 +45,7 @@ const LOC_AT: usize = ROW_AT + 16;
 const WORDS_AT: usize = LOC_AT + 8;
 
 impl KeyedShape {
-    pub fn layout(&self) -> RecordLayout {
+    pub(crate) fn layout(&self) -> RecordLayout {
         RecordLayout::with_payload(
             16 + 8 + 8 * self.values.len() + NUM_BYTES * self.tolerances.len(),
         )
@@ -57,25 +57,25 @@ impl KeyedShape {
 }
 
 /// A decoded view of one keyed record.
-pub struct KeyedRecord<'r> {
+pub(crate) struct KeyedRecord<'r> {
     pub rec: &'r [u8],
 }
 
 impl<'r> KeyedRecord<'r> {
     #[inline]
-    pub fn key(&self) -> u128 {
+    pub(crate) fn key(&self) -> u128 {
         RecordLayout::key(self.rec)
     }
 
     #[inline]
-    pub fn row(&self) -> u128 {
+    pub(crate) fn row(&self) -> u128 {
         let mut b = [0u8; 16];
         b.copy_from_slice(&self.rec[ROW_AT..LOC_AT]);
         u128::from_le_bytes(b)
     }
 
     #[inline]
-    pub fn locator(&self) -> u64 {
+    pub(crate) fn locator(&self) -> u64 {
         let mut b = [0u8; 8];
         b.copy_from_slice(&self.rec[LOC_AT..WORDS_AT]);
         u64::from_le_bytes(b)
@@ -83,7 +83,7 @@ impl<'r> KeyedRecord<'r> {
 
     /// The column word of value column `v`.
     #[inline]
-    pub fn word(&self, v: usize) -> u64 {
+    pub(crate) fn word(&self, v: usize) -> u64 {
         let at = WORDS_AT + 8 * v;
         let mut b = [0u8; 8];
         b.copy_from_slice(&self.rec[at..at + 8]);
@@ -91,7 +91,7 @@ impl<'r> KeyedRecord<'r> {
     }
 
     /// The value of tolerance column `t` (its index in `shape.tolerances`).
-    pub fn num(&self, shape: &KeyedShape, t: usize) -> Num {
+    pub(crate) fn num(&self, shape: &KeyedShape, t: usize) -> Num {
         let at = shape.nums_at() + NUM_BYTES * t;
         Num::decode(&self.rec[at..at + NUM_BYTES])
     }
@@ -99,7 +99,7 @@ impl<'r> KeyedRecord<'r> {
 
 /// How the keyed sink partitions.
 #[derive(Clone)]
-pub struct KeyedConfig {
+pub(crate) struct KeyedConfig {
     pub shape: Arc<KeyedShape>,
     pub bucket_bits: u32,
     pub chunk_bytes: usize,
@@ -110,7 +110,7 @@ pub struct KeyedConfig {
 
 /// Which rows a keyed scan partitions.
 #[derive(Clone)]
-pub enum Keep {
+pub(crate) enum Keep {
     /// Every row; a row with a NULL key goes to the NULL-key partition.
     All,
     /// Only rows whose key tag ([`tag_of`]) is in the set (a targeted second
@@ -129,7 +129,7 @@ pub(crate) struct Staged {
 }
 
 impl Staged {
-    pub fn new(cfg: &KeyedConfig) -> Staged {
+    pub(crate) fn new(cfg: &KeyedConfig) -> Staged {
         Staged {
             writer: SpillWriter::new(cfg.dir.clone(), cfg.budget.clone()),
             staging: Partitioner::new(0, cfg.chunk_bytes, 0),
@@ -137,7 +137,13 @@ impl Staged {
         }
     }
 
-    pub fn push(&mut self, cfg: &KeyedConfig, side: Side, key: u128, rec: &[u8]) -> Result<()> {
+    pub(crate) fn push(
+        &mut self,
+        cfg: &KeyedConfig,
+        side: Side,
+        key: u128,
+        rec: &[u8],
+    ) -> Result<()> {
         let buckets = 1usize << cfg.bucket_bits;
         if self.side != Some(side) {
             // Units come source first, so a worker switches side at most
@@ -158,7 +164,7 @@ impl Staged {
 /// Writes each row's keyed record (or, for a NULL key, its keyless record)
 /// into the bucket of its key digest (row digest). Keys of both spaces are
 /// `side * buckets + bucket`.
-pub struct KeyedSink {
+pub(crate) struct KeyedSink {
     cfg: KeyedConfig,
     combiner: Combiner,
     null: u128,
@@ -177,7 +183,7 @@ pub struct KeyedSink {
 }
 
 /// What the workers' keyed sinks add up to.
-pub struct KeyedPartitions {
+pub(crate) struct KeyedPartitions {
     pub keyed: SpillIndex,
     pub null_keys: SpillIndex,
     pub written: [u64; 2],
@@ -188,7 +194,7 @@ pub struct KeyedPartitions {
 }
 
 impl KeyedSink {
-    pub fn new(cfg: KeyedConfig) -> KeyedSink {
+    pub(crate) fn new(cfg: KeyedConfig) -> KeyedSink {
         let layout = cfg.shape.layout();
         KeyedSink {
             combiner: Combiner::new(cfg.shape.key.len()),
@@ -207,7 +213,7 @@ impl KeyedSink {
         }
     }
 
-    pub fn merge(sinks: Vec<KeyedSink>, bucket_bits: u32) -> Result<KeyedPartitions> {
+    pub(crate) fn merge(sinks: Vec<KeyedSink>, bucket_bits: u32) -> Result<KeyedPartitions> {
         let mut written = [0u64; 2];
         let mut null_rows = [0u64; 2];
         let (mut keyed, mut nulls) = (Vec::new(), Vec::new());

@@ -9,7 +9,7 @@
 use crate::digest::{FP_BITS, FP_BUCKETS};
 
 /// A set of key tags.
-pub type TagSet = std::collections::HashSet<u64, ahash::RandomState>;
+pub(crate) type TagSet = std::collections::HashSet<u64, ahash::RandomState>;
 
 /// The prime modulus of the decoding sums.
 pub(super) const P: u64 = (1 << 61) - 1;
@@ -57,20 +57,20 @@ pub(super) fn inverse(a: u64) -> u64 {
 /// A key digest's tag: its top 61 bits (the top [`FP_BITS`] of which are
 /// its fingerprint bucket).
 #[inline]
-pub fn tag_of(key: u128) -> u64 {
+pub(crate) fn tag_of(key: u128) -> u64 {
     (key >> 67) as u64
 }
 
 /// The fingerprint bucket of a tag.
 #[inline]
-pub fn bucket_of_tag(tag: u64) -> usize {
+pub(crate) fn bucket_of_tag(tag: u64) -> usize {
     (tag >> (61 - FP_BITS)) as usize
 }
 
 /// What a batch filter holds for a tag: its bits spread over the high half
 /// (which picks the filter's block) and the low half (which picks the bits).
 #[inline]
-pub fn tag_probe(tag: u64) -> u128 {
+pub(crate) fn tag_probe(tag: u64) -> u128 {
     let low = tag.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (tag >> 29);
     ((tag << 3) as u128) << 64 | low as u128
 }
@@ -79,21 +79,21 @@ pub fn tag_probe(tag: u64) -> u128 {
 /// too, so it determines the key) with the key digest's top [`FP_BITS`]
 /// bits, which place it in the key's fingerprint bucket.
 #[inline]
-pub fn pair_digest(key: u128, row: u128) -> u128 {
+pub(crate) fn pair_digest(key: u128, row: u128) -> u128 {
     const TOP: u128 = !(u128::MAX >> FP_BITS);
     (key & TOP) | (row & !TOP)
 }
 
 /// The decoding sums of one bucket of one side (mod 2^61 − 1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct KeySums {
+pub(crate) struct KeySums {
     t: u64,
     u: u64,
 }
 
 impl KeySums {
     #[inline]
-    pub fn add(&mut self, tag: u64, pair: u128) {
+    pub(crate) fn add(&mut self, tag: u64, pair: u128) {
         let g = fold(pair as u64);
         self.u = add(self.u, g);
         self.t = add(self.t, mul(fold(tag), g));
@@ -107,7 +107,7 @@ impl KeySums {
 
 /// The one key tag whose rows make bucket `bucket` differ, when there is
 /// one: ΔT / ΔU, if that is a tag of the bucket.
-pub fn decode(bucket: usize, source: &KeySums, target: &KeySums) -> Option<u64> {
+pub(crate) fn decode(bucket: usize, source: &KeySums, target: &KeySums) -> Option<u64> {
     let du = sub(source.u, target.u);
     if du == 0 {
         return None;

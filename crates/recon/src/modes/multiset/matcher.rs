@@ -49,8 +49,11 @@ pub struct SampleRef {
     /// Samples are the unmatched rows with the smallest digests: a choice that
     /// does not depend on row order, file splits or threads.
     pub digest: u128,
+    /// Where one copy of the row is (a locator of the side that has more).
     pub locator: u64,
+    /// Copies of the row in the source.
     pub source_count: u64,
+    /// Copies of the row in the target.
     pub target_count: u64,
 }
 
@@ -59,10 +62,15 @@ pub struct EvidenceSlots {
     /// Per side, per file: the dense ordinal of the file's first position, so
     /// that a locator's range is `(base + position) >> range_bits`.
     pub bases: [Vec<u64>; 2],
+    /// Dense positions per evidence range, as a power of two.
     pub range_bits: u32,
+    /// Number of evidence ranges per side.
     pub ranges: usize,
+    /// Buffer size of each range's spill chunks.
     pub chunk_bytes: usize,
+    /// The run directory the evidence spills into.
     pub dir: PathBuf,
+    /// The run's spill allowance, shared with the partitions.
     pub budget: Arc<SpillBudget>,
     /// Distinct unmatched rows kept for display per direction.
     pub sample: usize,
@@ -97,6 +105,7 @@ pub struct Reconciled {
 }
 
 impl MultisetMatcher {
+    /// A matcher writing its evidence into `slots`.
     pub fn new(slots: Arc<EvidenceSlots>) -> MultisetMatcher {
         MultisetMatcher {
             map: DigestMap::default(),

@@ -13,7 +13,7 @@
 //!    unmatched row; name the drifting columns;
 //! 6. **report**: assemble and write the report.
 
-pub mod matcher;
+pub(crate) mod matcher;
 pub(crate) mod pairing;
 
 use std::collections::HashSet;
@@ -46,11 +46,11 @@ use crate::report::*;
 use crate::side::Side;
 
 /// Names of the files written into `--output`.
-pub const SOURCE_ONLY_FILE: &str = "source_only.parquet";
-pub const TARGET_ONLY_FILE: &str = "target_only.parquet";
-pub const REPORT_FILE: &str = "report.json";
+pub(crate) const SOURCE_ONLY_FILE: &str = "source_only.parquet";
+pub(crate) const TARGET_ONLY_FILE: &str = "target_only.parquet";
+pub(crate) const REPORT_FILE: &str = "report.json";
 /// Every file the multiset diff writes into `--output`.
-pub const FILES: [&str; 3] = [SOURCE_ONLY_FILE, TARGET_ONLY_FILE, REPORT_FILE];
+pub(crate) const FILES: [&str; 3] = [SOURCE_ONLY_FILE, TARGET_ONLY_FILE, REPORT_FILE];
 
 /// Compares `source` and `target` as multisets of rows.
 pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<DiffOutcome> {
@@ -143,7 +143,7 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
 }
 
 /// What the scan stage produced.
-pub struct ScanResult {
+pub(crate) struct ScanResult {
     /// Records under key `side * buckets + bucket`.
     pub index: SpillIndex,
     pub buckets: usize,
@@ -241,7 +241,7 @@ fn probing_pass(
 /// than one difference, or the filters did not fit, the second pass reads
 /// everything and partitions the differing buckets' rows, as before. Both
 /// give the same answer; the report says which ran.
-pub fn scan_stage(
+pub(crate) fn scan_stage(
     ctx: &RunContext,
     sides: &[ScanSide<'_>; 2],
     passes: Passes,
@@ -575,7 +575,7 @@ const TARGETED_MAX_SHARE: u64 = 4;
 
 /// The sampled unmatched rows of each side, fetched and rendered, with
 /// their copies on each side.
-pub fn sample_reports(
+pub(crate) fn sample_reports(
     sides: &[ScanSide<'_>; 2],
     picked: &[Vec<matcher::SampleRef>; 2],
 ) -> Result<[Vec<SampleReport>; 2]> {
@@ -596,7 +596,7 @@ pub fn sample_reports(
 
 /// Keyless records to reconcile: bucket `b` of a side is index key
 /// `key_base + side * buckets + b`.
-pub struct KeylessBuckets<'a> {
+pub(crate) struct KeylessBuckets<'a> {
     pub index: &'a SpillIndex,
     pub key_base: u32,
     pub buckets: usize,
@@ -607,7 +607,7 @@ pub struct KeylessBuckets<'a> {
 /// Matches keyless (row digest, locator) records with the EXCEPT ALL
 /// matcher: the multiset diff itself, and keyed mode's rows of duplicated
 /// and NULL keys.
-pub fn reconcile_keyless(
+pub(crate) fn reconcile_keyless(
     ctx: &RunContext,
     tables: [&Table; 2],
     records: KeylessBuckets<'_>,
@@ -650,7 +650,7 @@ pub fn reconcile_keyless(
 
 /// Stage 4: matches every bucket pair with the EXCEPT ALL matcher. Returns
 /// what it found and how many buckets had to be split.
-pub fn reconcile_stage(
+pub(crate) fn reconcile_stage(
     ctx: &RunContext,
     tables: [&Table; 2],
     scanned: &ScanResult,
@@ -699,7 +699,7 @@ pub fn reconcile_stage(
 }
 
 /// What the evidence stage produced.
-pub struct EvidenceResult {
+pub(crate) struct EvidenceResult {
     pub samples: [Vec<SampleReport>; 2],
     /// Compared columns (source names) whose values differ between the sides.
     pub differing: Vec<String>,
@@ -711,7 +711,7 @@ pub struct EvidenceResult {
 /// Stage 5: fetches the sample rows, and makes one pass over each side's
 /// unmatched rows that writes the evidence files (if asked) and sums
 /// per-column value digests, which name the drifting columns.
-pub fn evidence_stage(
+pub(crate) fn evidence_stage(
     sides: &[ScanSide<'_>; 2],
     found: &Reconciled,
     opts: &DiffOptions,

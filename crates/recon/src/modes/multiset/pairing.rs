@@ -22,11 +22,11 @@ use crate::side::Side;
 pub const PAIR_MOST: usize = 20_000;
 
 /// Most columns a pair may differ in.
-pub const MOST_CHANGED: usize = 2;
+pub(crate) const MOST_CHANGED: usize = 2;
 
 /// A source-only row and a target-only row alike but for `columns`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pair {
+pub(crate) struct Pair {
     /// Indices into the source's and the target's unmatched rows.
     pub source: usize,
     pub target: usize,
@@ -36,7 +36,7 @@ pub struct Pair {
 
 /// What pairing found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Pairing {
+pub(crate) struct Pairing {
     pub pairs: Vec<Pair>,
     /// Groups that matched more than one row on a side, and their rows.
     pub ambiguous_groups: u64,
@@ -66,7 +66,7 @@ fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
 const TWO_COLUMNS_MOST: usize = 64;
 
 /// Pairs the unmatched rows of the two sides (`columns` compared columns).
-pub fn pair(source: &[UnmatchedRow], target: &[UnmatchedRow], columns: usize) -> Pairing {
+pub(crate) fn pair(source: &[UnmatchedRow], target: &[UnmatchedRow], columns: usize) -> Pairing {
     let mut out = Pairing::default();
     let mut used = [vec![false; source.len()], vec![false; target.len()]];
     // A grouping key: a weighted sum of the column digests (odd weights
@@ -149,7 +149,7 @@ pub fn pair(source: &[UnmatchedRow], target: &[UnmatchedRow], columns: usize) ->
 
 /// The report of a pairing that did not run: a side had more than
 /// [`PAIR_MOST`] distinct unmatched rows.
-pub fn skipped() -> PairsReport {
+pub(crate) fn skipped() -> PairsReport {
     PairsReport {
         paired: 0,
         ambiguous_groups: 0,
@@ -167,7 +167,7 @@ pub fn skipped() -> PairsReport {
 /// into `rows[side]`) as samples show them, each as its table's columns;
 /// `columns[side][c]` is compared column `c`'s position among those.
 /// `names` are the compared columns' names, in plan order.
-pub fn report(
+pub(crate) fn report(
     names: &[String],
     rows: [&[UnmatchedRow]; 2],
     found: &Pairing,
