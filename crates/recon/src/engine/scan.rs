@@ -299,40 +299,7 @@ where
     // while they are cut into chunks; with several text files, up to
     // `threads` readers work at once (each on its own file), so a directory
     // of gzip parts decompresses in parallel.
-    let units: Vec<(Side, Unit)> = Side::BOTH
-        .into_iter()
-        .filter(|side| !sides[side.index()].skip)
-        .flat_map(|side| {
-            let only = sides[side.index()].only_units.as_ref();
-            let rows = sides[side.index()].only_rows.clone();
-            sides[side.index()]
-                .table
-                .block_units()
-                .into_iter()
-                .filter(move |u| match (only, u) {
-                    (None, _) => true,
-                    (Some(set), Unit::Block { file, block, .. }) => set.contains(&(*file, *block)),
-                    (Some(_), _) => true,
-                })
-                .flat_map(move |u| match (&rows, u) {
-                    (Some(rows), Unit::Block { file, block, .. })
-                        if rows.contains_key(&(file, block)) =>
-                    {
-                        rows[&(file, block)]
-                            .iter()
-                            .map(|&(first, rows)| Unit::Block {
-                                file,
-                                block,
-                                first,
-                                rows,
-                            })
-                            .collect::<Vec<_>>()
-                    }
-                    (_, u) => vec![u],
-                })
-                .map(move |u| (side, u))
-        })
-        .collect();
+    let units = units_in_order(sides);
     let text_files = units
         .iter()
         .filter(|(_, u)| matches!(u, Unit::TextFile { .. }))
@@ -439,6 +406,50 @@ where
             .map(|_| ());
         (feeder, results)
     });
+    gather(feeder, results)
+}
+
+/// The units to scan, source first, narrowed to `only_units` and cut to
+/// `only_rows` where a targeted pass asks for them.
+fn units_in_order(sides: &[ScanSide<'_>; 2]) -> Vec<(Side, Unit)> {
+    Side::BOTH
+        .into_iter()
+        .filter(|side| !sides[side.index()].skip)
+        .flat_map(|side| {
+            let only = sides[side.index()].only_units.as_ref();
+            let rows = sides[side.index()].only_rows.clone();
+            sides[side.index()]
+                .table
+                .block_units()
+                .into_iter()
+                .filter(move |u| match (only, u) {
+                    (None, _) => true,
+                    (Some(set), Unit::Block { file, block, .. }) => set.contains(&(*file, *block)),
+                    (Some(_), _) => true,
+                })
+                .flat_map(move |u| match (&rows, u) {
+                    (Some(rows), Unit::Block { file, block, .. })
+                        if rows.contains_key(&(file, block)) =>
+                    {
+                        rows[&(file, block)]
+                            .iter()
+                            .map(|&(first, rows)| Unit::Block {
+                                file,
+                                block,
+                                first,
+                                rows,
+                            })
+                            .collect::<Vec<_>>()
+                    }
+                    (_, u) => vec![u],
+                })
+                .map(move |u| (side, u))
+        })
+        .collect()
+}
+
+/// The scan's result from its feeders' and workers' outcomes.
+fn gather<S>(feeder: Result<()>, results: Vec<Result<(S, [u64; 2])>>) -> Result<Scanned<S>> {
     // A feeder error (unreadable or corrupt text) explains worker stops, so it comes first;
     // among workers, a real error beats the "interrupted" of those stopped by it.
     feeder?;

@@ -2,5 +2,6 @@
 //! instead of one per file).
 
 mod encoding_props;
+mod function_length;
 mod layers;
 mod sources;

@@ -2,7 +2,7 @@
 //! reference encoder that writes them value at a time (see the layout table
 //! in [`super`]).
 
-use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::array::{Array, ArrayRef, AsArray, MapArray, StructArray};
 use arrow::datatypes::*;
 
 /// Value tags; see the module documentation.
@@ -244,6 +244,35 @@ pub(crate) fn encode_value(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> 
         LargeBinary => push_bytes(out, tag::BINARY, array.as_binary::<i64>().value(row)),
         BinaryView => push_bytes(out, tag::BINARY, array.as_binary_view().value(row)),
         FixedSizeBinary(_) => push_bytes(out, tag::BINARY, array.as_fixed_size_binary().value(row)),
+        Date32 | Date64 | Timestamp(..) | Time32(_) | Time64(_) | Duration(_) | Interval(_) => {
+            encode_temporal(array, row, out)?
+        }
+        List(_) => encode_list(&array.as_list::<i32>().value(row), out)?,
+        LargeList(_) => encode_list(&array.as_list::<i64>().value(row), out)?,
+        FixedSizeList(..) => encode_list(&array.as_fixed_size_list().value(row), out)?,
+        Struct(fields) => encode_struct(array.as_struct(), fields, row, out)?,
+        Map(..) => encode_map(array.as_map(), row, out)?,
+        Dictionary(..) => {
+            let dict = array
+                .as_any_dictionary_opt()
+                .ok_or_else(|| "dictionary array expected".to_string())?;
+            if dict.values().is_empty() {
+                return Err("dictionary key points into an empty dictionary".into());
+            }
+            let key = dict.normalized_keys()[row];
+            encode_value(dict.values().as_ref(), key, out)?;
+        }
+        other => return Err(format!("{other} has no canonical encoding")),
+    }
+    Ok(())
+}
+
+/// The temporal arms of [`encode_value`]: dates, times, timestamps, durations
+/// and intervals, each as whole seconds and nanoseconds so the unit a file
+/// stores them in does not change the digest.
+fn encode_temporal(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    use DataType::*;
+    match array.data_type() {
         Date32 => push_tagged(
             out,
             tag::DATE,
@@ -318,53 +347,49 @@ pub(crate) fn encode_value(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> 
                 &interval_bytes(v.months, v.days, v.nanoseconds),
             );
         }
-        List(_) => encode_list(&array.as_list::<i32>().value(row), out)?,
-        LargeList(_) => encode_list(&array.as_list::<i64>().value(row), out)?,
-        FixedSizeList(..) => encode_list(&array.as_fixed_size_list().value(row), out)?,
-        Struct(fields) => {
-            let s = array.as_struct();
-            let mut order: Vec<usize> = (0..fields.len()).collect();
-            order.sort_by(|&a, &b| fields[a].name().cmp(fields[b].name()));
-            out.push(tag::STRUCT);
-            put_varint(out, fields.len() as u64);
-            for i in order {
-                let name = fields[i].name().as_bytes();
-                put_varint(out, name.len() as u64);
-                out.extend_from_slice(name);
-                encode_value(s.column(i).as_ref(), row, out)?;
-            }
-        }
-        Map(..) => {
-            let m = array.as_map();
-            let offsets = m.value_offsets();
-            let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-            let (keys, values) = (m.keys(), m.values());
-            let mut entries: Vec<Vec<u8>> = Vec::with_capacity(end - start);
-            for j in start..end {
-                let mut e = Vec::new();
-                encode_value(keys.as_ref(), j, &mut e)?;
-                encode_value(values.as_ref(), j, &mut e)?;
-                entries.push(e);
-            }
-            // A map is an unordered set of entries: sort them so storage order is irrelevant.
-            entries.sort_unstable();
-            out.push(tag::MAP);
-            put_varint(out, entries.len() as u64);
-            for e in entries {
-                out.extend_from_slice(&e);
-            }
-        }
-        Dictionary(..) => {
-            let dict = array
-                .as_any_dictionary_opt()
-                .ok_or_else(|| "dictionary array expected".to_string())?;
-            if dict.values().is_empty() {
-                return Err("dictionary key points into an empty dictionary".into());
-            }
-            let key = dict.normalized_keys()[row];
-            encode_value(dict.values().as_ref(), key, out)?;
-        }
-        other => return Err(format!("{other} has no canonical encoding")),
+        other => return Err(format!("{other} is not a temporal type")),
+    }
+    Ok(())
+}
+
+/// A struct encodes its fields sorted by name, each preceded by that name, so
+/// column order inside the struct does not change the digest.
+fn encode_struct(
+    s: &StructArray,
+    fields: &Fields,
+    row: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let mut order: Vec<usize> = (0..fields.len()).collect();
+    order.sort_by(|&a, &b| fields[a].name().cmp(fields[b].name()));
+    out.push(tag::STRUCT);
+    put_varint(out, fields.len() as u64);
+    for i in order {
+        let name = fields[i].name().as_bytes();
+        put_varint(out, name.len() as u64);
+        out.extend_from_slice(name);
+        encode_value(s.column(i).as_ref(), row, out)?;
+    }
+    Ok(())
+}
+
+fn encode_map(m: &MapArray, row: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    let offsets = m.value_offsets();
+    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+    let (keys, values) = (m.keys(), m.values());
+    let mut entries: Vec<Vec<u8>> = Vec::with_capacity(end - start);
+    for j in start..end {
+        let mut e = Vec::new();
+        encode_value(keys.as_ref(), j, &mut e)?;
+        encode_value(values.as_ref(), j, &mut e)?;
+        entries.push(e);
+    }
+    // A map is an unordered set of entries: sort them so storage order is irrelevant.
+    entries.sort_unstable();
+    out.push(tag::MAP);
+    put_varint(out, entries.len() as u64);
+    for e in entries {
+        out.extend_from_slice(&e);
     }
     Ok(())
 }

@@ -75,6 +75,91 @@ pub(crate) fn parse_lenient(
     parse_lenient_as(dt, values, bad, keep, &TextColumn::default())
 }
 
+/// Parses each value with `f`, recording up to `keep` failures in `bad`
+/// (their slots become NULL).
+fn go<T, F>(values: &[Option<&str>], bad: &mut Vec<BadValue>, keep: usize, f: F) -> Vec<Option<T>>
+where
+    F: Fn(&str) -> std::result::Result<T, String>,
+{
+    let mut out = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        out.push(match v {
+            None => None,
+            Some(s) => match f(s) {
+                Ok(x) => Some(x),
+                Err(m) => {
+                    if bad.len() < keep || bad.is_empty() {
+                        bad.push((i, m));
+                    }
+                    None
+                }
+            },
+        });
+    }
+    out
+}
+/// A parser of integers of type `T` (`name` in the message when one does
+/// not fit).
+fn int<T: TryFrom<i128>>(name: &'static str) -> impl Fn(&str) -> std::result::Result<T, String> {
+    move |s| {
+        let v = parse::parse_i128(s)?;
+        T::try_from(v).map_err(|_| format!("out of range for {name}"))
+    }
+}
+
+/// The decimal arms of [`parse_lenient_as`]: exact, or refused.
+fn parse_decimals(
+    dt: &DataType,
+    values: &[Option<&str>],
+    bad: &mut Vec<BadValue>,
+    keep: usize,
+) -> ArrayRef {
+    use DataType::*;
+    match dt {
+        Decimal128(p, s) => {
+            let (p, s) = (*p, *s);
+            let v = go(values, bad, keep, |t| {
+                if p > 38 {
+                    return Err(format!("decimal({p},{s}) is wider than 38 digits"));
+                }
+                parse::parse_decimal(t, p, s)
+            });
+            match Decimal128Array::from(v).with_precision_and_scale(p, s) {
+                Ok(a) => Arc::new(a),
+                Err(e) => {
+                    bad.push((0, e.to_string()));
+                    new_null_array(dt, values.len())
+                }
+            }
+        }
+        Decimal256(p, s) => {
+            let (p, s) = (*p, *s);
+            let v = go(values, bad, keep, |t| {
+                // Values of up to 38 digits fit i128; wider values are refused, not rounded.
+                parse::parse_decimal(t, p.min(38), s).map_err(|m| {
+                    if p > 38 {
+                        format!("{m} (text into decimal({p},{s}) supports up to 38 digits)")
+                    } else {
+                        m
+                    }
+                })
+            });
+            let v: Vec<Option<i256>> = v.into_iter().map(|x| x.map(i256::from_i128)).collect();
+            match Decimal256Array::from(v).with_precision_and_scale(p, s) {
+                Ok(a) => Arc::new(a),
+                Err(e) => {
+                    bad.push((0, e.to_string()));
+                    new_null_array(dt, values.len())
+                }
+            }
+        }
+        other => {
+            bad.push((0, format!("{other} is not a decimal type")));
+            new_null_array(dt, values.len())
+        }
+    }
+}
+
 /// [`parse_lenient`] for values written as `column` says (its pattern and
 /// zones; the caller has applied [`TextColumn::prepare`]).
 pub(crate) fn parse_lenient_as(
@@ -89,40 +174,6 @@ pub(crate) fn parse_lenient_as(
         zones: &column.zones,
     };
     let date = |s: &str| parse::parse_date_as(s, format.pattern);
-    fn go<T, F>(
-        values: &[Option<&str>],
-        bad: &mut Vec<BadValue>,
-        keep: usize,
-        f: F,
-    ) -> Vec<Option<T>>
-    where
-        F: Fn(&str) -> std::result::Result<T, String>,
-    {
-        let mut out = Vec::with_capacity(values.len());
-        for (i, v) in values.iter().enumerate() {
-            out.push(match v {
-                None => None,
-                Some(s) => match f(s) {
-                    Ok(x) => Some(x),
-                    Err(m) => {
-                        if bad.len() < keep || bad.is_empty() {
-                            bad.push((i, m));
-                        }
-                        None
-                    }
-                },
-            });
-        }
-        out
-    }
-    fn int<T: TryFrom<i128>>(
-        name: &'static str,
-    ) -> impl Fn(&str) -> std::result::Result<T, String> {
-        move |s| {
-            let v = parse::parse_i128(s)?;
-            T::try_from(v).map_err(|_| format!("out of range for {name}"))
-        }
-    }
     use DataType::*;
     match dt {
         Null => {
@@ -174,43 +225,7 @@ pub(crate) fn parse_lenient_as(
             })
         }))),
         Float64 => Arc::new(Float64Array::from(go(values, bad, keep, parse::parse_f64))),
-        Decimal128(p, s) => {
-            let (p, s) = (*p, *s);
-            let v = go(values, bad, keep, |t| {
-                if p > 38 {
-                    return Err(format!("decimal({p},{s}) is wider than 38 digits"));
-                }
-                parse::parse_decimal(t, p, s)
-            });
-            match Decimal128Array::from(v).with_precision_and_scale(p, s) {
-                Ok(a) => Arc::new(a),
-                Err(e) => {
-                    bad.push((0, e.to_string()));
-                    new_null_array(dt, values.len())
-                }
-            }
-        }
-        Decimal256(p, s) => {
-            let (p, s) = (*p, *s);
-            let v = go(values, bad, keep, |t| {
-                // Values of up to 38 digits fit i128; wider values are refused, not rounded.
-                parse::parse_decimal(t, p.min(38), s).map_err(|m| {
-                    if p > 38 {
-                        format!("{m} (text into decimal({p},{s}) supports up to 38 digits)")
-                    } else {
-                        m
-                    }
-                })
-            });
-            let v: Vec<Option<i256>> = v.into_iter().map(|x| x.map(i256::from_i128)).collect();
-            match Decimal256Array::from(v).with_precision_and_scale(p, s) {
-                Ok(a) => Arc::new(a),
-                Err(e) => {
-                    bad.push((0, e.to_string()));
-                    new_null_array(dt, values.len())
-                }
-            }
-        }
+        Decimal128(..) | Decimal256(..) => parse_decimals(dt, values, bad, keep),
         Date32 => Arc::new(Date32Array::from(go(values, bad, keep, date))),
         Date64 => Arc::new(Date64Array::from(go(values, bad, keep, |s| {
             date(s).map(|d| d as i64 * 86_400_000)
