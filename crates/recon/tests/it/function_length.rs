@@ -41,8 +41,8 @@ fn code(line: &str) -> String {
             // closes within three characters.
             '\'' => {
                 let ahead: String = chars.clone().take(3).collect();
-                let close = if ahead.starts_with('\\') {
-                    ahead[1..].find('\'').map(|i| i + 2)
+                let close = if let Some(escaped) = ahead.strip_prefix('\\') {
+                    escaped.find('\'').map(|i| i + 2)
                 } else {
                     ahead.chars().nth(1).filter(|&c| c == '\'').map(|_| 2)
                 };
