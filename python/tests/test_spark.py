@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 
 import recon
 import recon.spark
-from recon import _spark_jvm
+from recon.spark import _jvm as _spark_jvm
 
 PATHS = ["jvm", "python"]
 

@@ -127,10 +127,10 @@ pub mod internals {
     pub use crate::engine::reconcile::{reconcile, DriverConfig};
     pub use crate::engine::record::Keyless;
     pub use crate::engine::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
+    pub use crate::input::format::text::lex as csv_lex;
     pub use crate::input::locator::Unit;
     pub use crate::input::parse;
     pub use crate::input::table::Table;
-    pub use crate::input::text::lex as csv_lex;
     pub use crate::modes::multiset::diff as multiset_diff;
     pub use crate::modes::multiset::matcher::{EvidenceSlots, MultisetMatcher};
 }

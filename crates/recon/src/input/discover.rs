@@ -2,14 +2,14 @@
 //! in sorted path order, or a glob pattern), their Hive partition values
 //! (`key=value` directory levels), and each file's format and compression
 //! by its name or magic bytes. Folders of Delta and Iceberg tables are
-//! refused here: they are read as tables ([`super::lakehouse`]).
+//! refused here: they are read as tables ([`super::catalog::lakehouse`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::store::Object;
 use crate::config::Format;
 use crate::error::{ReconError, Result};
+use crate::input::store::Object;
 
 /// Compression of a text file, from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,8 +234,8 @@ pub(super) fn is_metadata_name(name: &str) -> bool {
 pub(super) fn discover(path: &Path, storage_options: &[(String, String)]) -> Result<Vec<Found>> {
     let text = path.to_string_lossy();
     #[cfg(feature = "remote")]
-    if super::store::is_url(&text) {
-        return discover_remote(&text, &super::store::Stores::new(storage_options));
+    if crate::input::store::is_url(&text) {
+        return discover_remote(&text, &crate::input::store::Stores::new(storage_options));
     }
     let _ = storage_options;
     match std::fs::metadata(path) {
@@ -325,7 +325,7 @@ pub(super) fn discover(path: &Path, storage_options: &[(String, String)]) -> Res
 /// at every level, Hive levels counted below the folder (or the pattern's
 /// literal prefix), and the folders of Delta and Iceberg tables refused.
 #[cfg(feature = "remote")]
-fn discover_remote(url: &str, stores: &super::store::Stores) -> Result<Vec<Found>> {
+fn discover_remote(url: &str, stores: &crate::input::store::Stores) -> Result<Vec<Found>> {
     let path = Path::new(url);
     let (scheme_root, rest) = match url.split_once("://") {
         Some((scheme, rest)) => (

@@ -14,38 +14,43 @@
 //!
 //! # Layout
 //!
+//! By what it holds: [`format`], how a file's bytes become Arrow columns
+//! (Parquet, Arrow IPC and in-memory blocks; CSV/TSV and NDJSON text);
+//! [`catalog`], tables a catalog describes (Delta and Iceberg versions,
+//! PostgreSQL); [`store`], local files and object stores read by ranges;
+//! and the table itself at this level: `locator`, [`types`], `source`,
+//! `discover` (a path's files and formats), `spool` (inputs read once),
+//! [`table`], `text_reader`, `open` and `read`.
+//!
 //! Lowest first; a sub-module uses only those of the items before its own
-//! (`tests/it/layers.rs` checks it):
+//! (`tests/it/layers.rs` checks it and holds the ranks):
 //!
 //! - `locator`: locators and the units of scan work; [`types`]: exact type
-//!   unification; `source`: what a caller passes; [`store`]: files in
-//!   object stores, read by ranges; `text::lex` and
-//!   `text::parse`: the CSV lexer and the exact text parsers.
-//! - `discover`: the files of a table and their formats; `block`: Parquet,
-//!   Arrow IPC and in-memory batches; `text::values` and `text::sniff`:
-//!   text columns into typed arrays, CSV dialect sniffing.
+//!   unification; `source`: what a caller passes; [`store`]; the CSV lexer
+//!   and the exact text parsers (`format::text::{lex, parse}`).
+//! - `discover`: the files of a table and their formats;
+//!   `format::block`: Parquet, Arrow IPC and in-memory batches;
+//!   `format::text::{values, sniff}`: text columns into typed arrays, CSV
+//!   dialect sniffing.
 //! - `spool`: inputs that can be read only once, copied to a file.
 //! - `table`: [`Table`] and [`TableFile`], and what their reads share.
 //! - `text_reader`: the text reader, for a [`Table`] of CSV/NDJSON files.
 //! - `open` and `read`: opening a table from its metadata; reading its
 //!   units and fetching rows by locator.
-//! - `lakehouse`: Delta and Iceberg tables as of a version; `postgres`:
-//!   PostgreSQL tables and queries, read under one snapshot into a spool.
+//! - `catalog::lakehouse`: Delta and Iceberg tables as of a version;
+//!   `catalog::postgres`: PostgreSQL tables and queries, read under one
+//!   snapshot into a spool.
 
-mod block;
-mod dictionary_pages;
+pub(crate) mod catalog;
 mod discover;
-mod lakehouse;
+pub(crate) mod format;
 pub(crate) mod locator;
 mod open;
-#[cfg(feature = "postgres")]
-mod postgres;
 mod read;
 mod source;
 mod spool;
 pub(crate) mod store;
 pub(crate) mod table;
-pub(crate) mod text;
 mod text_reader;
 pub(crate) mod types;
 
@@ -55,16 +60,14 @@ pub(crate) use read::Fetcher;
 pub use source::{BatchesSource, Source, StreamSource};
 pub(crate) use table::{refuse_unused_csv_options, Table, TEXT_RULES};
 pub(crate) use text_reader::{sample, RENAMED_HEADER};
-// The text modules' paths before they moved into `text/`.
-pub(crate) use text::values;
 
 /// The exact text parsers, for the fuzz targets and other callers: each
 /// value is parsed exactly or refused with why ([`Invalid`]).
 ///
 /// [`Invalid`]: crate::error::Invalid
 pub mod parse {
-    use super::text::parse as p;
-    pub use super::text::parse::Unit;
+    use super::format::text::parse as p;
+    pub use super::format::text::parse::Unit;
     use crate::error::Invalid;
 
     /// `true`/`false` and the other spellings recon reads as booleans.

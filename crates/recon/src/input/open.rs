@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
-use super::block::BlockMeta;
 use super::discover::{classify, discover, sniff, Compression, Found};
+use super::format::block::BlockMeta;
+use super::format::text::sniff;
 use super::locator::{MAX_FILES, POS_BITS};
 use super::source::{BatchesSource, Source};
 use super::spool::{self, Spool};
 use super::table::{FileColumn, Table, TableFile};
-use super::text::sniff;
 use super::text_reader as reader;
 use super::types;
 use crate::config::{Dialect, Encoding, Format, InputOptions, Sniff, TextOptions};

@@ -1,6 +1,6 @@
 //! Reading a table: the units of a scan, each read into batches of the
 //! wanted columns with their rows' locators (block formats here, text
-//! through [`super::text`]), and rows fetched back by locator.
+//! through [`super::format::text`]), and rows fetched back by locator.
 
 use arrow::array::{ArrayRef, RecordBatch};
 

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
-use super::block::BlockMeta;
 use super::discover::Compression;
+use super::format::block::BlockMeta;
+use super::format::text::values::{self, ParseErrors};
 use super::locator::unpack;
 use super::spool::Spool;
-use super::text::values::{self, ParseErrors};
 use super::types;
 use crate::config::{Encoding, Format, InputOptions, TextOptions};
 use crate::error::{ReconError, Result};

@@ -16,8 +16,10 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
-use super::text::lex::{count_newlines, last_record_end, Dialect, LexError, Lexer, RecordBuf};
-use super::text::values::{parse_lenient_as, BadValue};
+use super::format::text::lex::{
+    count_newlines, last_record_end, Dialect, LexError, Lexer, RecordBuf,
+};
+use super::format::text::values::{parse_lenient_as, BadValue};
 use crate::config::{Encoding, Format, TextOptions};
 use crate::error::{quoted_value, ReconError, Result};
 use crate::input::discover::Compression;

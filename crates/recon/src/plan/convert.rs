@@ -122,7 +122,8 @@ fn convert(a: &ArrayRef, conv: &Convert, column: &str) -> Result<ArrayRef, Refus
             .map_err(|e| vec![fail(0, &e.to_string())])?;
         let values: Vec<Option<&str>> = utf8.as_string::<i32>().iter().collect();
         let mut bad = Vec::new();
-        let out = crate::input::values::parse_lenient(&to, &values, &mut bad, usize::MAX);
+        let out =
+            crate::input::format::text::values::parse_lenient(&to, &values, &mut bad, usize::MAX);
         if bad.is_empty() {
             return Ok(out);
         }

@@ -8,7 +8,7 @@ use super::align::eq_name;
 use crate::config::{AlignOptions, Normalize};
 use crate::error::hint::option;
 use crate::error::{ReconError, Result};
-use crate::input::values::{infer, text_type_for, TextColumn};
+use crate::input::format::text::values::{infer, text_type_for, TextColumn};
 use crate::input::Table;
 
 /// Gives each untyped column of one side the type of its partner on the
@@ -155,7 +155,7 @@ fn sure_of_header(t: &Table, other: &Table, pairs: &[(usize, usize)]) -> Result<
         typed += 1;
         let spec = &t.text_columns[i];
         let mut bad = Vec::new();
-        crate::input::values::parse_lenient_as(
+        crate::input::format::text::values::parse_lenient_as(
             f.data_type(),
             &[spec.prepare(Some(f.name()))],
             &mut bad,

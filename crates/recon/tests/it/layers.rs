@@ -137,21 +137,21 @@ fn the_checker_sees_an_upward_use() {
 /// of one rank may not use each other.
 const INPUT_LAYERS: &[(&str, u32)] = &[
     // Locators and scan units; exact type unification; what a caller
-    // passes; the CSV lexer; the exact text parsers; dictionary-encoded
-    // Parquet column chunks read as Arrow dictionaries.
+    // passes; object stores; the CSV lexer; the exact text parsers;
+    // dictionary-encoded Parquet column chunks read as Arrow dictionaries.
     ("locator", 0),
-    ("dictionary_pages", 0),
     ("types", 0),
     ("source", 0),
     ("store", 0),
-    ("text::lex", 0),
-    ("text::parse", 0),
+    ("format::dictionary_pages", 0),
+    ("format::text::lex", 0),
+    ("format::text::parse", 0),
     // A table's files and formats; Parquet/IPC/in-memory blocks; text
     // columns into typed arrays; CSV dialect sniffing.
     ("discover", 1),
-    ("block", 1),
-    ("text::values", 1),
-    ("text::sniff", 1),
+    ("format::block", 1),
+    ("format::text::values", 1),
+    ("format::text::sniff", 1),
     // Inputs read only once, copied to a spool file.
     ("spool", 2),
     // The Table and its files.
@@ -162,8 +162,8 @@ const INPUT_LAYERS: &[(&str, u32)] = &[
     ("open", 5),
     ("read", 5),
     // Delta and Iceberg tables as of a version; PostgreSQL tables.
-    ("lakehouse", 6),
-    ("postgres", 6),
+    ("catalog::lakehouse", 6),
+    ("catalog::postgres", 6),
 ];
 
 /// Sub-modules of `modes`, lowest first.

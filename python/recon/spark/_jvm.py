@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, List, Optional, Sequence
 
-JAR = Path(__file__).resolve().parent / "jars" / "recon-spark.jar"
+# The jar sits beside the package root (recon/jars/), not in recon/spark/.
+JAR = Path(__file__).resolve().parent.parent / "jars" / "recon-spark.jar"
 # The catalog name recon's functions are registered under. Not "recon", so
 # it cannot shadow a catalog of the user's called that.
 CATALOG = "recon_jvm"

@@ -25,7 +25,7 @@ use super::iceberg::{Column, EqualityDelete, FIELD_ID};
 use crate::config::Int96Unit;
 use crate::digest::RowEncoder;
 use crate::error::{ReconError, Result};
-use crate::input::block::BlockMeta;
+use crate::input::format::block::BlockMeta;
 use crate::input::table::FileColumn;
 use crate::input::types;
 

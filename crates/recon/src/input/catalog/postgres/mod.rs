@@ -38,10 +38,10 @@ use postgres::Client;
 use connect::Target;
 use decode::{decimal_shape, Builder, ColumnKind};
 
-use super::spool::Spool;
-use super::table::{DatabaseRead, Table};
 use crate::config::{Format, InputOptions};
 use crate::error::{ReconError, Result};
+use crate::input::spool::Spool;
+use crate::input::table::{DatabaseRead, Table};
 use crate::side::Side;
 use crate::tempspace::RunDir;
 
@@ -66,7 +66,7 @@ struct ReadPlan {
 impl Table {
     /// Reads a `postgres://` table or query into the run's temp directory
     /// and opens it from there.
-    pub(super) fn open_postgres(
+    pub(in crate::input) fn open_postgres(
         spec: &Path,
         opts: &InputOptions,
         side: Side,
@@ -151,7 +151,7 @@ enum What {
 }
 
 fn flag(side: Side) -> String {
-    crate::error::hint::option(super::source::query_setting(side), "\"SELECT …\"")
+    crate::error::hint::option(crate::input::source::query_setting(side), "\"SELECT …\"")
 }
 
 /// A spec that did not parse, shown without what could be a password.

@@ -7,6 +7,6 @@
 //! `Table`, which uses these, so it sits above both: `input/text_reader.rs`.
 
 pub mod lex;
-pub(super) mod parse;
+pub(crate) mod parse;
 pub(crate) mod sniff;
 pub(crate) mod values;

@@ -19,22 +19,25 @@ use std::sync::Arc;
 #[cfg(any(feature = "delta", feature = "iceberg"))]
 use arrow::datatypes::{Field, Schema};
 
-#[cfg(any(feature = "delta", feature = "iceberg"))]
-use super::block::BlockMeta;
-use super::discover::is_iceberg_root;
-use super::table::Table;
-#[cfg(any(feature = "delta", feature = "iceberg"))]
-use super::table::{FileColumn, Snapshot, TableFile};
-#[cfg(any(feature = "delta", feature = "iceberg"))]
-use super::types;
 use crate::config::{Format, InputOptions};
 use crate::error::{ReconError, Result};
+use crate::input::discover::is_iceberg_root;
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+use crate::input::format::block::BlockMeta;
+use crate::input::table::Table;
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+use crate::input::table::{FileColumn, Snapshot, TableFile};
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+use crate::input::types;
 
 impl Table {
     /// A lakehouse table: `delta:PATH[@VERSION]` or a Delta table's root
     /// folder, `iceberg:PATH[@SNAPSHOT_ID]` or an Iceberg table's root
     /// folder; None for anything else.
-    pub(super) fn open_lakehouse(path: &Path, opts: &InputOptions) -> Result<Option<Table>> {
+    pub(in crate::input) fn open_lakehouse(
+        path: &Path,
+        opts: &InputOptions,
+    ) -> Result<Option<Table>> {
         let text = path.to_string_lossy();
         let delta = text.starts_with("delta:") || path.join("_delta_log").is_dir();
         let iceberg = text.starts_with("iceberg:") || is_iceberg_root(path);

@@ -15,20 +15,20 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 
 use super::dictionary_pages::{self, DictionaryChunk};
-use super::locator::{Unit, POS_BITS};
-use super::store::{Blob, Object, SharedBlob};
 use crate::config::Int96Unit;
 use crate::error::{guard, ReconError, Result};
+use crate::input::locator::{Unit, POS_BITS};
+use crate::input::store::{Blob, Object, SharedBlob};
 
 /// Receives a batch's columns, its first row's position and its row count.
-pub(super) type BlockSink<'a> = dyn FnMut(&[ArrayRef], u64, usize) -> Result<()> + 'a;
+pub(in crate::input) type BlockSink<'a> = dyn FnMut(&[ArrayRef], u64, usize) -> Result<()> + 'a;
 
 /// Metadata of one Parquet or IPC file.
 pub(crate) struct BlockMeta {
     pub schema: SchemaRef,
     kind: Kind,
     /// The object, when the file is in an object store.
-    pub(super) remote: Option<Arc<Object>>,
+    pub(in crate::input) remote: Option<Arc<Object>>,
     /// Dictionary pages fetched for row selections of a remote file, by
     /// offset: the evidence reads a row group once per fetch, and each
     /// would fetch the same dictionaries again. All files together keep at

@@ -44,7 +44,12 @@ const MAX_DICTIONARY_PAGE: i64 = 256 << 10;
 /// `field`: a top-level leaf of a supported type, with no repetition, at
 /// most one definition level, and dictionary pages only (by the chunk's
 /// encoding statistics).
-pub(super) fn readable(meta: &ParquetMetaData, group: usize, column: usize, field: &Field) -> bool {
+pub(in crate::input) fn readable(
+    meta: &ParquetMetaData,
+    group: usize,
+    column: usize,
+    field: &Field,
+) -> bool {
     let descr = meta.file_metadata().schema_descr().column(column);
     let chunk = meta.row_group(group).column(column);
     descr.path().parts().len() == 1
@@ -62,7 +67,7 @@ pub(super) fn readable(meta: &ParquetMetaData, group: usize, column: usize, fiel
 /// encodings that the parquet crate keeps by default (since version 57 it
 /// no longer decodes the list unless asked, which silently turned this
 /// check off). A chunk without statistics is not known to be, so it is not.
-pub(super) fn dictionary_only_chunk(chunk: &ColumnChunkMetaData) -> bool {
+pub(in crate::input) fn dictionary_only_chunk(chunk: &ColumnChunkMetaData) -> bool {
     use parquet::basic::PageType;
     let dictionary =
         |e: Encoding| matches!(e, Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY);
@@ -115,7 +120,7 @@ fn exact_type(descr: &ColumnDescriptor, to: &DataType) -> bool {
 
 /// Reads one column chunk, `rows` at a time, as dictionary arrays that all
 /// share the chunk's one dictionary (so the digest encodes it once).
-pub(super) struct DictionaryChunk<'p, R: ChunkReader> {
+pub(in crate::input) struct DictionaryChunk<'p, R: ChunkReader> {
     path: &'p Path,
     pages: SerializedPageReader<R>,
     physical: Physical,
@@ -134,7 +139,7 @@ pub(super) struct DictionaryChunk<'p, R: ChunkReader> {
 }
 
 impl<'p, R: ChunkReader + 'static> DictionaryChunk<'p, R> {
-    pub(super) fn new(
+    pub(in crate::input) fn new(
         path: &'p Path,
         reader: Arc<R>,
         meta: &ParquetMetaData,
@@ -170,7 +175,7 @@ impl<'p, R: ChunkReader + 'static> DictionaryChunk<'p, R> {
     }
 
     /// The next `rows` rows, as a dictionary array.
-    pub(super) fn read(&mut self, rows: usize) -> Result<ArrayRef> {
+    pub(in crate::input) fn read(&mut self, rows: usize) -> Result<ArrayRef> {
         let mut keys = vec![0u32; rows];
         let mut valid = (self.max_def > 0).then(|| BooleanBufferBuilder::new(rows));
         let mut filled = 0;

@@ -1,0 +1,137 @@
+"""One ``recon.spark.diff`` call's plan, and its first pass: each side's
+rows bucketed by Spark, digested (in the JVM or in Python) and summed per
+bucket, then the buckets compared on the driver."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import pyarrow as pa
+
+from .. import _recon
+from .._results import PathLike
+from .._settings import settings as _settings
+from . import _jvm
+from ._frames import _BUCKET, _bucketed, _collect, _digest_path, _rules, digest_schema
+
+SIDES = ("source", "target")
+
+
+@dataclass
+class Run:
+    """What a diff's steps share: the two DataFrames, the plan made on the
+    driver, and what a Spark task needs to make that plan again (each
+    table's name and Arrow schema, the settings' JSON and the rules file's
+    text). Tasks are given those plain values, never this object: it holds
+    the DataFrames and the plan, which do not pickle."""
+
+    source: Any
+    target: Any
+    src: Tuple[str, pa.Schema]
+    tgt: Tuple[str, pa.Schema]
+    js: str
+    rules: Optional[Tuple[str, str]]
+    by: Optional[str]
+    keyed: bool
+    plan: Any
+    # Where the digests run: "jvm" or "python".
+    path: str
+    bits: int
+    # Each side's columns as c0, c1, ... and the row's bucket (_bucketed).
+    frames: Dict[str, Any]
+    started: float
+
+    @staticmethod
+    def make(source: Any, target: Any, names: Tuple[str, str], opts: Mapping[str, Any],
+             rules: Optional[PathLike], by: Optional[str], digests: str, bits: int) -> "Run":
+        """The plan of comparing ``source`` with ``target`` (refused here
+        when it cannot be run) and each side's bucketed frame."""
+        started = time.perf_counter()
+        keyed = opts.get("key") is not None
+        js = _settings(dict(opts))
+        rules_arg = _rules(rules)
+        src = (names[0], digest_schema(source))
+        tgt = (names[1], digest_schema(target))
+        planner = _recon.spark_plan_keyed if keyed else _recon.spark_plan_pair
+        plan = planner(src, tgt, js, rules_arg, by)
+        if keyed:
+            _refuse_collated_keys(plan, {"source": source, "target": target})
+        path = _digest_path(digests, source, plan)
+        # Each row's bucket is Spark's own hash of it (see _bucketed), so the
+        # second pass drops the agreeing buckets' rows before digesting them.
+        # Keyed: the hash of its key, so all rows of a key share a bucket.
+        nb = 1 << bits
+        frames = {}
+        for side, df in zip(SIDES, (source, target)):
+            hashed = plan.key(side) if keyed else plan.compared(side)
+            frames[side] = _bucketed(df, hashed, nb)
+        return Run(source, target, src, tgt, js, rules_arg, by, keyed, plan, path, bits,
+                   frames, started)
+
+    def frame(self, side: str) -> Any:
+        """The side's DataFrame as the user gave it."""
+        return self.source if side == "source" else self.target
+
+    def compared(self, side: str) -> List[Any]:
+        """The side's compared columns in plan order, by their positional
+        names (c0, c1, ...)."""
+        from pyspark.sql import functions as F
+
+        names = self.frame(side).columns
+        return [F.col(f"c{names.index(c)}") for c in self.plan.compared(side)]
+
+    def pass1(self) -> Any:
+        """Pass 1: the buckets' sums on both sides, compared (a
+        ``BucketComparison``: which buckets differ and what they decode
+        to)."""
+        from pyspark.sql import functions as F
+
+        if self.path == "jvm":
+            # One aggregate per side sums the buckets; nothing enters Python.
+            by_side = {side: _jvm.bucket_sums(self.frames[side], self.compared(side),
+                                              F.col(_BUCKET), self.bits)
+                       for side in SIDES}
+        else:
+            by_side = self._python_sums()
+        return self.plan.compare(by_side["source"], by_side["target"], self.bits)
+
+    def _python_sums(self) -> Dict[str, list]:
+        """Per-partition bucket sums made in Python (``mapInArrow``),
+        collected to the driver."""
+        # Plain values only: the task closures are pickled to the executors.
+        planner = _recon.spark_plan_keyed if self.keyed else _recon.spark_plan_pair
+        src, tgt, js, rules_arg, bits = self.src, self.tgt, self.js, self.rules, self.bits
+
+        def pass1(side: str):
+            def run(batches):
+                p = planner(src, tgt, js, rules_arg)
+                sums = p.bucket_sums(side, batches, bits)
+                yield pa.RecordBatch.from_pydict(
+                    {"side": pa.array([side], pa.string()),
+                     "sums": pa.array([sums], pa.binary())})
+            return run
+
+        shape = "side string, sums binary"
+        parts = _collect(self.frames["source"].mapInArrow(pass1("source"), shape)
+                         .unionAll(self.frames["target"].mapInArrow(pass1("target"), shape)))
+        by_side: Dict[str, list] = {"source": [], "target": []}
+        for side, sums in zip(parts.column("side").to_pylist(),
+                              parts.column("sums").to_pylist()):
+            by_side[side].append(sums)
+        return by_side
+
+
+def _refuse_collated_keys(plan: Any, frames: Mapping[str, Any]) -> None:
+    """Spark groups and joins a collated string (``UTF8_LCASE``, ...) by its
+    collation, recon by its bytes: such a key column would be split or
+    merged differently by the two, so it is refused."""
+    for side, df in frames.items():
+        for name in plan.key(side):
+            kind = df.schema[name].dataType.simpleString()
+            if "collate" in kind.lower():
+                raise _recon.UsageError(
+                    f"key column {name!r} of the {side} is a {kind}: Spark matches it by its "
+                    f"collation and recon by its bytes, so it cannot be a key on Spark; "
+                    f"pass it as plain text (F.col({name!r}).cast('string'))")
