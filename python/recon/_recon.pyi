@@ -6,6 +6,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 __version__: str
 ENCODING_VERSION: int
+# The library's option table: (name, flag, group, shape, help) per option.
+OPTIONS: List[Tuple[str, str, str, str, str]]
 
 _Table = Tuple[str, Any, str]
 _Path = Union[str, PathLike]

@@ -6,27 +6,27 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
-RUN = ("threads", "memory_limit", "temp_dir", "passes", "sample")
-THRESHOLDS = ("max_unmatched_rows", "max_unmatched_ratio", "max_changed", "max_missing")
-ALIGN = (
-    "key", "tolerance", "columns", "exclude", "map", "cast", "by_position",
-    "ignore_case_names", "ignore_extra_columns", "assume_tz", "round",
-    "timestamp_precision", "trim", "case_insensitive", "empty_as_null",
-)
-INPUT = (
-    "source_format", "target_format", "delimiter", "quote", "escape", "header",
-    "null_values", "encoding", "infer_types", "max_parse_errors", "int96_unit",
-    "trailing_delimiter", "quoted_empty_as_null", "date_format",
-    "timestamp_format", "skip_rows", "source_skip_rows", "target_skip_rows",
-    "comment", "source_query", "target_query", "connections", "storage_options",
-)
-# Settings that take a list: a single string is a list of one.
-LISTS = {"key", "columns", "exclude", "trim", "case_insensitive", "empty_as_null", "null_values"}
+from . import _recon
+
+# The library's option table (recon::config::option_table) sorts every
+# option into its group and names the shape of its value.
+_GROUPS: Dict[str, Tuple[str, ...]] = {}
+for _name, _flag, _group, _shape, _help in _recon.OPTIONS:
+    _GROUPS[_group] = _GROUPS.get(_group, ()) + (_name,)
+RUN = _GROUPS["run"]
+THRESHOLDS = _GROUPS["thresholds"]
+ALIGN = _GROUPS["align"]
+INPUT = _GROUPS["input"]
+# Settings that take a list: a single string is a list of one (assume_tz
+# keeps a single string as it is, see settings()).
+LISTS = {o[0] for o in _recon.OPTIONS if o[3] == "list"}
 # Settings that take {column: value}.
-DICTS = {"tolerance", "map", "cast", "round", "timestamp_precision", "date_format", "timestamp_format",
-         "storage_options"}
+DICTS = {o[0] for o in _recon.OPTIONS if o[3] == "dict"}
+# Switches of the settings: False is "not given" (header=False is not).
+_SWITCHES = tuple(o[0] for o in _recon.OPTIONS
+                  if o[3] == "switch" and o[2] in ("align", "input") and o[0] != "header")
 
 
 def _as_list(name: str, value: Any) -> list:
@@ -81,7 +81,7 @@ def settings(options: Mapping[str, Any]) -> str:
     for name, value in options.items():
         if value is None:
             continue
-        if name in LISTS:
+        if name in LISTS and name != "assume_tz":
             value = _as_list(name, value)
         elif name in DICTS:
             value = _as_dict(name, value)
@@ -114,16 +114,8 @@ def fspath(value: Optional[Any]) -> Optional[str]:
 
 
 # The keywords recon.schema and recon.fingerprint take (recon.diff takes them all).
-SCHEMA_OPTIONS = {
-    "columns", "exclude", "map", "cast", "by_position", "ignore_case_names",
-    "ignore_extra_columns", "assume_tz", "round", "timestamp_precision", "trim",
-    "case_insensitive", "empty_as_null", "source_format", "target_format", "delimiter",
-    "quote", "escape", "header", "null_values", "encoding", "infer_types",
-    "max_parse_errors", "int96_unit", "trailing_delimiter", "quoted_empty_as_null",
-    "date_format", "timestamp_format", "skip_rows", "source_skip_rows",
-    "target_skip_rows", "comment", "source_query", "target_query", "connections",
-    "storage_options",
-}
+# The alignment options but a key's, and every input option.
+SCHEMA_OPTIONS = (set(ALIGN) - {"key", "tolerance"}) | set(INPUT)
 FINGERPRINT_OPTIONS = (SCHEMA_OPTIONS - {"source_format", "target_format", "source_skip_rows",
                                            "target_skip_rows", "source_query", "target_query"}
                         ) | {"threads", "temp_dir", "format", "query"}
@@ -136,8 +128,7 @@ def check_names(options: Mapping[str, Any], allowed: set, fn: str) -> None:
 
 
 def align_input(kwargs: Dict[str, Any]) -> Dict[str, Any]:
-    for flag in ("by_position", "ignore_case_names", "ignore_extra_columns", "infer_types",
-                 "trailing_delimiter", "quoted_empty_as_null"):
+    for flag in _SWITCHES:
         if kwargs.get(flag) is False:
             kwargs[flag] = None
     return kwargs

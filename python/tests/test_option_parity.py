@@ -10,11 +10,11 @@ from __future__ import annotations
 import inspect
 import re
 
-from conftest import REPO, run_cli
+from conftest import run_cli
 
 import recon
 import recon.spark
-from recon import _settings
+from recon import _recon, _settings
 
 # CLI flags with no keyword, and what a Python user does instead.
 CLI_ONLY = {
@@ -90,22 +90,33 @@ def test_spark_takes_every_option_it_can_use():
     assert not stale, f"listed as not on Spark, but taken: {sorted(stale)}"
 
 
-def _rust_table(name: str) -> set:
-    text = (REPO / "crates" / "recon-python" / "src" / "errors.rs").read_text()
-    body = re.search(rf"const {name}: &\[&str\] = &\[(.*?)\];", text, re.S)
-    assert body, name
-    return set(re.findall(r'"([a-z_]+)"', body.group(1)))
+# recon.diff's keywords that are no option of a diff in the library's
+# table: the tables themselves, the progress callback, pandas' index.
+NOT_IN_TABLE = {"source", "target", "progress", "include_index"}
 
 
-def test_error_hints_know_each_option_shape():
+def test_every_keyword_is_in_the_option_table():
+    table = {o[0] for o in _recon.OPTIONS}
+    python = _params(recon.diff)
+    assert python - table == NOT_IN_TABLE, sorted(python - table)
+    assert table <= python, f"options recon.diff lacks: {sorted(table - python)}"
+
+
+def test_every_cli_flag_is_the_option_tables():
+    # Each option's flag, as the table spells it, is one of recon diff's.
+    flags = {f.replace("_", "-") for f in _cli_flags()}
+    missing = {o[1] for o in _recon.OPTIONS} - flags
+    assert not missing, f"options without their flag: {sorted(missing)}"
+
+
+def test_shapes_and_switches_follow_the_table():
     # A hint names `trim=[...]` for a list, `map={...}` for a dict and
-    # `by_position=True` for a switch: the native module's tables must
-    # agree with the shapes _settings converts.
-    assert _rust_table("DICTS") == _settings.DICTS
-    # assume_tz takes one zone or a list of them (one per side).
-    assert _rust_table("LISTS") == _settings.LISTS | {"assume_tz"}
-    # header is None by default (sniffed from the file), else True or
-    # False; include_index is no engine option (the package reads pandas).
+    # `by_position=True` for a switch, from the same table _settings
+    # converts values by; a switch defaults to False in recon.diff.
+    shapes = {o[0]: o[3] for o in _recon.OPTIONS}
+    assert {n for n, s in shapes.items() if s == "dict"} == _settings.DICTS
+    assert {n for n, s in shapes.items() if s == "list"} == _settings.LISTS
     switches = {name for name, p in inspect.signature(recon.diff).parameters.items()
                 if p.default is False and name != "include_index"}
-    assert _rust_table("SWITCHES") == switches | {"header"}
+    # header is None by default (sniffed from the file), else True or False.
+    assert {n for n, s in shapes.items() if s == "switch"} == switches | {"header"}

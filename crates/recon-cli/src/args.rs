@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use recon::batch::PairSettings;
+use recon::config::option_table::help;
 use recon::config::{
     parse_choice, AlignOptions, DiffColumns, Format, InputConfig, Int96Unit, RulesFile, RunConfig,
     Thresholds,
@@ -131,8 +132,7 @@ pub(crate) struct OneTableArgs {
     /// Type text columns like this table's columns (a CSV extract like its Parquet twin).
     #[arg(long, value_name = "FILE")]
     pub(crate) schema_like: Option<PathBuf>,
-    /// Worker threads [default: all cores].
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(help = help("threads"), short = 'j', long, value_name = "N")]
     pub(crate) threads: Option<usize>,
     #[command(flatten)]
     pub(crate) input: InputArgs,
@@ -218,59 +218,45 @@ pub(crate) struct SchemaArgs {
 /// Column alignment, conversions and normalization, shared by `diff` and `schema`.
 #[derive(clap::Args)]
 pub(crate) struct AlignArgs {
-    /// Pair columns by position (SQL set-operation semantics) instead of by name.
-    #[arg(long, help_heading = "Alignment")]
+    #[arg(help = help("by_position"), long, help_heading = "Alignment")]
     pub(crate) by_position: bool,
-    /// Match column names case-insensitively.
-    #[arg(long, help_heading = "Alignment")]
+    #[arg(help = help("ignore_case_names"), long, help_heading = "Alignment")]
     pub(crate) ignore_case_names: bool,
-    /// Pair a renamed column: SRC=TGT (repeatable).
-    #[arg(long = "map", value_name = "SRC=TGT", help_heading = "Alignment")]
+    #[arg(help = help("map"), long = "map", value_name = "SRC=TGT", help_heading = "Alignment")]
     pub(crate) maps: Vec<String>,
-    /// Leave columns out of the comparison (they stay in the evidence rows).
     #[arg(
+        help = help("exclude"),
         long,
         value_name = "COL[,COL]",
         value_delimiter = ',',
         help_heading = "Alignment"
     )]
     pub(crate) exclude: Vec<String>,
-    /// Compare only these columns.
     #[arg(
+        help = help("columns"),
         long,
         value_name = "COL[,COL]",
         value_delimiter = ',',
         help_heading = "Alignment"
     )]
     pub(crate) columns: Option<Vec<String>>,
-    /// Ignore columns present on one side only instead of failing.
-    #[arg(long, help_heading = "Alignment")]
+    #[arg(help = help("ignore_extra_columns"), long, help_heading = "Alignment")]
     pub(crate) ignore_extra_columns: bool,
-    /// Read naive timestamps in this zone when compared with zoned ones (e.g. UTC, Europe/Paris,
-    /// +02:00); or ABBR=OFFSET to read a zone abbreviation in text values, e.g. EST=-05:00
-    /// (repeatable).
-    #[arg(long, value_name = "TZ", help_heading = "Types")]
+    #[arg(help = help("assume_tz"), long, value_name = "TZ", help_heading = "Types")]
     pub(crate) assume_tz: Vec<String>,
-    /// Parse or convert a column into a type: COL=TYPE, e.g. amount=decimal(18,2) (repeatable).
-    #[arg(long = "cast", value_name = "COL=TYPE", help_heading = "Types")]
+    #[arg(help = help("cast"), long = "cast", value_name = "COL=TYPE", help_heading = "Types")]
     pub(crate) casts: Vec<String>,
-    /// Round floats/decimals to N places, half away from zero: COL=N or *=N (repeatable).
-    #[arg(long, value_name = "COL=N", help_heading = "Normalization")]
+    #[arg(help = help("round"), long, value_name = "COL=N", help_heading = "Normalization")]
     pub(crate) round: Vec<String>,
-    /// Truncate timestamps: COL=s|ms|us or *=UNIT (repeatable).
-    #[arg(long, value_name = "COL=UNIT", help_heading = "Normalization")]
+    #[arg(help = help("timestamp_precision"), long, value_name = "COL=UNIT", help_heading = "Normalization")]
     pub(crate) timestamp_precision: Vec<String>,
-    /// Strip leading/trailing whitespace: COL or * (repeatable).
-    #[arg(long, value_name = "COL", help_heading = "Normalization")]
+    #[arg(help = help("trim"), long, value_name = "COL", help_heading = "Normalization")]
     pub(crate) trim: Vec<String>,
-    /// Compare strings case-insensitively: COL or * (repeatable).
-    #[arg(long, value_name = "COL", help_heading = "Normalization")]
+    #[arg(help = help("case_insensitive"), long, value_name = "COL", help_heading = "Normalization")]
     pub(crate) case_insensitive: Vec<String>,
-    /// Treat '' as NULL: COL or * (repeatable).
-    #[arg(long, value_name = "COL", help_heading = "Normalization")]
+    #[arg(help = help("empty_as_null"), long, value_name = "COL", help_heading = "Normalization")]
     pub(crate) empty_as_null: Vec<String>,
-    /// Read alignment and normalization settings from a TOML file.
-    #[arg(long, value_name = "FILE", help_heading = "Normalization")]
+    #[arg(help = help("rules"), long, value_name = "FILE", help_heading = "Normalization")]
     pub(crate) rules: Option<PathBuf>,
 }
 
@@ -348,104 +334,70 @@ pub(crate) fn settings(
 /// Drift allowed before a diff fails (exit 0 within all of them).
 #[derive(clap::Args, Default)]
 pub(crate) struct ThresholdArgs {
-    /// Pass (exit 0) when at most N rows are unmatched, both ways together.
-    #[arg(long, value_name = "N", help_heading = "Thresholds")]
+    #[arg(help = help("max_unmatched_rows"), long, value_name = "N", help_heading = "Thresholds")]
     pub(crate) max_unmatched_rows: Option<u64>,
-    /// Pass when unmatched rows / max(source rows, target rows) is at most R.
-    #[arg(long, value_name = "R", help_heading = "Thresholds")]
+    #[arg(help = help("max_unmatched_ratio"), long, value_name = "R", help_heading = "Thresholds")]
     pub(crate) max_unmatched_ratio: Option<f64>,
-    /// With --key: pass when at most N keys changed.
-    #[arg(long, value_name = "N", help_heading = "Thresholds")]
+    #[arg(help = help("max_changed"), long, value_name = "N", help_heading = "Thresholds")]
     pub(crate) max_changed: Option<u64>,
-    /// With --key: pass when at most N keys are missing on either side.
-    #[arg(long, value_name = "N", help_heading = "Thresholds")]
+    #[arg(help = help("max_missing"), long, value_name = "N", help_heading = "Thresholds")]
     pub(crate) max_missing: Option<u64>,
 }
 
 /// Keyed mode's flags (`diff` only).
 #[derive(clap::Args, Default)]
 pub(crate) struct KeyArgs {
-    /// Match rows by this business key: missing, extra and changed rows by key, and which
-    /// columns changed. Duplicated and NULL keys are diffed as multisets.
     #[arg(
+        help = help("key"),
         long,
         value_name = "COL[,COL]",
         value_delimiter = ',',
         help_heading = "Keyed"
     )]
     pub(crate) key: Option<Vec<String>>,
-    /// A numeric column matches within this bound: COL=0.01 (absolute) or COL=1e-9r
-    /// (relative); a difference equal to the bound matches (repeatable).
-    #[arg(long, value_name = "COL=TOL", help_heading = "Keyed")]
+    #[arg(help = help("tolerance"), long, value_name = "COL=TOL", help_heading = "Keyed")]
     pub(crate) tolerance: Vec<String>,
-    /// Which value columns changed.parquet fills: the changed ones, or all [default: changed].
-    #[arg(long, value_name = "changed|all", help_heading = "Keyed", value_parser = parse_choice::<DiffColumns>)]
+    #[arg(help = help("diff_columns"), long, value_name = "changed|all", help_heading = "Keyed", value_parser = parse_choice::<DiffColumns>)]
     pub(crate) diff_columns: Option<DiffColumns>,
 }
 
 /// How inputs are read: formats and the CSV dialect (shared by both sides).
 #[derive(clap::Args)]
 pub(crate) struct InputArgs {
-    /// Source format instead of the file extension: parquet, ipc (arrow, feather), csv, tsv,
-    /// ndjson (jsonl, json).
-    #[arg(long, value_name = "FORMAT", help_heading = "Input", value_parser = parse_choice::<Format>)]
+    #[arg(help = help("source_format"), long, value_name = "FORMAT", help_heading = "Input", value_parser = parse_choice::<Format>)]
     pub(crate) source_format: Option<Format>,
-    /// Target format instead of the file extension.
-    #[arg(long, value_name = "FORMAT", help_heading = "Input", value_parser = parse_choice::<Format>)]
+    #[arg(help = help("target_format"), long, value_name = "FORMAT", help_heading = "Input", value_parser = parse_choice::<Format>)]
     pub(crate) target_format: Option<Format>,
-    /// A SELECT to read when the source is a database (postgres://USER@HOST/DB) instead of
-    /// its ?table=.
-    #[arg(long, value_name = "SQL", help_heading = "Database")]
+    #[arg(help = help("source_query"), long, value_name = "SQL", help_heading = "Database")]
     pub(crate) source_query: Option<String>,
-    /// A SELECT to read when the target is a database.
-    #[arg(long, value_name = "SQL", help_heading = "Database")]
+    #[arg(help = help("target_query"), long, value_name = "SQL", help_heading = "Database")]
     pub(crate) target_query: Option<String>,
-    /// Connections per database table, each reading a slice of one exported snapshot
-    /// [default: one per core].
-    #[arg(long, value_name = "N", help_heading = "Database")]
+    #[arg(help = help("connections"), long, value_name = "N", help_heading = "Database")]
     pub(crate) connections: Option<usize>,
-    /// A setting of the object store an s3://, gs://, az:// or https:// table is in, with
-    /// object_store's (and delta-rs's) keys, e.g. aws_endpoint=http://localhost:9000,
-    /// aws_region=eu-west-1, aws_skip_signature=true (repeatable). Credentials come from each
-    /// cloud's environment variables and instance metadata.
-    #[arg(long, value_name = "KEY=VALUE", help_heading = "Object store")]
+    #[arg(help = help("storage_options"), long, value_name = "KEY=VALUE", help_heading = "Object store")]
     pub(crate) storage_option: Vec<String>,
-    /// CSV field delimiter (one byte; \t for tab) [default: sniffed among , ; | tab; tab
-    /// for .tsv, | for .tbl].
-    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    #[arg(help = help("delimiter"), long, value_name = "CHAR", help_heading = "Input")]
     pub(crate) delimiter: Option<String>,
-    /// CSV quote character, or 'none' [default: sniffed: '"', '\'' or none].
-    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    #[arg(help = help("quote"), long, value_name = "CHAR", help_heading = "Input")]
     pub(crate) quote: Option<String>,
-    /// CSV escape character inside quotes, e.g. '\\' [default: sniffed: none (quotes are
-    /// doubled) or '\\'].
-    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    #[arg(help = help("escape"), long, value_name = "CHAR", help_heading = "Input")]
     pub(crate) escape: Option<String>,
     /// CSV files have no header line; columns are column_1, column_2, ...
     /// [default: sniffed from the first lines]
     #[arg(long, help_heading = "Input", conflicts_with = "header")]
     pub(crate) no_header: bool,
-    /// The first line of CSV files is a header [default: sniffed from the first lines].
-    #[arg(long, help_heading = "Input")]
+    #[arg(help = help("header"), long, help_heading = "Input")]
     pub(crate) header: bool,
-    /// Unquoted CSV fields equal to STR are NULL, besides the empty field (repeatable).
-    #[arg(long = "null-value", value_name = "STR", help_heading = "Input")]
+    #[arg(help = help("null_values"), long = "null-value", value_name = "STR", help_heading = "Input")]
     pub(crate) null_values: Vec<String>,
-    /// Text encoding of CSV/NDJSON files: utf-8, latin-1, or a WHATWG label such as
-    /// windows-1252, iso-8859-15, utf-16le, shift_jis [default: utf-8; a UTF-16 byte-order
-    /// mark is read as UTF-16].
-    #[arg(long, value_name = "ENC", help_heading = "Input")]
+    #[arg(help = help("encoding"), long, value_name = "ENC", help_heading = "Input")]
     pub(crate) encoding: Option<String>,
-    /// When both sides are text (CSV/NDJSON), infer column types from the first records
-    /// (so 1.50 equals 1.5) instead of comparing exact text.
-    #[arg(long, help_heading = "Input")]
+    #[arg(help = help("infer_types"), long, help_heading = "Input")]
     pub(crate) infer_types: bool,
-    /// Count up to N text values that fail to parse as drift instead of stopping (exit 2).
-    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Input")]
+    #[arg(help = help("max_parse_errors"), long, value_name = "N", default_value_t = 0, help_heading = "Input")]
     pub(crate) max_parse_errors: u64,
-    /// Unit Parquet INT96 timestamps are read in: us (every date Spark writes) or ns
-    /// (sub-microsecond digits, 1677-2262 only). A value the unit cannot hold is an error.
     #[arg(
+        help = help("int96_unit"),
         long,
         value_name = "UNIT",
         default_value = "us",
@@ -453,35 +405,21 @@ pub(crate) struct InputArgs {
         value_parser = parse_choice::<Int96Unit>
     )]
     pub(crate) int96_unit: Int96Unit,
-    /// Every CSV line ends with a delimiter (legacy exports, TPC-H .tbl); its empty last field
-    /// is not a column [default: detected from the first lines].
-    #[arg(long, help_heading = "Input")]
+    #[arg(help = help("trailing_delimiter"), long, help_heading = "Input")]
     pub(crate) trailing_delimiter: bool,
-    /// A quoted empty CSV field "" is NULL too (exports that quote every field and write
-    /// NULL as ""); the same as --null-value '""'.
-    #[arg(long, help_heading = "Input")]
+    #[arg(help = help("quoted_empty_as_null"), long, help_heading = "Input")]
     pub(crate) quoted_empty_as_null: bool,
-    /// Text dates are written as this strftime pattern: COL=FMT or *=FMT, e.g. '*=%d/%m/%Y'
-    /// (repeatable). A value must read back to its own text under the pattern.
-    #[arg(long, value_name = "COL=FMT", help_heading = "Input")]
+    #[arg(help = help("date_format"), long, value_name = "COL=FMT", help_heading = "Input")]
     pub(crate) date_format: Vec<String>,
-    /// Text timestamps are written as this strftime pattern: COL=FMT or *=FMT, e.g.
-    /// '*=%d/%m/%Y %H:%M:%S' (repeatable).
-    #[arg(long, value_name = "COL=FMT", help_heading = "Input")]
+    #[arg(help = help("timestamp_format"), long, value_name = "COL=FMT", help_heading = "Input")]
     pub(crate) timestamp_format: Vec<String>,
-    /// Skip the first N lines of every CSV/TSV file (a title, notes, an export banner)
-    /// before the header [default: a clear preamble is sniffed; 0 turns that off].
-    #[arg(long, value_name = "N", help_heading = "Input")]
+    #[arg(help = help("skip_rows"), long, value_name = "N", help_heading = "Input")]
     pub(crate) skip_rows: Option<usize>,
-    /// --skip-rows for the source side only.
-    #[arg(long, value_name = "N", help_heading = "Input")]
+    #[arg(help = help("source_skip_rows"), long, value_name = "N", help_heading = "Input")]
     pub(crate) source_skip_rows: Option<usize>,
-    /// --skip-rows for the target side only.
-    #[arg(long, value_name = "N", help_heading = "Input")]
+    #[arg(help = help("target_skip_rows"), long, value_name = "N", help_heading = "Input")]
     pub(crate) target_skip_rows: Option<usize>,
-    /// CSV/TSV lines starting with CHAR are comments, ignored everywhere in the file
-    /// (not inside a quoted field), e.g. '#'.
-    #[arg(long, value_name = "CHAR", help_heading = "Input")]
+    #[arg(help = help("comment"), long, value_name = "CHAR", help_heading = "Input")]
     pub(crate) comment: Option<String>,
 }
 
@@ -566,12 +504,9 @@ pub(crate) struct DiffArgs {
     pub(crate) source: PathBuf,
     /// Target table: a file, a directory, or a glob.
     pub(crate) target: PathBuf,
-    /// Write source_only.parquet, target_only.parquet and report.json here (with --key:
-    /// changed.parquet, missing_in_target.parquet, missing_in_source.parquet, ...).
-    #[arg(short, long, value_name = "DIR")]
+    #[arg(help = help("output"), short, long, value_name = "DIR")]
     pub(crate) output: Option<PathBuf>,
-    /// Overwrite results already present in --output.
-    #[arg(long)]
+    #[arg(help = help("force"), long)]
     pub(crate) force: bool,
     /// Write the JSON report to FILE.
     #[arg(long, value_name = "FILE")]
@@ -579,18 +514,13 @@ pub(crate) struct DiffArgs {
     /// Write a self-contained HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
-    /// Distinct unmatched rows to show per direction [default: 20].
-    #[arg(long, value_name = "N")]
+    #[arg(help = help("sample"), long, value_name = "N")]
     pub(crate) sample: Option<usize>,
-    /// Worker threads [default: all cores].
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(help = help("threads"), short = 'j', long, value_name = "N")]
     pub(crate) threads: Option<usize>,
-    /// Peak memory budget, e.g. 256MiB, 4GiB, or 'unlimited' [default: half of RAM].
-    #[arg(short = 'm', long, value_name = "SIZE")]
+    #[arg(help = help("memory_limit"), short = 'm', long, value_name = "SIZE")]
     pub(crate) memory_limit: Option<String>,
-    /// Directory for spill files and for the copy of a piped input (`-`, a FIFO)
-    /// [default: the system temp dir].
-    #[arg(long, value_name = "DIR")]
+    #[arg(help = help("temp_dir"), long, value_name = "DIR")]
     pub(crate) temp_dir: Option<PathBuf>,
     /// Print the JSON report to stdout instead of the text summary.
     #[arg(long)]
@@ -601,17 +531,13 @@ pub(crate) struct DiffArgs {
     /// Progress on stderr: auto (only on a terminal), always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     pub(crate) progress: ProgressMode,
-    /// Read the inputs once (spill every row) or twice (fingerprint buckets first, then spill
-    /// only the buckets that differ); auto is 2 unless a side is CSV/NDJSON.
-    #[arg(long, value_name = "auto|1|2", value_parser = parse_choice::<Passes>)]
+    #[arg(help = help("passes"), long, value_name = "auto|1|2", value_parser = parse_choice::<Passes>)]
     pub(crate) passes: Option<Passes>,
     /// Compare fingerprints only (one pass per side, no spill): counts, differing columns
     /// and, with --by, differing groups. Strong evidence, not an exact proof.
     #[arg(long)]
     pub(crate) quick: bool,
-    /// Break the unmatched rows (with --quick: the fingerprints) down by this column,
-    /// e.g. business_date.
-    #[arg(long, value_name = "COL")]
+    #[arg(help = help("by"), long, value_name = "COL")]
     pub(crate) by: Option<String>,
     /// Test hook: route every row into one bucket so bucket splitting is exercised.
     #[arg(long, hide = true)]
@@ -721,4 +647,72 @@ pub(crate) fn quick_refusal(a: &DiffArgs, thresholds: &Thresholds) -> Option<Str
             name.replace('_', "-")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use recon::config::option_table::{Group, Shape, OPTIONS};
+
+    /// `recon diff`'s flags that are not options of a diff in the table
+    /// (what the CLI prints or writes, and how), and why.
+    const CLI_ONLY: &[&str] = &[
+        "report",              // the JSON report's file (Python: Diff.to_json)
+        "html",                // the HTML report's file (Python: Diff.to_html)
+        "json",                // the report on stdout (Python: Diff.report)
+        "quiet",               // nothing printed
+        "progress",            // bars on stderr (Python: progress=, its own shape)
+        "quick",               // fingerprints (Python: recon.fingerprint)
+        "no-header",           // header=False's flag
+        "debug-single-bucket", // a test hook
+        "help",
+    ];
+
+    fn diff_command() -> clap::Command {
+        Cli::command()
+            .find_subcommand("diff")
+            .expect("recon diff")
+            .clone()
+    }
+
+    #[test]
+    fn every_diff_flag_is_in_the_option_table() {
+        for arg in diff_command().get_arguments() {
+            let Some(flag) = arg.get_long() else { continue };
+            if CLI_ONLY.contains(&flag) {
+                continue;
+            }
+            let spec = OPTIONS.iter().find(|o| o.flag == flag);
+            let spec = spec.unwrap_or_else(|| panic!("--{flag} is not in the option table"));
+            // The help is the table's (derived, never a copy).
+            let help = arg.get_help().map(|h| h.to_string());
+            assert_eq!(help.as_deref(), Some(spec.help), "--{flag}");
+            // The value's shape is the table's.
+            let shape = match arg.get_action() {
+                clap::ArgAction::SetTrue => Shape::Switch,
+                clap::ArgAction::Append => Shape::List,
+                _ if arg.get_value_delimiter().is_some() => Shape::List,
+                _ => Shape::Value,
+            };
+            let expected = match spec.shape {
+                // A dict is a repeatable COL=VALUE flag.
+                Shape::Dict => Shape::List,
+                s => s,
+            };
+            assert_eq!(shape, expected, "--{flag}");
+        }
+    }
+
+    #[test]
+    fn every_option_in_the_table_is_a_diff_flag() {
+        let command = diff_command();
+        for o in OPTIONS {
+            let found = command
+                .get_arguments()
+                .any(|a| a.get_long() == Some(o.flag));
+            assert!(found, "{} ({:?}) has no flag --{}", o.name, o.group, o.flag);
+        }
+        assert!(OPTIONS.iter().any(|o| o.group == Group::Call));
+    }
 }

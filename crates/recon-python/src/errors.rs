@@ -7,6 +7,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
+use recon::config::option_table::{self, Shape};
 use recon::{ErrorKind, OptionHint};
 
 create_exception!(recon, ReconError, PyException, "Every error recon raises.");
@@ -42,42 +43,11 @@ create_exception!(
     "An internal invariant failed: a bug in recon."
 );
 
-/// Options whose Python value is a dict (of column to value; storage_options:
-/// of key to value). python/tests/test_option_parity.py checks these tables
-/// against the package's own.
-const DICTS: &[&str] = &[
-    "map",
-    "cast",
-    "tolerance",
-    "round",
-    "timestamp_precision",
-    "date_format",
-    "timestamp_format",
-    "storage_options",
-];
-/// Options whose Python value is a list.
-const LISTS: &[&str] = &[
-    "key",
-    "columns",
-    "exclude",
-    "trim",
-    "case_insensitive",
-    "empty_as_null",
-    "null_values",
-    "assume_tz",
-];
-
-/// Options that are True or False: a hint names them without a value.
-const SWITCHES: &[&str] = &[
-    "by_position",
-    "ignore_case_names",
-    "ignore_extra_columns",
-    "infer_types",
-    "trailing_delimiter",
-    "quoted_empty_as_null",
-    "header",
-    "force",
-];
+/// The shape of option `name`'s value, from the library's option table
+/// (dicts of column to value, lists, switches named without a value).
+fn shape(name: &str) -> Option<Shape> {
+    option_table::spec(name).map(|o| o.shape)
+}
 
 /// A Python string literal.
 fn literal(text: &str) -> String {
@@ -100,19 +70,19 @@ pub(crate) fn keyword(hint: &OptionHint) -> String {
     let Some(value) = &hint.value else {
         return match name {
             "no_header" => "header=False".into(),
-            _ if DICTS.contains(&name) => format!("{name}={{...}}"),
-            _ if LISTS.contains(&name) => format!("{name}=[...]"),
-            _ if SWITCHES.contains(&name) => format!("{name}=True"),
+            _ if shape(name) == Some(Shape::Dict) => format!("{name}={{...}}"),
+            _ if shape(name) == Some(Shape::List) => format!("{name}=[...]"),
+            _ if shape(name) == Some(Shape::Switch) => format!("{name}=True"),
             // An option that takes a value, named for what it is.
             _ => format!("{name}=..."),
         };
     };
-    if DICTS.contains(&name) {
+    if shape(name) == Some(Shape::Dict) {
         if let Some((k, v)) = value.split_once('=') {
             return format!("{name}={{{}: {}}}", literal(k), scalar(v));
         }
     }
-    if LISTS.contains(&name) {
+    if shape(name) == Some(Shape::List) {
         let items: Vec<String> = value.split(',').map(literal).collect();
         return format!("{name}=[{}]", items.join(", "));
     }

@@ -332,6 +332,13 @@ fn defaults() -> (usize, u64) {
 fn _recon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ENCODING_VERSION", recon::ENCODING_VERSION)?;
+    // The library's option table, for the package's settings groups and
+    // value shapes: (name, flag, group, shape, help) per option.
+    let options: Vec<(&str, &str, &str, &str, &str)> = recon::config::option_table::OPTIONS
+        .iter()
+        .map(|o| (o.name, o.flag, o.group.name(), shape_name(o.shape), o.help))
+        .collect();
+    m.add("OPTIONS", options)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
@@ -350,4 +357,15 @@ fn _recon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<spark::SparkComparison>()?;
     m.add_class::<spark::SparkDigester>()?;
     errors::register(m)
+}
+
+/// A value shape as the Python package names it.
+fn shape_name(shape: recon::config::option_table::Shape) -> &'static str {
+    use recon::config::option_table::Shape;
+    match shape {
+        Shape::Switch => "switch",
+        Shape::Value => "value",
+        Shape::List => "list",
+        Shape::Dict => "dict",
+    }
 }

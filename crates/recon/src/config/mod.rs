@@ -11,6 +11,7 @@
 
 pub(crate) mod batch;
 mod inputs;
+pub mod option_table;
 mod run;
 mod toml_error;
 
