@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use recon::internals::{RowEncoder, Table};
+use recon::internals::{open_table, RowEncoder};
 use recon::Side;
 
 fn main() {
@@ -15,8 +15,8 @@ fn main() {
     let opts = recon::internals::InputOptions::default();
     let temp = std::env::temp_dir();
     let tables = [
-        Table::open(&args[1].as_str().into(), &opts, Side::Source, &temp).unwrap(),
-        Table::open(&args[2].as_str().into(), &opts, Side::Target, &temp).unwrap(),
+        open_table(&args[1].as_str().into(), &opts, Side::Source, &temp).unwrap(),
+        open_table(&args[2].as_str().into(), &opts, Side::Target, &temp).unwrap(),
     ];
     let threads: usize = args[3].parse().unwrap();
     let hash = args.iter().any(|a| a == "--hash");

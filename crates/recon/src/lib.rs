@@ -129,6 +129,7 @@ pub mod internals {
     pub use crate::engine::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
     pub use crate::input::format::text::lex as csv_lex;
     pub use crate::input::locator::Unit;
+    pub use crate::input::open_table;
     pub use crate::input::parse;
     pub use crate::input::table::Table;
     pub use crate::modes::multiset::diff as multiset_diff;

@@ -510,7 +510,7 @@ mod tests {
             .map(|rows| RecordBatch::try_new(schema.clone(), columns(rows)).unwrap())
             .collect();
         let source = Source::batches("memory", schema, batches).unwrap();
-        Table::open(
+        crate::input::open_table(
             &source,
             &InputOptions::default(),
             Side::Source,
@@ -532,7 +532,8 @@ mod tests {
             header: false,
             preamble: false,
         };
-        let mut t = Table::open(&Source::Spec(path), &opts, Side::Target, dir).unwrap();
+        let mut t =
+            crate::input::open_table(&Source::Spec(path), &opts, Side::Target, dir).unwrap();
         t.set_types(&[(0, DataType::Int64)]).unwrap();
         t
     }

@@ -20,7 +20,7 @@
 //! PostgreSQL); [`store`], local files and object stores read by ranges;
 //! and the table itself at this level: `locator`, [`types`], `source`,
 //! `discover` (a path's files and formats), `spool` (inputs read once),
-//! [`table`], `text_reader`, `open` and `read`.
+//! [`table`], `assemble` and `open`.
 //!
 //! Lowest first; a sub-module uses only those of the items before its own
 //! (`tests/it/layers.rs` checks it and holds the ranks):
@@ -32,34 +32,37 @@
 //!   `format::block`: Parquet, Arrow IPC and in-memory batches;
 //!   `format::text::{values, sniff}`: text columns into typed arrays, CSV
 //!   dialect sniffing.
-//! - `spool`: inputs that can be read only once, copied to a file.
-//! - `table`: [`Table`] and [`TableFile`], and what their reads share.
-//! - `text_reader`: the text reader, for a [`Table`] of CSV/NDJSON files.
-//! - `open` and `read`: opening a table from its metadata; reading its
-//!   units and fetching rows by locator.
+//! - `spool`: inputs that can be read only once, copied to a file;
+//!   `format::file`: one file of a table as the formats read it.
+//! - `format::text::reader`: the text reader, through a `TextTable` view.
+//! - `table`: [`Table`] and all its methods: scan units, reading them,
+//!   fetching rows by locator.
+//! - `assemble`: a table from files (one format, the dialect sniffed, one
+//!   schema), a spool, or batches in memory.
 //! - `catalog::lakehouse`: Delta and Iceberg tables as of a version;
 //!   `catalog::postgres`: PostgreSQL tables and queries, read under one
 //!   snapshot into a spool.
+//! - `open`: what the user named, opened by the reader that knows it.
 
+mod assemble;
 pub(crate) mod catalog;
 mod discover;
 pub(crate) mod format;
 pub(crate) mod locator;
 mod open;
-mod read;
 mod source;
 mod spool;
 pub(crate) mod store;
 pub(crate) mod table;
-mod text_reader;
 pub(crate) mod types;
 
 pub(crate) use discover::Compression;
+pub(crate) use format::text::reader::RENAMED_HEADER;
 pub(crate) use locator::{unpack, Locators, Unit};
-pub(crate) use read::Fetcher;
+pub use open::open_table;
 pub use source::{BatchesSource, Source, StreamSource};
+pub(crate) use table::Fetcher;
 pub(crate) use table::{refuse_unused_csv_options, Table, TEXT_RULES};
-pub(crate) use text_reader::{sample, RENAMED_HEADER};
 
 /// The exact text parsers, for the fuzz targets and other callers: each
 /// value is parsed exactly or refused with why ([`Invalid`]).

@@ -1,119 +1,27 @@
 //! The table: one or more files of one format and one schema, with Hive
-//! partition columns, and what reads of its files share (see [`super`] for
-//! locators). Opening is in [`super::open`], reading in [`super::read`].
+//! partition columns, and every method it has: what reads of its files
+//! share, the units of a scan, each read into batches of the wanted columns
+//! with their rows' locators (block formats through
+//! [`super::format::block`], text through [`super::format::text::reader`]),
+//! and rows fetched back by locator (see [`super`] for locators). Tables
+//! are made by [`super::open`] (what the user named), `assemble` (files, a
+//! spool, batches in memory) and the catalogs.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use arrow::array::ArrayRef;
+use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use super::discover::Compression;
-use super::format::block::BlockMeta;
+use super::format::file::{FileColumn, TableFile};
+use super::format::text::reader::{self, TextCursor, TextTable};
 use super::format::text::values::{self, ParseErrors};
-use super::locator::unpack;
+use super::locator::{pack, unpack, Locators, Unit};
 use super::spool::Spool;
 use super::types;
-use crate::config::{Encoding, Format, InputOptions, TextOptions};
-use crate::error::{ReconError, Result};
-
-/// One file of a table.
-pub(crate) struct TableFile {
-    pub path: PathBuf,
-    pub compression: Compression,
-    /// Raw Hive partition values, one per `Table::partition_keys` (None: NULL).
-    pub(super) partition_values: Vec<Option<String>>,
-    /// Footer metadata of Parquet and IPC files.
-    pub(super) block: Option<BlockMeta>,
-    /// Rows (block formats) or decompressed bytes (text) of the file; text
-    /// files learn it during the scan.
-    pub(super) extent: AtomicU64,
-    /// Text decoded to UTF-8 as it is read (UTF-16, Shift_JIS, ...); its
-    /// locators are offsets in the decoded text.
-    pub decode: Option<&'static encoding_rs::Encoding>,
-    /// Rows (positions, ascending) a table format's deletes remove: they
-    /// are skipped by every read (a Delta deletion vector, Iceberg
-    /// position deletes).
-    pub deleted: Option<Arc<[u64]>>,
-    /// Where each of the table's file columns is in this file and how its
-    /// stored type reads as the table's, for table formats whose files may
-    /// predate the schema and for files of a plain table that store a
-    /// column in a narrower type (None: column `i` is the file's column
-    /// `i`, of the table's type).
-    pub(super) columns: Option<Arc<[FileColumn]>>,
-    /// The object, when the file is in an object store (read by ranges).
-    pub remote: Option<Arc<super::store::Object>>,
-}
-
-/// Where a table column is in one file of a table.
-#[derive(Debug, Clone)]
-pub(crate) enum FileColumn {
-    /// The file's column `index`. When `widen` names a type, its values are
-    /// converted exactly to it (`types::convert`: an Iceberg promotion, a
-    /// Delta `timestamp` stored zone-less, a plain file's narrower type),
-    /// then given the table type's nested field names if they differ (a
-    /// Delta column mapping's physical names, an Iceberg file's list items).
-    Stored {
-        index: usize,
-        widen: Option<DataType>,
-    },
-    /// Not in the file (written before the column was added): NULL.
-    /// Only the lakehouse readers lay files out so.
-    #[cfg_attr(not(any(feature = "delta", feature = "iceberg")), allow(dead_code))]
-    Missing,
-    /// Not in the file, but one value for all its rows: an Iceberg identity
-    /// partition value from the manifest, a one-row array of the table
-    /// column's type.
-    #[cfg_attr(not(any(feature = "delta", feature = "iceberg")), allow(dead_code))]
-    Constant(ArrayRef),
-}
-
-impl TableFile {
-    /// A live Parquet file of a lakehouse table, with the positions its
-    /// deletes remove and where the table's columns are in it.
-    #[cfg(any(feature = "delta", feature = "iceberg"))]
-    pub(super) fn live(
-        path: PathBuf,
-        block: BlockMeta,
-        partition_values: Vec<Option<String>>,
-        deleted: Option<&[u64]>,
-        columns: Option<Arc<[FileColumn]>>,
-    ) -> (TableFile, u64) {
-        let n = block.rows().unwrap_or(0);
-        let gone = deleted.map_or(0, |d| d.iter().filter(|&&r| r < n).count() as u64);
-        let file = TableFile {
-            path,
-            compression: Compression::None,
-            partition_values,
-            // Positions, deleted ones included: locators' ordinals span them.
-            extent: AtomicU64::new(n),
-            decode: None,
-            deleted: deleted.map(Arc::from),
-            columns,
-            remote: block.remote.clone(),
-            block: Some(block),
-        };
-        (file, n - gone)
-    }
-
-    /// The encoding its values arrive in: UTF-8 once decoded.
-    pub(crate) fn encoding(&self, table: Encoding) -> Encoding {
-        if self.decode.is_some() {
-            Encoding::Utf8
-        } else {
-            table
-        }
-    }
-
-    pub(crate) fn extent(&self) -> u64 {
-        self.extent.load(Ordering::Relaxed)
-    }
-
-    pub(crate) fn set_extent(&self, n: u64) {
-        self.extent.store(n, Ordering::Relaxed);
-    }
-}
+use crate::config::{Format, InputOptions, TextOptions};
+use crate::error::{guard, ReconError, Result};
 
 /// A table: one or more files of one format and one schema.
 pub struct Table {
@@ -544,4 +452,239 @@ impl Table {
         }
         Ok(out)
     }
+}
+
+/// The rows of a batch (positions `first..first + n` of `file`) that
+/// `deleted` (ascending positions) leaves, with their locators.
+fn skip_deleted(
+    columns: &[ArrayRef],
+    first: u64,
+    n: usize,
+    deleted: &[u64],
+    file: usize,
+) -> std::result::Result<(Vec<ArrayRef>, Vec<u64>), arrow::error::ArrowError> {
+    let start = deleted.partition_point(|&r| r < first);
+    let end = deleted.partition_point(|&r| r < first + n as u64);
+    let gone = &deleted[start..end];
+    let mut keep = vec![true; n];
+    for &r in gone {
+        keep[(r - first) as usize] = false;
+    }
+    let locs: Vec<u64> = (0..n as u64)
+        .filter(|&i| keep[i as usize])
+        .map(|i| pack(file, first + i))
+        .collect();
+    if gone.is_empty() {
+        return Ok((columns.to_vec(), locs));
+    }
+    let mask = arrow::array::BooleanArray::from(keep);
+    let out = columns
+        .iter()
+        .map(|c| arrow::compute::filter(c.as_ref(), &mask))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((out, locs))
+}
+
+/// The file columns that hold table columns `projected` (ascending).
+fn stored_columns(f: &TableFile, projected: &[usize]) -> Vec<usize> {
+    let Some(layout) = &f.columns else {
+        return projected.to_vec();
+    };
+    let mut stored: Vec<usize> = projected
+        .iter()
+        .filter_map(|&c| match &layout[c] {
+            FileColumn::Stored { index, .. } => Some(*index),
+            FileColumn::Missing | FileColumn::Constant(_) => None,
+        })
+        .collect();
+    stored.sort_unstable();
+    stored
+}
+
+impl Table {
+    /// Fetches the rows at `locators` (sorted ascending, unique) with every
+    /// column of the table. Calls `each` with batches whose rows follow
+    /// `locators` order.
+    pub fn fetch<'t>(
+        &'t self,
+        fetcher: &mut Fetcher<'t>,
+        locators: &[u64],
+        mut each: impl FnMut(RecordBatch) -> Result<()>,
+    ) -> Result<()> {
+        let mut start = 0;
+        while start < locators.len() {
+            let (file, _) = unpack(locators[start]);
+            let end = start + locators[start..].partition_point(|&l| unpack(l).0 == file);
+            let positions: Vec<u64> = locators[start..end].iter().map(|&l| unpack(l).1).collect();
+            let path = self.files[file].path.clone();
+            let f = &self.files[file];
+            // A fetch reads every column of the file, for every table column.
+            let (table, all): (Vec<usize>, Vec<usize>) = match (&f.columns, &f.block) {
+                (Some(_), Some(b)) => (
+                    (0..self.file_columns).collect(),
+                    (0..b.schema.fields().len()).collect(),
+                ),
+                _ => Default::default(),
+            };
+            let mut emit = |cols: Vec<ArrayRef>| -> Result<()> {
+                let n = cols.first().map_or(0, |c| c.len());
+                let cols = match &f.columns {
+                    None => cols,
+                    Some(layout) => self.conform(f, layout, &table, &all, &cols, n)?,
+                };
+                let cols = self.with_partitions(file, cols, n)?;
+                let batch = RecordBatch::try_new(self.schema.clone(), cols)
+                    .map_err(|e| ReconError::arrow(&path, e))?;
+                each(batch)
+            };
+            guard(&path, || match &self.files[file].block {
+                Some(b) => b.fetch(&path, &positions, &mut emit),
+                None => {
+                    if fetcher.text.len() <= file {
+                        fetcher.text.resize_with(file + 1, || None);
+                    }
+                    reader::fetch(
+                        self.text(),
+                        file,
+                        &positions,
+                        &mut fetcher.text[file],
+                        &mut emit,
+                    )
+                }
+            })?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// The units of work of a scan, for block formats; text files are cut
+    /// into chunks by [`Table::feed_text`] instead.
+    pub fn block_units(&self) -> Vec<Unit> {
+        let mut units = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            if let Some(b) = &f.block {
+                units.extend(b.units(fi));
+            } else {
+                units.push(Unit::TextFile { file: fi });
+            }
+        }
+        units
+    }
+
+    /// Reads one unit, calling `each(columns, locators)` per batch, where
+    /// `columns` are the table columns `wanted` (in that order).
+    pub fn read_unit(
+        &self,
+        unit: &Unit,
+        wanted: &[usize],
+        batch_size: usize,
+        each: &mut dyn FnMut(&[ArrayRef], Locators<'_>) -> Result<()>,
+    ) -> Result<u64> {
+        match unit {
+            Unit::Block { file, .. } | Unit::Stream { file } => {
+                let f = &self.files[*file];
+                let b = f
+                    .block
+                    .as_ref()
+                    .ok_or_else(|| ReconError::Internal("block unit on a text file".into()))?;
+                let file_cols: Vec<usize> = wanted
+                    .iter()
+                    .copied()
+                    .filter(|&c| c < self.file_columns)
+                    .collect();
+                let mut projected = file_cols.clone();
+                projected.sort_unstable();
+                projected.dedup();
+                let stored = stored_columns(f, &projected);
+                b.read(
+                    &f.path,
+                    unit,
+                    &stored,
+                    batch_size,
+                    &mut |cols: &[ArrayRef], first: u64, n: usize| {
+                        let conformed;
+                        let cols = match &f.columns {
+                            None => cols,
+                            Some(layout) => {
+                                conformed =
+                                    self.conform(f, layout, &projected, &stored, cols, n)?;
+                                &conformed
+                            }
+                        };
+                        let out = self.pick(*file, wanted, &projected, cols, n)?;
+                        match f.deleted.as_deref() {
+                            Some(deleted) => {
+                                let (out, locs) = skip_deleted(&out, first, n, deleted, *file)
+                                    .map_err(|e| ReconError::arrow(&f.path, e))?;
+                                each(&out, Locators::List(&locs))
+                            }
+                            None => each(&out, Locators::Run(pack(*file, first))),
+                        }
+                    },
+                )
+            }
+            Unit::TextFile { .. } => Err(ReconError::Internal(
+                "text file units are fed as chunks".into(),
+            )),
+            Unit::Text(chunk) => {
+                let mut projected: Vec<usize> = wanted
+                    .iter()
+                    .copied()
+                    .filter(|&c| c < self.file_columns)
+                    .collect();
+                projected.sort_unstable();
+                projected.dedup();
+                let file = chunk.file;
+                reader::read_chunk(
+                    self.text(),
+                    chunk,
+                    &projected,
+                    batch_size,
+                    &mut |cols, locs| {
+                        let out = self.pick(file, wanted, &projected, &cols, locs.len())?;
+                        each(&out, Locators::List(locs))
+                    },
+                )
+            }
+        }
+    }
+
+    /// Cuts text file `file` into chunks at record boundaries and passes each
+    /// to `send` (returns false to stop). Records the file's decompressed size.
+    pub fn feed_text(
+        &self,
+        file: usize,
+        chunk_bytes: usize,
+        send: &mut dyn FnMut(Unit) -> bool,
+    ) -> Result<()> {
+        reader::feed(self.text(), file, chunk_bytes, send)
+    }
+
+    /// The first records of a text table (up to about `max_bytes` of its
+    /// first file), as text per file column (None for columns not read as
+    /// text); for `--infer-types`.
+    pub(crate) fn sample(&self, max_bytes: usize) -> Result<Vec<Vec<Option<String>>>> {
+        reader::sample(self.text(), max_bytes)
+    }
+
+    /// What the text reader reads of this table.
+    fn text(&self) -> TextTable<'_> {
+        TextTable {
+            files: &self.files,
+            format: self.format,
+            text: &self.text,
+            schema: &self.schema,
+            file_columns: self.file_columns,
+            untyped: &self.untyped,
+            text_columns: &self.text_columns,
+            parse_errors: &self.parse_errors,
+        }
+    }
+}
+
+/// State kept across the fetches of one pass over a table's unmatched rows:
+/// compressed text is read forward once instead of once per evidence range.
+#[derive(Default)]
+pub struct Fetcher<'t> {
+    text: Vec<Option<TextCursor<'t>>>,
 }

@@ -20,7 +20,7 @@ pub(crate) use convert::{Prep, Refused};
 
 use crate::config::{AlignOptions, InputOptions};
 use crate::error::{ReconError, Result};
-use crate::input::{Source, Table};
+use crate::input::{open_table, Source, Table};
 use crate::side::Side;
 
 /// Opens both tables and plans the comparison, reading metadata only. The
@@ -59,8 +59,8 @@ pub(crate) fn preflight_in(
             "source and target are both '-': stdin can be read only once, so give one side as a file (or a pipe such as <(zcat x.csv.gz))".into(),
         ));
     }
-    let mut src = Table::open(source, &inputs[0], Side::Source, temp_dir)?;
-    let mut tgt = Table::open(target, &inputs[1], Side::Target, temp_dir)?;
+    let mut src = open_table(source, &inputs[0], Side::Source, temp_dir)?;
+    let mut tgt = open_table(target, &inputs[1], Side::Target, temp_dir)?;
     crate::input::refuse_unused_csv_options([(&inputs[0], &src), (&inputs[1], &tgt)])?;
     typing::resolve(
         &mut src,

@@ -26,10 +26,7 @@ pub(crate) fn resolve(
         return check_patterns_used(src, tgt, opts);
     }
     let samples = if infer_types {
-        [
-            crate::input::sample(src, 1 << 20)?,
-            crate::input::sample(tgt, 1 << 20)?,
-        ]
+        [src.sample(1 << 20)?, tgt.sample(1 << 20)?]
     } else {
         [Vec::new(), Vec::new()]
     };

@@ -152,18 +152,22 @@ const INPUT_LAYERS: &[(&str, u32)] = &[
     ("format::block", 1),
     ("format::text::values", 1),
     ("format::text::sniff", 1),
-    // Inputs read only once, copied to a spool file.
+    // Inputs read only once, copied to a spool file; one file of a table as
+    // the formats read it.
     ("spool", 2),
-    // The Table and its files.
-    ("table", 3),
-    // The text reader: a Table's CSV/NDJSON files in chunks, batches, fetches.
-    ("text_reader", 4),
-    // Opening a table; reading its units and fetching rows by locator.
-    ("open", 5),
-    ("read", 5),
+    ("format::file", 2),
+    // The text reader, which sees a table's text files through a view of
+    // the table (TextTable), not the Table.
+    ("format::text::reader", 3),
+    // The Table and all its methods.
+    ("table", 4),
+    // A table from files, a spool, or batches in memory.
+    ("assemble", 5),
     // Delta and Iceberg tables as of a version; PostgreSQL tables.
     ("catalog::lakehouse", 6),
     ("catalog::postgres", 6),
+    // What the user named, opened by the reader that knows it.
+    ("open", 7),
 ];
 
 /// Sub-modules of `modes`, lowest first.

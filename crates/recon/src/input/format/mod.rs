@@ -2,9 +2,10 @@
 //! block formats (Parquet row groups, Arrow IPC batches, in-memory batches),
 //! with [`dictionary_pages`] for Parquet chunks kept as dictionaries;
 //! [`text`] holds CSV/TSV and NDJSON's lexer, exact value parsers, typed
-//! columns and dialect sniffing. The reader of a table's text files works
-//! on a `Table` and sits above it (`input/text_reader.rs`).
+//! columns, dialect sniffing and the reader of text files. [`file`] is one
+//! file of a table as they read it.
 
 pub(crate) mod block;
 pub(crate) mod dictionary_pages;
+pub(crate) mod file;
 pub(crate) mod text;

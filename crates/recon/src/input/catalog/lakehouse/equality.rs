@@ -26,7 +26,7 @@ use crate::config::Int96Unit;
 use crate::digest::RowEncoder;
 use crate::error::{ReconError, Result};
 use crate::input::format::block::BlockMeta;
-use crate::input::table::FileColumn;
+use crate::input::format::file::FileColumn;
 use crate::input::types;
 
 /// Rows per batch when reading the compared columns.

@@ -24,276 +24,268 @@ use crate::error::{ReconError, Result};
 use crate::input::discover::is_iceberg_root;
 #[cfg(any(feature = "delta", feature = "iceberg"))]
 use crate::input::format::block::BlockMeta;
-use crate::input::table::Table;
 #[cfg(any(feature = "delta", feature = "iceberg"))]
-use crate::input::table::{FileColumn, Snapshot, TableFile};
+use crate::input::format::file::{FileColumn, TableFile};
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+use crate::input::table::Snapshot;
+use crate::input::table::Table;
 #[cfg(any(feature = "delta", feature = "iceberg"))]
 use crate::input::types;
 
-impl Table {
-    /// A lakehouse table: `delta:PATH[@VERSION]` or a Delta table's root
-    /// folder, `iceberg:PATH[@SNAPSHOT_ID]` or an Iceberg table's root
-    /// folder; None for anything else.
-    pub(in crate::input) fn open_lakehouse(
-        path: &Path,
-        opts: &InputOptions,
-    ) -> Result<Option<Table>> {
-        let text = path.to_string_lossy();
-        let delta = text.starts_with("delta:") || path.join("_delta_log").is_dir();
-        let iceberg = text.starts_with("iceberg:") || is_iceberg_root(path);
-        if !delta && !iceberg {
-            return Ok(None);
+/// A lakehouse table: `delta:PATH[@VERSION]` or a Delta table's root
+/// folder, `iceberg:PATH[@SNAPSHOT_ID]` or an Iceberg table's root
+/// folder; None for anything else.
+pub(in crate::input) fn open(path: &Path, opts: &InputOptions) -> Result<Option<Table>> {
+    let text = path.to_string_lossy();
+    let delta = text.starts_with("delta:") || path.join("_delta_log").is_dir();
+    let iceberg = text.starts_with("iceberg:") || is_iceberg_root(path);
+    if !delta && !iceberg {
+        return Ok(None);
+    }
+    if opts.format.is_some_and(|f| f != Format::Parquet) {
+        return Err(ReconError::input(
+            path,
+            format!(
+                "is {} table, whose files are Parquet: leave out `--source-format`/`--target-format`",
+                if delta { "a Delta" } else { "an Iceberg" }
+            ),
+        ));
+    }
+    if delta {
+        open_delta(path, opts).map(Some)
+    } else {
+        open_iceberg(path, opts).map(Some)
+    }
+}
+
+#[cfg(feature = "delta")]
+fn open_delta(path: &Path, opts: &InputOptions) -> Result<Table> {
+    let text = path.to_string_lossy();
+    let (root, at) = match delta::parse_source(&text) {
+        Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
+        None => (path.to_path_buf(), delta::AsOf::Latest),
+    };
+    let v = delta::open(&root, at, &opts.storage_options)?;
+    let n = v.physical_names.len();
+    let mut files = Vec::with_capacity(v.files.len());
+    // Per column: some live file lacks it (NULL there), some stores it nullable.
+    let mut missing_somewhere = vec![false; n];
+    let mut nullable_somewhere = vec![false; n];
+    let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
+    for lf in &v.files {
+        let b = BlockMeta::parquet(&lf.path, lf.remote.as_ref(), opts.int96_unit)?;
+        let layout = delta_layout(&v, &lf.path, &b.schema)?;
+        for (j, c) in layout.iter().enumerate() {
+            match c {
+                FileColumn::Missing | FileColumn::Constant(_) => missing_somewhere[j] = true,
+                FileColumn::Stored { index, .. } => {
+                    nullable_somewhere[j] |= b.schema.field(*index).is_nullable()
+                }
+            }
         }
-        if opts.format.is_some_and(|f| f != Format::Parquet) {
+        // A file that stores every column as the table reads it pays nothing per row.
+        let plain = b.schema.fields().len() == n
+            && layout.iter().enumerate().all(
+                |(j, c)| matches!(c, FileColumn::Stored { index, widen: None } if *index == j),
+            );
+        let (file, live_rows) = TableFile::live(
+            lf.path.clone(),
+            b,
+            lf.partition_values.clone(),
+            lf.deleted.as_deref(),
+            (!plain).then(|| layout.into()),
+        );
+        rows += live_rows;
+        bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
+        files.push(file);
+    }
+    let mut fields: Vec<Field> = v
+        .data_columns
+        .iter()
+        .enumerate()
+        .map(|(j, f)| {
+            // A NULL a file holds, or the NULLs of a file without the
+            // column, make the column nullable whatever the schema says.
+            let nullable = f.is_nullable() || missing_somewhere[j] || nullable_somewhere[j];
+            f.clone().with_nullable(nullable)
+        })
+        .collect();
+    let file_columns = fields.len();
+    fields.extend(
+        v.partition_columns
+            .iter()
+            .cloned()
+            .map(|f| f.with_nullable(true)),
+    );
+    let snapshot = Snapshot {
+        format: "delta",
+        version: Some(i128::from(v.version)),
+        detail: v.committed_at.map(|ms| {
+            let at = chrono::DateTime::from_timestamp_millis(ms).map_or_else(
+                || format!("{ms} ms"),
+                |t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            );
+            format!("committed at {at}")
+        }),
+        live_files: v.files.len(),
+        files_with_deletes: v.with_deletes(),
+    };
+    lakehouse(
+        path,
+        opts,
+        files,
+        fields,
+        file_columns,
+        v.partition_columns
+            .iter()
+            .map(|f| f.name().clone())
+            .collect(),
+        rows,
+        bytes_on_disk,
+        snapshot,
+    )
+}
+
+#[cfg(not(feature = "delta"))]
+fn open_delta(path: &Path, _opts: &InputOptions) -> Result<Table> {
+    Err(ReconError::input(
+        path,
+        "is a Delta table, but this recon was built without Delta support (cargo feature `delta`)",
+    ))
+}
+
+#[cfg(feature = "iceberg")]
+fn open_iceberg(path: &Path, opts: &InputOptions) -> Result<Table> {
+    let text = path.to_string_lossy();
+    let (root, snapshot_id) = match iceberg::parse_source(&text) {
+        Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
+        None => (path.to_path_buf(), None),
+    };
+    let s = iceberg::open(&root, snapshot_id, &iceberg::Fs::new(&opts.storage_options))?;
+    let fields: Vec<Field> = s.columns.iter().map(|c| c.field.clone()).collect();
+    let id = s
+        .snapshot_id
+        .map_or_else(|| "(none)".to_string(), |i| i.to_string());
+    let mut files = Vec::with_capacity(s.files.len());
+    let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
+    let mut key_sets = equality::KeySets::new(&s.equality_deletes, &s.columns, opts.int96_unit);
+    let mut files_with_deletes = 0;
+    for lf in &s.files {
+        let b = BlockMeta::parquet(&lf.path, lf.remote.as_ref(), opts.int96_unit)?;
+        // The manifest and the file must agree on what the file holds,
+        // or a delete's positions would name other rows.
+        let n = b.rows().unwrap_or(0);
+        if let Some(expected) = lf.record_count.filter(|&c| c != n) {
             return Err(ReconError::input(
-                path,
-                format!(
-                    "is {} table, whose files are Parquet: leave out `--source-format`/`--target-format`",
-                    if delta { "a Delta" } else { "an Iceberg" }
-                ),
+                &lf.path,
+                format!("holds {n} rows, but snapshot {id}'s manifest says {expected}: the file is not the one the table wrote"),
             ));
         }
-        if delta {
-            Table::open_delta(path, opts).map(Some)
-        } else {
-            Table::open_iceberg(path, opts).map(Some)
-        }
-    }
-
-    #[cfg(feature = "delta")]
-    fn open_delta(path: &Path, opts: &InputOptions) -> Result<Table> {
-        let text = path.to_string_lossy();
-        let (root, at) = match delta::parse_source(&text) {
-            Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
-            None => (path.to_path_buf(), delta::AsOf::Latest),
-        };
-        let v = delta::open(&root, at, &opts.storage_options)?;
-        let n = v.physical_names.len();
-        let mut files = Vec::with_capacity(v.files.len());
-        // Per column: some live file lacks it (NULL there), some stores it nullable.
-        let mut missing_somewhere = vec![false; n];
-        let mut nullable_somewhere = vec![false; n];
-        let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
-        for lf in &v.files {
-            let b = BlockMeta::parquet(&lf.path, lf.remote.as_ref(), opts.int96_unit)?;
-            let layout = delta_layout(&v, &lf.path, &b.schema)?;
-            for (j, c) in layout.iter().enumerate() {
-                match c {
-                    FileColumn::Missing | FileColumn::Constant(_) => missing_somewhere[j] = true,
-                    FileColumn::Stored { index, .. } => {
-                        nullable_somewhere[j] |= b.schema.field(*index).is_nullable()
-                    }
-                }
-            }
-            // A file that stores every column as the table reads it pays nothing per row.
-            let plain = b.schema.fields().len() == n
-                && layout.iter().enumerate().all(
-                    |(j, c)| matches!(c, FileColumn::Stored { index, widen: None } if *index == j),
-                );
-            let (file, live_rows) = TableFile::live(
-                lf.path.clone(),
-                b,
-                lf.partition_values.clone(),
-                lf.deleted.as_deref(),
-                (!plain).then(|| layout.into()),
-            );
-            rows += live_rows;
-            bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
-            files.push(file);
-        }
-        let mut fields: Vec<Field> = v
-            .data_columns
-            .iter()
-            .enumerate()
-            .map(|(j, f)| {
-                // A NULL a file holds, or the NULLs of a file without the
-                // column, make the column nullable whatever the schema says.
-                let nullable = f.is_nullable() || missing_somewhere[j] || nullable_somewhere[j];
-                f.clone().with_nullable(nullable)
-            })
-            .collect();
-        let file_columns = fields.len();
-        fields.extend(
-            v.partition_columns
-                .iter()
-                .cloned()
-                .map(|f| f.with_nullable(true)),
-        );
-        let snapshot = Snapshot {
-            format: "delta",
-            version: Some(i128::from(v.version)),
-            detail: v.committed_at.map(|ms| {
-                let at = chrono::DateTime::from_timestamp_millis(ms).map_or_else(
-                    || format!("{ms} ms"),
-                    |t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-                );
-                format!("committed at {at}")
-            }),
-            live_files: v.files.len(),
-            files_with_deletes: v.with_deletes(),
-        };
-        Table::lakehouse(
-            path,
-            opts,
-            files,
-            fields,
-            file_columns,
-            v.partition_columns
-                .iter()
-                .map(|f| f.name().clone())
-                .collect(),
-            rows,
-            bytes_on_disk,
-            snapshot,
-        )
-    }
-
-    #[cfg(not(feature = "delta"))]
-    fn open_delta(path: &Path, _opts: &InputOptions) -> Result<Table> {
-        Err(ReconError::input(
-            path,
-            "is a Delta table, but this recon was built without Delta support (cargo feature `delta`)",
-        ))
-    }
-
-    #[cfg(feature = "iceberg")]
-    fn open_iceberg(path: &Path, opts: &InputOptions) -> Result<Table> {
-        let text = path.to_string_lossy();
-        let (root, snapshot_id) = match iceberg::parse_source(&text) {
-            Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
-            None => (path.to_path_buf(), None),
-        };
-        let s = iceberg::open(&root, snapshot_id, &iceberg::Fs::new(&opts.storage_options))?;
-        let fields: Vec<Field> = s.columns.iter().map(|c| c.field.clone()).collect();
-        let id = s
-            .snapshot_id
-            .map_or_else(|| "(none)".to_string(), |i| i.to_string());
-        let mut files = Vec::with_capacity(s.files.len());
-        let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
-        let mut key_sets = equality::KeySets::new(&s.equality_deletes, &s.columns, opts.int96_unit);
-        let mut files_with_deletes = 0;
-        for lf in &s.files {
-            let b = BlockMeta::parquet(&lf.path, lf.remote.as_ref(), opts.int96_unit)?;
-            // The manifest and the file must agree on what the file holds,
-            // or a delete's positions would name other rows.
-            let n = b.rows().unwrap_or(0);
-            if let Some(expected) = lf.record_count.filter(|&c| c != n) {
+        if let Some(&last) = lf.deleted.as_ref().and_then(|d| d.last()) {
+            if last >= n {
                 return Err(ReconError::input(
                     &lf.path,
-                    format!("holds {n} rows, but snapshot {id}'s manifest says {expected}: the file is not the one the table wrote"),
+                    format!("a position delete of snapshot {id} removes row {last}, but the file holds {n} rows"),
                 ));
             }
-            if let Some(&last) = lf.deleted.as_ref().and_then(|d| d.last()) {
-                if last >= n {
-                    return Err(ReconError::input(
-                        &lf.path,
-                        format!("a position delete of snapshot {id} removes row {last}, but the file holds {n} rows"),
-                    ));
-                }
-            }
-            let layout = iceberg_layout(&s, lf, &b.schema, &id)?;
-            // Equality deletes become positions too: the rest of the
-            // engine knows one kind of delete.
-            let deleted = if lf.equality.is_empty() {
-                lf.deleted.clone()
-            } else {
-                let mut all = equality::deleted_positions(
-                    &lf.path,
-                    &b,
-                    &layout,
-                    &lf.equality,
-                    &mut key_sets,
-                )?;
-                all.extend(lf.deleted.iter().flatten());
-                all.sort_unstable();
-                all.dedup();
-                (!all.is_empty()).then_some(all)
-            };
-            files_with_deletes += usize::from(deleted.is_some());
-            let (file, live_rows) = TableFile::live(
-                lf.path.clone(),
-                b,
-                Vec::new(),
-                deleted.as_deref(),
-                Some(layout.into()),
-            );
-            rows += live_rows;
-            bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
-            files.push(file);
         }
-        let file_columns = fields.len();
-        let shown = s
-            .metadata_file
-            .strip_prefix(&root)
-            .unwrap_or(&s.metadata_file)
-            .display()
-            .to_string();
-        let snapshot = Snapshot {
-            format: "iceberg",
-            version: s.snapshot_id,
-            detail: Some(format!("from {shown}")),
-            live_files: s.files.len(),
-            files_with_deletes,
+        let layout = iceberg_layout(&s, lf, &b.schema, &id)?;
+        // Equality deletes become positions too: the rest of the
+        // engine knows one kind of delete.
+        let deleted = if lf.equality.is_empty() {
+            lf.deleted.clone()
+        } else {
+            let mut all =
+                equality::deleted_positions(&lf.path, &b, &layout, &lf.equality, &mut key_sets)?;
+            all.extend(lf.deleted.iter().flatten());
+            all.sort_unstable();
+            all.dedup();
+            (!all.is_empty()).then_some(all)
         };
-        Table::lakehouse(
-            path,
-            opts,
-            files,
-            fields,
-            file_columns,
+        files_with_deletes += usize::from(deleted.is_some());
+        let (file, live_rows) = TableFile::live(
+            lf.path.clone(),
+            b,
             Vec::new(),
-            rows,
-            bytes_on_disk,
-            snapshot,
-        )
+            deleted.as_deref(),
+            Some(layout.into()),
+        );
+        rows += live_rows;
+        bytes_on_disk += std::fs::metadata(&lf.path).map(|m| m.len()).unwrap_or(0);
+        files.push(file);
     }
+    let file_columns = fields.len();
+    let shown = s
+        .metadata_file
+        .strip_prefix(&root)
+        .unwrap_or(&s.metadata_file)
+        .display()
+        .to_string();
+    let snapshot = Snapshot {
+        format: "iceberg",
+        version: s.snapshot_id,
+        detail: Some(format!("from {shown}")),
+        live_files: s.files.len(),
+        files_with_deletes,
+    };
+    lakehouse(
+        path,
+        opts,
+        files,
+        fields,
+        file_columns,
+        Vec::new(),
+        rows,
+        bytes_on_disk,
+        snapshot,
+    )
+}
 
-    #[cfg(not(feature = "iceberg"))]
-    fn open_iceberg(path: &Path, _opts: &InputOptions) -> Result<Table> {
-        Err(ReconError::input(
-            path,
-            "is an Iceberg table, but this recon was built without Iceberg support (cargo feature `iceberg`)",
-        ))
-    }
+#[cfg(not(feature = "iceberg"))]
+fn open_iceberg(path: &Path, _opts: &InputOptions) -> Result<Table> {
+    Err(ReconError::input(
+        path,
+        "is an Iceberg table, but this recon was built without Iceberg support (cargo feature `iceberg`)",
+    ))
+}
 
-    /// A table of a lakehouse format's live files.
-    #[cfg(any(feature = "delta", feature = "iceberg"))]
-    #[allow(clippy::too_many_arguments)]
-    fn lakehouse(
-        path: &Path,
-        opts: &InputOptions,
-        files: Vec<TableFile>,
-        fields: Vec<Field>,
-        file_columns: usize,
-        partition_keys: Vec<String>,
-        rows: u64,
-        bytes_on_disk: u64,
-        snapshot: Snapshot,
-    ) -> Result<Table> {
-        let n_fields = fields.len();
-        let table = Table {
-            path: path.to_path_buf(),
-            format: Format::Parquet,
-            files,
-            schema: Arc::new(Schema::new(fields)),
-            file_columns,
-            partition_keys,
-            untyped: vec![false; n_fields],
-            rows: Some(rows),
-            bytes_on_disk,
-            text: opts.text.clone(),
-            partition_arrays: Vec::new(),
-            parse_errors: Default::default(),
-            text_columns: Vec::new(),
-            dialect: None,
-            spool: None,
-            snapshot: Some(snapshot),
-            origin: None,
-            database: None,
-            pass_marks: Default::default(),
-        };
-        table.finish()
-    }
+/// A table of a lakehouse format's live files.
+#[cfg(any(feature = "delta", feature = "iceberg"))]
+#[allow(clippy::too_many_arguments)]
+fn lakehouse(
+    path: &Path,
+    opts: &InputOptions,
+    files: Vec<TableFile>,
+    fields: Vec<Field>,
+    file_columns: usize,
+    partition_keys: Vec<String>,
+    rows: u64,
+    bytes_on_disk: u64,
+    snapshot: Snapshot,
+) -> Result<Table> {
+    let n_fields = fields.len();
+    let table = Table {
+        path: path.to_path_buf(),
+        format: Format::Parquet,
+        files,
+        schema: Arc::new(Schema::new(fields)),
+        file_columns,
+        partition_keys,
+        untyped: vec![false; n_fields],
+        rows: Some(rows),
+        bytes_on_disk,
+        text: opts.text.clone(),
+        partition_arrays: Vec::new(),
+        parse_errors: Default::default(),
+        text_columns: Vec::new(),
+        dialect: None,
+        spool: None,
+        snapshot: Some(snapshot),
+        origin: None,
+        database: None,
+        pass_marks: Default::default(),
+    };
+    table.finish()
 }
 
 /// Where each column of Iceberg snapshot `s` is in the live file `lf`

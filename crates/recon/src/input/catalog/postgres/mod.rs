@@ -40,6 +40,7 @@ use decode::{decimal_shape, Builder, ColumnKind};
 
 use crate::config::{Format, InputOptions};
 use crate::error::{ReconError, Result};
+use crate::input::assemble;
 use crate::input::spool::Spool;
 use crate::input::table::{DatabaseRead, Table};
 use crate::side::Side;
@@ -63,86 +64,84 @@ struct ReadPlan {
     slices: Vec<(Option<i64>, Option<i64>)>,
 }
 
-impl Table {
-    /// Reads a `postgres://` table or query into the run's temp directory
-    /// and opens it from there.
-    pub(in crate::input) fn open_postgres(
-        spec: &Path,
-        opts: &InputOptions,
-        side: Side,
-        temp_dir: &Path,
-    ) -> Result<Table> {
-        let target = connect::parse(&spec.to_string_lossy())
-            .map_err(|m| ReconError::input(redacted(spec), m))?;
-        let name = PathBuf::from(&target.display);
-        let fail = |m: String| ReconError::input(&name, m);
-        let what = match (&target.table, &opts.query) {
-            (Some(t), None) => What::Table(t.clone()),
-            (None, Some(q)) => What::Query(q.trim().trim_end_matches(';').trim().to_string()),
-            (Some(_), Some(_)) => {
-                return Err(fail(format!(
-                    "names a table (?table=) and {} gives a query: give one",
-                    flag(side)
-                )))
-            }
-            (None, None) => {
-                return Err(fail(format!(
-                    "names no table: add ?table=SCHEMA.NAME, or give a SELECT with {}",
-                    flag(side)
-                )))
-            }
-        };
-        let connections = opts
-            .connections
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let mut leader = connect(&target).map_err(fail)?;
-        let (plan, snapshot) = plan(&mut leader, &what, connections).map_err(fail)?;
-        let dir = RunDir::create(temp_dir)?;
-        let fields: Vec<Field> = plan
-            .columns
-            .iter()
-            .map(|(n, k)| Field::new(n, k.data_type(), true))
-            .collect();
-        let schema = Arc::new(Schema::new(fields));
-        let read = if plan.slices.is_empty() {
-            let sql = copy_sql(&plan.select, None);
-            copy_into(
-                &mut leader,
-                &sql,
-                &plan.columns,
-                &schema,
-                &dir.path().join("part-0000.arrow"),
-            )
-            .map(|_| ())
-        } else {
-            read_slices(
-                &target,
-                &plan,
-                snapshot.as_deref().unwrap_or(""),
-                &schema,
-                dir.path(),
-            )
-        };
-        read.map_err(|m| fail(spool_message(m, dir.path())))?;
-        // The snapshot's transaction ends once every slice is read.
-        leader
-            .batch_execute("COMMIT")
-            .map_err(|e| fail(pg_error(&e)))?;
-        let ipc = InputOptions {
-            format: Some(Format::Ipc),
-            query: None,
-            ..opts.clone()
-        };
-        let mut table = Table::open_spool(Spool::of_dir(dir), &ipc, &name)?;
-        table.database = Some(DatabaseRead {
-            system: "postgres",
-            server_version: plan.server_version,
-            snapshot,
-            query: plan.select,
-            connections: plan.slices.len().max(1),
-        });
-        Ok(table)
-    }
+/// Reads a `postgres://` table or query into the run's temp directory
+/// and opens it from there.
+pub(in crate::input) fn open(
+    spec: &Path,
+    opts: &InputOptions,
+    side: Side,
+    temp_dir: &Path,
+) -> Result<Table> {
+    let target = connect::parse(&spec.to_string_lossy())
+        .map_err(|m| ReconError::input(redacted(spec), m))?;
+    let name = PathBuf::from(&target.display);
+    let fail = |m: String| ReconError::input(&name, m);
+    let what = match (&target.table, &opts.query) {
+        (Some(t), None) => What::Table(t.clone()),
+        (None, Some(q)) => What::Query(q.trim().trim_end_matches(';').trim().to_string()),
+        (Some(_), Some(_)) => {
+            return Err(fail(format!(
+                "names a table (?table=) and {} gives a query: give one",
+                flag(side)
+            )))
+        }
+        (None, None) => {
+            return Err(fail(format!(
+                "names no table: add ?table=SCHEMA.NAME, or give a SELECT with {}",
+                flag(side)
+            )))
+        }
+    };
+    let connections = opts
+        .connections
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut leader = connect(&target).map_err(fail)?;
+    let (plan, snapshot) = plan(&mut leader, &what, connections).map_err(fail)?;
+    let dir = RunDir::create(temp_dir)?;
+    let fields: Vec<Field> = plan
+        .columns
+        .iter()
+        .map(|(n, k)| Field::new(n, k.data_type(), true))
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let read = if plan.slices.is_empty() {
+        let sql = copy_sql(&plan.select, None);
+        copy_into(
+            &mut leader,
+            &sql,
+            &plan.columns,
+            &schema,
+            &dir.path().join("part-0000.arrow"),
+        )
+        .map(|_| ())
+    } else {
+        read_slices(
+            &target,
+            &plan,
+            snapshot.as_deref().unwrap_or(""),
+            &schema,
+            dir.path(),
+        )
+    };
+    read.map_err(|m| fail(spool_message(m, dir.path())))?;
+    // The snapshot's transaction ends once every slice is read.
+    leader
+        .batch_execute("COMMIT")
+        .map_err(|e| fail(pg_error(&e)))?;
+    let ipc = InputOptions {
+        format: Some(Format::Ipc),
+        query: None,
+        ..opts.clone()
+    };
+    let mut table = assemble::open_spool(Spool::of_dir(dir), &ipc, &name)?;
+    table.database = Some(DatabaseRead {
+        system: "postgres",
+        server_version: plan.server_version,
+        snapshot,
+        query: plan.select,
+        connections: plan.slices.len().max(1),
+    });
+    Ok(table)
 }
 
 enum What {

@@ -1,4 +1,5 @@
-//! Text formats: CSV/TSV and NDJSON, plain or gzip/zstd-compressed.
+//! The text reader: CSV/TSV and NDJSON files, plain or gzip/zstd-compressed,
+//! read through a [`TextTable`], the view of its table a text file needs.
 //!
 //! One reader thread per text file cuts the (decompressed) bytes into chunks
 //! of whole records; scan workers lex, type and digest the chunks in
@@ -16,16 +17,33 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
-use super::format::text::lex::{
-    count_newlines, last_record_end, Dialect, LexError, Lexer, RecordBuf,
-};
-use super::format::text::values::{parse_lenient_as, BadValue};
+use super::lex::{count_newlines, last_record_end, Dialect, LexError, Lexer, RecordBuf};
+use super::values::{parse_lenient_as, BadValue, ParseErrors, TextColumn};
 use crate::config::{Encoding, Format, TextOptions};
 use crate::error::{quoted_value, ReconError, Result};
 use crate::input::discover::Compression;
-use crate::input::locator::{pack, Locators, TextChunk, Unit, POS_BITS};
+use crate::input::format::file::TableFile;
+use crate::input::locator::{pack, TextChunk, Unit, POS_BITS};
 use crate::input::store::{Blob, Object};
-use crate::input::table::{Table, TableFile};
+
+/// What the text reader reads of a table: its files, and how their text
+/// becomes the table's columns (the options, the schema the plan typed,
+/// each column's text rules, the parse-error count). The table lends it
+/// (`Table::text`), so the reader is a format beside Parquet and IPC and
+/// never reaches up into the table.
+#[derive(Clone, Copy)]
+pub(crate) struct TextTable<'t> {
+    pub(crate) files: &'t [TableFile],
+    pub(crate) format: Format,
+    pub(crate) text: &'t TextOptions,
+    pub(crate) schema: &'t SchemaRef,
+    /// Columns stored in the files (the rest are partition columns).
+    pub(crate) file_columns: usize,
+    /// Per column: its type comes from text, not from storage.
+    pub(crate) untyped: &'t [bool],
+    pub(crate) text_columns: &'t [TextColumn],
+    pub(crate) parse_errors: &'t ParseErrors,
+}
 
 fn open_reader(f: &TableFile) -> Result<Box<dyn Read + Send>> {
     let r = open_raw(&f.path, f.remote.as_ref(), f.compression)?;
@@ -143,7 +161,7 @@ impl<R: Read> Read for Transcode<R> {
 /// The decoding a text file needs: its table's streamed encoding, or
 /// UTF-16 when the file starts with a UTF-16 byte-order mark (no UTF-8
 /// file can: FF and FE never occur in UTF-8).
-pub(super) fn file_decoding(
+pub(crate) fn file_decoding(
     path: &Path,
     remote: Option<&Arc<Object>>,
     compression: Compression,
@@ -342,7 +360,7 @@ const SNIFF_BYTES: usize = 256 << 10;
 /// the byte-order mark and what comes before the header as `opts` say
 /// (skipped lines, comment and blank lines); whether that is all of it; and
 /// how many lines came before it.
-pub(super) fn sniff_head(f: &TableFile, opts: &TextOptions) -> Result<(Vec<u8>, bool, usize)> {
+pub(crate) fn sniff_head(f: &TableFile, opts: &TextOptions) -> Result<(Vec<u8>, bool, usize)> {
     let (path, compression) = (f.path.as_path(), f.compression);
     let mut r = open_reader(f)?;
     let mut buf = Vec::new();
@@ -356,7 +374,7 @@ pub(super) fn sniff_head(f: &TableFile, opts: &TextOptions) -> Result<(Vec<u8>, 
 
 /// The column names (all Utf8) of a text file, from its header line (CSV) or
 /// its first lines (NDJSON), plus the header's length in bytes.
-pub(super) fn header_schema(
+pub(crate) fn header_schema(
     f: &TableFile,
     format: Format,
     opts: &TextOptions,
@@ -580,8 +598,8 @@ fn cut_point(format: Format, buf: &[u8], d: &Dialect) -> Option<usize> {
 }
 
 /// Cuts one text file into chunks of whole records, on demand.
-pub(super) struct ChunkReader<'t> {
-    table: &'t Table,
+pub(crate) struct ChunkReader<'t> {
+    table: TextTable<'t>,
     file: usize,
     r: Box<dyn Read + Send>,
     buf: Vec<u8>,
@@ -597,7 +615,7 @@ pub(super) struct ChunkReader<'t> {
 }
 
 impl<'t> ChunkReader<'t> {
-    pub(super) fn new(table: &'t Table, file: usize, chunk_bytes: usize) -> Result<Self> {
+    pub(crate) fn new(table: TextTable<'t>, file: usize, chunk_bytes: usize) -> Result<Self> {
         let f = &table.files[file];
         Ok(ChunkReader {
             table,
@@ -614,7 +632,7 @@ impl<'t> ChunkReader<'t> {
     }
 
     /// The next chunk, or None at the end (then the file's extent is recorded).
-    pub(super) fn next_chunk(&mut self) -> Result<Option<TextChunk>> {
+    pub(crate) fn next_chunk(&mut self) -> Result<Option<TextChunk>> {
         if self.done {
             return Ok(None);
         }
@@ -741,8 +759,8 @@ impl<'t> ChunkReader<'t> {
 
 /// Reads text file `file` and passes chunks of whole records to `send`
 /// (returns false to stop). Records the file's decompressed size.
-pub(super) fn feed(
-    table: &Table,
+pub(crate) fn feed(
+    table: TextTable<'_>,
     file: usize,
     chunk_bytes: usize,
     send: &mut dyn FnMut(Unit) -> bool,
@@ -758,13 +776,13 @@ pub(super) fn feed(
 
 /// A forward-only position in a compressed text file, kept between evidence
 /// ranges so the file is decompressed once, not once per range.
-pub(super) struct TextCursor<'t> {
+pub(crate) struct TextCursor<'t> {
     reader: ChunkReader<'t>,
     chunk: Option<TextChunk>,
 }
 
 /// Receives typed columns and their rows' locators.
-type BatchSink<'a> = dyn FnMut(Vec<ArrayRef>, &[u64]) -> Result<()> + 'a;
+pub(crate) type BatchSink<'a> = dyn FnMut(Vec<ArrayRef>, &[u64]) -> Result<()> + 'a;
 
 /// Text of one column for a batch of records.
 #[derive(Default)]
@@ -797,7 +815,7 @@ impl ColText {
 /// Turns collected text columns into typed arrays, dropping (and counting)
 /// rows with bad values when `--max-parse-errors` allows, else failing.
 struct Batcher<'a> {
-    table: &'a Table,
+    table: TextTable<'a>,
     file: usize,
     bytes: &'a [u8],
     first_line: u64,
@@ -952,7 +970,7 @@ fn uneven_hint(text: &TextOptions, line: u64, record: &[u8]) -> String {
 /// gives a record's locator from (start offset, record index).
 #[allow(clippy::too_many_arguments)]
 fn parse_records(
-    table: &Table,
+    table: TextTable<'_>,
     file: usize,
     bytes: &[u8],
     first_line: u64,
@@ -1027,7 +1045,7 @@ fn parse_records(
                             ""
                         },
                         rec.len(),
-                        uneven_hint(&table.text, line, &bytes[start..])
+                        uneven_hint(table.text, line, &bytes[start..])
                     )
                 } else {
                     format!(
@@ -1221,21 +1239,15 @@ fn parse_json(
     Ok(records)
 }
 
-/// Reads one chunk, calling `each` with the `wanted` table columns.
-pub(super) fn read_chunk(
-    table: &Table,
+/// Reads one chunk, calling `each` per batch with the file columns
+/// `projected` (sorted, unique) and the rows' locators.
+pub(crate) fn read_chunk(
+    table: TextTable<'_>,
     chunk: &TextChunk,
-    wanted: &[usize],
+    projected: &[usize],
     batch_size: usize,
-    each: &mut dyn FnMut(&[ArrayRef], Locators<'_>) -> Result<()>,
+    each: &mut BatchSink<'_>,
 ) -> Result<u64> {
-    let mut projected: Vec<usize> = wanted
-        .iter()
-        .copied()
-        .filter(|&c| c < table.file_columns)
-        .collect();
-    projected.sort_unstable();
-    projected.dedup();
     let file = chunk.file;
     let base = chunk.base;
     parse_records(
@@ -1243,14 +1255,10 @@ pub(super) fn read_chunk(
         file,
         &chunk.bytes,
         chunk.first_line,
-        &projected,
+        projected,
         batch_size,
         &|start, _| pack(file, base + start as u64),
-        &mut |cols, locs| {
-            let n = locs.len();
-            let out = table.pick(file, wanted, &projected, &cols, n)?;
-            each(&out, Locators::List(locs))
-        },
+        each,
     )
 }
 
@@ -1274,8 +1282,8 @@ fn record_end(format: Format, buf: &[u8], d: Dialect, eof: bool) -> Option<usize
 
 /// Fetches the records at byte `positions` (ascending) of text file `file`,
 /// with every file column, in `positions` order.
-pub(super) fn fetch<'t>(
-    table: &'t Table,
+pub(crate) fn fetch<'t>(
+    table: TextTable<'t>,
     file: usize,
     positions: &[u64],
     cursor: &mut Option<TextCursor<'t>>,
@@ -1386,7 +1394,7 @@ pub(super) fn fetch<'t>(
 /// The first records of a text table (up to about `max_bytes` of its first
 /// file), as text per file column (None for columns not read as text); for
 /// `--infer-types`.
-pub(crate) fn sample(table: &Table, max_bytes: usize) -> Result<Vec<Vec<Option<String>>>> {
+pub(crate) fn sample(table: TextTable<'_>, max_bytes: usize) -> Result<Vec<Vec<Option<String>>>> {
     let mut columns: Vec<Vec<Option<String>>> = vec![Vec::new(); table.file_columns];
     if !table.format.is_text() {
         return Ok(columns);
@@ -1429,6 +1437,7 @@ pub(crate) fn sample(table: &Table, max_bytes: usize) -> Result<Vec<Vec<Option<S
 mod tests {
     use super::*;
     use crate::config::{InputOptions, Sniff};
+    use crate::input::Table;
     use crate::input::{Fetcher, Source};
     use crate::side::Side;
     use arrow::array::{Int64Array, StringArray};
@@ -1450,7 +1459,7 @@ mod tests {
     fn table(dir: &Path, name: &str, bytes: &[u8], opts: &InputOptions) -> Table {
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
-        Table::open(&Source::Spec(path), opts, Side::Source, dir).unwrap()
+        crate::input::open_table(&Source::Spec(path), opts, Side::Source, dir).unwrap()
     }
 
     /// File 0 cut into chunks of about `chunk` bytes, each read with the
@@ -1600,7 +1609,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let t = table(dir.path(), "t.csv", b"id,name\n1,a\n2,\n", &csv_options());
         assert_eq!(
-            sample(&t, 1 << 20).unwrap(),
+            t.sample(1 << 20).unwrap(),
             [
                 vec![Some("1".to_string()), Some("2".to_string())],
                 vec![Some("a".to_string()), None]
