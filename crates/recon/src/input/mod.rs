@@ -35,6 +35,8 @@
 //! - `spool`: inputs that can be read only once, copied to a file;
 //!   `format::file`: one file of a table as the formats read it.
 //! - `format::text::reader`: the text reader, through a `TextTable` view.
+//! - `format::reading`: the one seam a table reads every format through
+//!   (list a file's units, read a unit, fetch rows by position).
 //! - `table`: [`Table`] and all its methods: scan units, reading them,
 //!   fetching rows by locator.
 //! - `assemble`: a table from files (one format, the dialect sniffed, one

@@ -15,7 +15,8 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use super::discover::Compression;
 use super::format::file::{FileColumn, TableFile};
-use super::format::text::reader::{self, TextCursor, TextTable};
+use super::format::reading::{BlockFile, FetchPlace, FileReader, TextFile};
+use super::format::text::reader::{self, TextTable};
 use super::format::text::values::{self, ParseErrors};
 use super::locator::{pack, unpack, Locators, Unit};
 use super::spool::Spool;
@@ -537,38 +538,24 @@ impl Table {
                     .map_err(|e| ReconError::arrow(&path, e))?;
                 each(batch)
             };
-            guard(&path, || match &self.files[file].block {
-                Some(b) => b.fetch(&path, &positions, &mut emit),
-                None => {
-                    if fetcher.text.len() <= file {
-                        fetcher.text.resize_with(file + 1, || None);
-                    }
-                    reader::fetch(
-                        self.text(),
-                        file,
-                        &positions,
-                        &mut fetcher.text[file],
-                        &mut emit,
-                    )
-                }
+            if fetcher.places.len() <= file {
+                fetcher.places.resize_with(file + 1, Default::default);
+            }
+            let place = &mut fetcher.places[file];
+            guard(&path, || {
+                self.reader(file).fetch(&positions, place, &mut emit)
             })?;
             start = end;
         }
         Ok(())
     }
 
-    /// The units of work of a scan, for block formats; text files are cut
-    /// into chunks by [`Table::feed_text`] instead.
+    /// The units of work of a scan: row groups and batches of block files;
+    /// text files whole, cut into chunks by [`Table::feed_text`].
     pub fn block_units(&self) -> Vec<Unit> {
-        let mut units = Vec::new();
-        for (fi, f) in self.files.iter().enumerate() {
-            if let Some(b) = &f.block {
-                units.extend(b.units(fi));
-            } else {
-                units.push(Unit::TextFile { file: fi });
-            }
-        }
-        units
+        (0..self.files.len())
+            .flat_map(|file| self.reader(file).units())
+            .collect()
     }
 
     /// Reads one unit, calling `each(columns, locators)` per batch, where
@@ -580,72 +567,51 @@ impl Table {
         batch_size: usize,
         each: &mut dyn FnMut(&[ArrayRef], Locators<'_>) -> Result<()>,
     ) -> Result<u64> {
-        match unit {
-            Unit::Block { file, .. } | Unit::Stream { file } => {
-                let f = &self.files[*file];
-                let b = f
-                    .block
-                    .as_ref()
-                    .ok_or_else(|| ReconError::Internal("block unit on a text file".into()))?;
-                let file_cols: Vec<usize> = wanted
-                    .iter()
-                    .copied()
-                    .filter(|&c| c < self.file_columns)
-                    .collect();
-                let mut projected = file_cols.clone();
-                projected.sort_unstable();
-                projected.dedup();
-                let stored = stored_columns(f, &projected);
-                b.read(
-                    &f.path,
-                    unit,
-                    &stored,
-                    batch_size,
-                    &mut |cols: &[ArrayRef], first: u64, n: usize| {
-                        let conformed;
-                        let cols = match &f.columns {
-                            None => cols,
-                            Some(layout) => {
-                                conformed =
-                                    self.conform(f, layout, &projected, &stored, cols, n)?;
-                                &conformed
-                            }
-                        };
-                        let out = self.pick(*file, wanted, &projected, cols, n)?;
-                        match f.deleted.as_deref() {
-                            Some(deleted) => {
-                                let (out, locs) = skip_deleted(&out, first, n, deleted, *file)
-                                    .map_err(|e| ReconError::arrow(&f.path, e))?;
-                                each(&out, Locators::List(&locs))
-                            }
-                            None => each(&out, Locators::Run(pack(*file, first))),
-                        }
-                    },
-                )
-            }
-            Unit::TextFile { .. } => Err(ReconError::Internal(
-                "text file units are fed as chunks".into(),
-            )),
-            Unit::Text(chunk) => {
-                let mut projected: Vec<usize> = wanted
-                    .iter()
-                    .copied()
-                    .filter(|&c| c < self.file_columns)
-                    .collect();
-                projected.sort_unstable();
-                projected.dedup();
-                let file = chunk.file;
-                reader::read_chunk(
-                    self.text(),
-                    chunk,
-                    &projected,
-                    batch_size,
-                    &mut |cols, locs| {
-                        let out = self.pick(file, wanted, &projected, &cols, locs.len())?;
-                        each(&out, Locators::List(locs))
-                    },
-                )
-            }
+        let file = unit.file();
+        let f = &self.files[file];
+        let mut projected: Vec<usize> = wanted
+            .iter()
+            .copied()
+            .filter(|&c| c < self.file_columns)
+            .collect();
+        projected.sort_unstable();
+        projected.dedup();
+        let stored = stored_columns(f, &projected);
+        self.reader(file)
+            .read(unit, &stored, batch_size, &mut |cols, n, locs| {
+                let conformed;
+                let cols = match &f.columns {
+                    None => cols,
+                    Some(layout) => {
+                        conformed = self.conform(f, layout, &projected, &stored, cols, n)?;
+                        &conformed
+                    }
+                };
+                let out = self.pick(file, wanted, &projected, cols, n)?;
+                match (f.deleted.as_deref(), locs) {
+                    (Some(deleted), Locators::Run(base)) => {
+                        let (out, locs) = skip_deleted(&out, unpack(base).1, n, deleted, file)
+                            .map_err(|e| ReconError::arrow(&f.path, e))?;
+                        each(&out, Locators::List(&locs))
+                    }
+                    (_, locs) => each(&out, locs),
+                }
+            })
+    }
+
+    /// File `file` as its format reads it.
+    fn reader(&self, file: usize) -> Box<dyn FileReader<'_> + '_> {
+        let f = &self.files[file];
+        match &f.block {
+            Some(meta) => Box::new(BlockFile {
+                meta,
+                path: &f.path,
+                file,
+            }),
+            None => Box::new(TextFile {
+                table: self.text(),
+                file,
+            }),
         }
     }
 
@@ -686,5 +652,5 @@ impl Table {
 /// compressed text is read forward once instead of once per evidence range.
 #[derive(Default)]
 pub struct Fetcher<'t> {
-    text: Vec<Option<TextCursor<'t>>>,
+    places: Vec<FetchPlace<'t>>,
 }

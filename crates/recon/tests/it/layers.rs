@@ -159,15 +159,17 @@ const INPUT_LAYERS: &[(&str, u32)] = &[
     // The text reader, which sees a table's text files through a view of
     // the table (TextTable), not the Table.
     ("format::text::reader", 3),
+    // The one seam through which a table reads any file's format.
+    ("format::reading", 4),
     // The Table and all its methods.
-    ("table", 4),
+    ("table", 5),
     // A table from files, a spool, or batches in memory.
-    ("assemble", 5),
+    ("assemble", 6),
     // Delta and Iceberg tables as of a version; PostgreSQL tables.
-    ("catalog::lakehouse", 6),
-    ("catalog::postgres", 6),
+    ("catalog::lakehouse", 7),
+    ("catalog::postgres", 7),
     // What the user named, opened by the reader that knows it.
-    ("open", 7),
+    ("open", 8),
 ];
 
 /// Sub-modules of `modes`, lowest first.

@@ -1,0 +1,139 @@
+//! The one seam between a table and its files' formats. A [`FileReader`]
+//! lists a file's units of scan work, reads a unit's stored columns into
+//! batches with their rows' locators, and fetches rows back by position.
+//! Parquet, Arrow IPC and in-memory batches ([`BlockFile`], over
+//! `block::BlockMeta`) and CSV/TSV and NDJSON ([`TextFile`], over the text
+//! reader) implement it; the table reads every file through it and never
+//! asks which format a file holds.
+
+use std::path::Path;
+
+use arrow::array::ArrayRef;
+
+use super::block::BlockMeta;
+use super::text::reader::{self, TextCursor, TextTable};
+use crate::error::{ReconError, Result};
+use crate::input::locator::{pack, Locators, Unit};
+
+/// Receives a unit's stored columns batch by batch: the columns, the
+/// batch's row count (the columns may be none) and the rows' locators.
+pub(crate) type UnitSink<'a> = dyn FnMut(&[ArrayRef], usize, Locators<'_>) -> Result<()> + 'a;
+
+/// Receives fetched rows: every stored column, in the order asked for.
+pub(crate) type RowsSink<'a> = dyn FnMut(Vec<ArrayRef>) -> Result<()> + 'a;
+
+/// What a format keeps of one file between the fetches of a pass: a
+/// compressed text file cannot be entered in the middle, so it is read
+/// forward once across the pass instead of from its start for each range.
+#[derive(Default)]
+pub(crate) struct FetchPlace<'t> {
+    text: Option<TextCursor<'t>>,
+}
+
+/// One file of a table as its format reads it.
+pub(crate) trait FileReader<'t> {
+    /// The units of work a scan cuts the file into. A text file is one
+    /// unit, [`Unit::TextFile`], cut into chunks of whole records by its
+    /// reader while it is read.
+    fn units(&self) -> Vec<Unit>;
+
+    /// Reads `unit`'s stored columns `stored` (ascending), calling `each`
+    /// per batch; returns the rows read.
+    fn read(
+        &self,
+        unit: &Unit,
+        stored: &[usize],
+        batch_size: usize,
+        each: &mut UnitSink<'_>,
+    ) -> Result<u64>;
+
+    /// Reads the rows at `positions` (ascending) with every stored column,
+    /// in `positions` order.
+    fn fetch(
+        &self,
+        positions: &[u64],
+        place: &mut FetchPlace<'t>,
+        emit: &mut RowsSink<'_>,
+    ) -> Result<()>;
+}
+
+/// A Parquet, Arrow IPC or in-memory file, read by blocks (row groups,
+/// record batches); a row's position is its ordinal in the file.
+pub(crate) struct BlockFile<'t> {
+    pub(crate) meta: &'t BlockMeta,
+    pub(crate) path: &'t Path,
+    /// The file's index in its table, for locators.
+    pub(crate) file: usize,
+}
+
+impl<'t> FileReader<'t> for BlockFile<'t> {
+    fn units(&self) -> Vec<Unit> {
+        self.meta.units(self.file)
+    }
+
+    fn read(
+        &self,
+        unit: &Unit,
+        stored: &[usize],
+        batch_size: usize,
+        each: &mut UnitSink<'_>,
+    ) -> Result<u64> {
+        let file = self.file;
+        self.meta.read(
+            self.path,
+            unit,
+            stored,
+            batch_size,
+            &mut |cols, first, n| each(cols, n, Locators::Run(pack(file, first))),
+        )
+    }
+
+    fn fetch(
+        &self,
+        positions: &[u64],
+        _place: &mut FetchPlace<'t>,
+        emit: &mut RowsSink<'_>,
+    ) -> Result<()> {
+        self.meta.fetch(self.path, positions, emit)
+    }
+}
+
+/// A CSV/TSV or NDJSON file, read in chunks of whole records; a row's
+/// position is the byte offset of its record in the decompressed text.
+pub(crate) struct TextFile<'t> {
+    pub(crate) table: TextTable<'t>,
+    /// The file's index in its table.
+    pub(crate) file: usize,
+}
+
+impl<'t> FileReader<'t> for TextFile<'t> {
+    fn units(&self) -> Vec<Unit> {
+        vec![Unit::TextFile { file: self.file }]
+    }
+
+    fn read(
+        &self,
+        unit: &Unit,
+        stored: &[usize],
+        batch_size: usize,
+        each: &mut UnitSink<'_>,
+    ) -> Result<u64> {
+        let Unit::Text(chunk) = unit else {
+            return Err(ReconError::Internal(
+                "a text file is read in chunks of records".into(),
+            ));
+        };
+        reader::read_chunk(self.table, chunk, stored, batch_size, &mut |cols, locs| {
+            each(&cols, locs.len(), Locators::List(locs))
+        })
+    }
+
+    fn fetch(
+        &self,
+        positions: &[u64],
+        place: &mut FetchPlace<'t>,
+        emit: &mut RowsSink<'_>,
+    ) -> Result<()> {
+        reader::fetch(self.table, self.file, positions, &mut place.text, emit)
+    }
+}
