@@ -136,6 +136,9 @@ class SparkPlan:
         self, table: str, parts: List[bytes], by: Optional[str] = None,
         sketch: Optional[int] = None,
     ) -> FingerprintHandle: ...
+    def fingerprint_from_sums(
+        self, table: str, sums: List[bytes], bits: int,
+    ) -> FingerprintHandle: ...
     def extract_part(self, batches: Any, digests: str) -> List[Any]: ...
     def report(
         self,

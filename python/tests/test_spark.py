@@ -118,19 +118,39 @@ def _digests(fp: dict) -> dict:
 
 @pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
 @pytest.mark.parametrize("ansi", ["true", "false"])
-def test_spark_fingerprint_equals_the_clis_bit_for_bit(spark, tmp_path, zone, ansi):
+@pytest.mark.parametrize("digests", ["jvm", "python"])
+def test_spark_fingerprint_equals_the_clis_bit_for_bit(spark, tmp_path, zone, ansi, digests):
     path = tmp_path / "typed.parquet"
     pq.write_table(_typed_table(), path)
     spark.conf.set("spark.sql.session.timeZone", zone)
     spark.conf.set("spark.sql.ansi.enabled", ansi)
     try:
-        got = recon.spark.fingerprint(spark.read.parquet(str(path))).to_dict()
+        got = recon.spark.fingerprint(spark.read.parquet(str(path)), digests=digests).to_dict()
     finally:
         spark.conf.unset("spark.sql.session.timeZone")
         spark.conf.unset("spark.sql.ansi.enabled")
     want = _cli_fingerprint(path)
     assert _digests(got) == _digests(want)
     assert got["total"]["rows"] == 4
+
+
+def test_spark_fingerprint_of_an_empty_table_is_the_same_either_way(spark, tmp_path):
+    path = tmp_path / "empty.parquet"
+    pq.write_table(_typed_table().slice(0, 0), path)
+    df = spark.read.parquet(str(path))
+    jvm = recon.spark.fingerprint(df, digests="jvm").to_dict()
+    python = recon.spark.fingerprint(df, digests="python").to_dict()
+    assert _digests(jvm) == _digests(python) == _digests(_cli_fingerprint(path))
+    assert jvm["total"]["rows"] == 0
+
+
+def test_spark_fingerprint_in_the_jvm_has_no_groups_or_sketch(spark):
+    df = spark.range(3)
+    for kw in ({"by": "id"}, {"sketch": 10}):
+        with pytest.raises(recon.UsageError, match="without by= or sketch="):
+            recon.spark.fingerprint(df, digests="jvm", **kw)
+    with pytest.raises(recon.UsageError, match="digests= takes one of"):
+        recon.spark.fingerprint(df, digests="gpu")
 
 
 def test_spark_values_built_in_spark_digest_like_the_parquet_rows(spark, tmp_path):

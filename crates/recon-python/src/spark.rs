@@ -340,6 +340,30 @@ impl SparkPlan {
         Ok(crate::FingerprintHandle { file })
     }
 
+    /// The fingerprint of the table from the bucket sums its rows were
+    /// added into (recon's jar: `recon_jvm.bucket_sums` over the whole
+    /// table, `bits` bucket bits): the file [`Self::assemble_fingerprint`]
+    /// makes from Python's parts, for a fingerprint without `by` or a sketch.
+    fn fingerprint_from_sums(
+        &self,
+        py: Python<'_>,
+        table: &str,
+        sums: Vec<Vec<u8>>,
+        bits: u32,
+    ) -> PyResult<crate::FingerprintHandle> {
+        let columns = self.plan.plan.columns.len();
+        let whole = || -> recon::Result<BucketSums> {
+            let mut total = BucketSums::new(bits, columns)?;
+            for p in &sums {
+                total.merge(&BucketSums::from_bytes(p)?)?;
+            }
+            Ok(total)
+        };
+        let part = whole().map_err(py_err(py))?.fingerprint_part();
+        let file = assemble(table, &self.plan.plan, None, &[part], None).map_err(py_err(py))?;
+        Ok(crate::FingerprintHandle { file })
+    }
+
     /// The rows of `batches` whose digest the digests file (JSON) lists,
     /// every column as it came.
     fn extract_part<'py>(

@@ -113,16 +113,6 @@ pub enum ReconError {
         reasons: Vec<String>,
     },
 
-    /// A column type recon has no canonical encoding for.
-    UnsupportedType {
-        /// The file holding the column.
-        path: PathBuf,
-        /// The column's name.
-        column: String,
-        /// The column's type, as text.
-        data_type: String,
-    },
-
     /// I/O on recon's own temp or output files.
     Io {
         /// The file or directory the I/O was on.
@@ -167,10 +157,9 @@ impl ReconError {
         match self {
             ReconError::Usage(_) | ReconError::OutputExists { .. } => ErrorKind::Usage,
             ReconError::Schema { .. } => ErrorKind::Schema,
-            ReconError::Input { .. }
-            | ReconError::Parquet { .. }
-            | ReconError::Arrow { .. }
-            | ReconError::UnsupportedType { .. } => ErrorKind::Input,
+            ReconError::Input { .. } | ReconError::Parquet { .. } | ReconError::Arrow { .. } => {
+                ErrorKind::Input
+            }
             ReconError::Io { .. } | ReconError::DiskFull { .. } => ErrorKind::Resource,
             ReconError::Interrupted => ErrorKind::Cancelled,
             ReconError::Internal(_) => ErrorKind::Internal,
@@ -183,7 +172,6 @@ impl ReconError {
             ReconError::Input { path, .. }
             | ReconError::Parquet { path, .. }
             | ReconError::Arrow { path, .. }
-            | ReconError::UnsupportedType { path, .. }
             | ReconError::Io { path, .. }
             | ReconError::DiskFull { path, .. }
             | ReconError::OutputExists { path } => Some(path),
@@ -242,14 +230,6 @@ impl ReconError {
                 source_path.display(),
                 target_path.display(),
                 reasons.join("; ")
-            ),
-            ReconError::UnsupportedType {
-                path,
-                column,
-                data_type,
-            } => format!(
-                "column '{column}' in {}: type {data_type} is not supported",
-                path.display()
             ),
             ReconError::Io { path, source } => format!("{}: {source}", path.display()),
             ReconError::DiskFull {

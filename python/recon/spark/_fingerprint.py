@@ -12,7 +12,8 @@ import pyarrow as pa
 from .. import _recon
 from .._results import Fingerprint, FingerprintComparison, PathLike
 from .._settings import settings as _settings
-from ._frames import Columns, _collect, _positional, _rules, digest_schema
+from . import _jvm
+from ._frames import _DIGESTS, Columns, _collect, _digest_path, _positional, _rules, digest_schema
 
 
 def fingerprint(
@@ -31,6 +32,7 @@ def fingerprint(
     case_insensitive: Optional[Columns] = None,
     empty_as_null: Optional[Columns] = None,
     name: str = "spark",
+    digests: str = "auto",
 ) -> Fingerprint:
     """The fingerprint of a Spark DataFrame: the same file ``recon
     fingerprint`` writes for the same rows (``.save(path)`` writes it), so a
@@ -38,11 +40,33 @@ def fingerprint(
     compare-fingerprints`` without moving either. ``sketch=N`` adds the
     sketch that names up to N differing rows (each partition sketches its
     rows; the sketches add up). ``name`` is recorded as the table (for
-    people; not compared)."""
+    people; not compared).
+
+    ``digests`` chooses where rows are digested, as for :func:`diff`:
+    ``"auto"`` digests in the JVM (recon's jar; one aggregate, no row enters
+    Python) when the jar loads, the plan converts no value and there is no
+    ``by`` or ``sketch``, else in Python (``mapInArrow``). Both give the
+    same file."""
+    if digests not in _DIGESTS:
+        raise _recon.UsageError(f"digests= takes one of {', '.join(repr(d) for d in _DIGESTS)}, "
+                                f"not {digests!r}")
+    if digests == "jvm" and (by is not None or sketch is not None):
+        raise _recon.UsageError("digests='jvm' makes fingerprints without by= or sketch=: "
+                                "use digests='python' or 'auto' for those")
     table, js, rules_arg, plan = _table_plan(df, by, name, dict(
         columns=columns, exclude=exclude, map=map, cast=cast, round=round,
         timestamp_precision=timestamp_precision, trim=trim,
         case_insensitive=case_insensitive, empty_as_null=empty_as_null), rules)
+    asked = "python" if by is not None or sketch is not None else digests
+    if _digest_path(asked, df, plan, stacklevel=3) == "jvm":
+        from pyspark.sql import functions as F
+
+        # The whole table in one bucket: a fingerprint file holds the
+        # table's sums (and its columns'), not per-bucket ones.
+        names = df.columns
+        compared = [F.col(f"c{names.index(c)}") for c in plan.compared("source")]
+        sums = _jvm.bucket_sums(df.select(*_positional(df)), compared, F.lit(0), 1)
+        return Fingerprint(plan.fingerprint_from_sums(name, sums, 1), name)
 
     def part(batches):
         p = _recon.spark_plan_table(table, js, rules_arg, by)

@@ -152,8 +152,9 @@ def _bucket_of(columns: Sequence[Tuple[Any, Any]], buckets: int) -> Any:
     return F.pmod(row, F.lit(buckets)).cast("int")
 
 
-def _digest_path(asked: str, df: Any, plan: Any) -> str:
-    """Where the digests run: "jvm" or "python" (see :func:`diff`)."""
+def _digest_path(asked: str, df: Any, plan: Any, stacklevel: int = 4) -> str:
+    """Where the digests run: "jvm" or "python" (see :func:`diff`);
+    ``stacklevel`` points the fallback's warning at the user's call."""
     if asked == "python":
         return "python"
     converted = plan.converted()
@@ -170,7 +171,7 @@ def _digest_path(asked: str, df: Any, plan: Any) -> str:
         raise _recon.UsageError(f"digests='jvm': recon's jar cannot be used here: {why}")
     # Said once per call: the same answer, but every row crosses into Python.
     warnings.warn(f"recon.spark: digests run in Python (mapInArrow), not the JVM: {why}",
-                  RuntimeWarning, stacklevel=4)
+                  RuntimeWarning, stacklevel=stacklevel)
     return "python"
 
 

@@ -107,7 +107,7 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt("ignore_extra_columns", "ignore-extra-columns", Group::Align, Shape::Switch, "Ignore columns present on one side only instead of failing"),
     opt("assume_tz", "assume-tz", Group::Align, Shape::List, "Read naive timestamps in this zone when compared with zoned ones (e.g. UTC, Europe/Paris, +02:00); or ABBR=OFFSET to read a zone abbreviation in text values, e.g. EST=-05:00 (repeatable)"),
     opt("round", "round", Group::Align, Shape::Dict, "Round floats/decimals to N places, half away from zero: COL=N or *=N (repeatable)"),
-    opt("timestamp_precision", "timestamp-precision", Group::Align, Shape::Dict, "Truncate timestamps: COL=s|ms|us or *=UNIT (repeatable)"),
+    opt("timestamp_precision", "timestamp-precision", Group::Align, Shape::Dict, "Truncate timestamps: COL=s|ms|us|ns or *=UNIT (repeatable)"),
     opt("trim", "trim", Group::Align, Shape::List, "Strip leading/trailing whitespace: COL or * (repeatable)"),
     opt("case_insensitive", "case-insensitive", Group::Align, Shape::List, "Compare strings case-insensitively: COL or * (repeatable)"),
     opt("empty_as_null", "empty-as-null", Group::Align, Shape::List, "Treat '' as NULL: COL or * (repeatable)"),

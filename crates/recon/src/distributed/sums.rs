@@ -4,7 +4,7 @@
 use super::digester::SideDigester;
 use crate::digest::{null_digest, Fingerprint};
 use crate::error::{ReconError, Result};
-use crate::modes::fingerprint::ColumnDigest;
+use crate::modes::fingerprint::{ColumnDigest, FingerprintPart, GroupDigest};
 
 /// The bucket of a digest among `1 << bits`: its top bits, as the CLI's
 /// fingerprint pass chooses.
@@ -94,6 +94,31 @@ impl BucketSums {
     /// Rows added.
     pub fn rows(&self) -> u64 {
         self.buckets.iter().map(|f| f.count).sum()
+    }
+
+    /// The sums as one part of a fingerprint file (every bucket added up:
+    /// the rows' count, digest sum and mix sum, and each column's), for an
+    /// engine that summed a table's rows in buckets instead of digesting
+    /// them through [`crate::fingerprint::PartialFingerprint`] (recon.spark's
+    /// JVM path). A fingerprint without `--by` groups or a sketch.
+    pub fn fingerprint_part(&self) -> FingerprintPart {
+        let mut whole = GroupDigest {
+            value: None,
+            key: 0,
+            rows: 0,
+            row_sum: 0,
+            row_mix: 0,
+            columns: self.columns.clone(),
+        };
+        for f in &self.buckets {
+            whole.rows += f.count;
+            whole.row_sum = whole.row_sum.wrapping_add(f.sum);
+            whole.row_mix = whole.row_mix.wrapping_add(f.mix);
+        }
+        FingerprintPart {
+            groups: vec![whole],
+            sketch: None,
+        }
     }
 
     /// Compact bytes to send to the driver: the non-empty buckets only.
