@@ -88,8 +88,16 @@ def main() -> None:
         a, b = read(src), read(tgt)
         return (a.exceptAll(b).count(), b.exceptAll(a).count())
 
-    def fingerprint():
-        return recon.spark.fingerprint(read(src)).rows
+    def fingerprint(digests):
+        def run():
+            return recon.spark.fingerprint(read(src), digests=digests).rows
+        return run
+
+    def jvm_hash_source():
+        # What Spark alone pays to read and hash the source (fingerprint's floor).
+        from pyspark.sql import functions as F
+        df = read(src)
+        return df.select(F.sum(F.xxhash64(*df.columns) % 1000)).collect()[0][0]
 
     cases = {
         "recon.spark.diff, drifting pair, JVM digests": recon_drift("jvm"),
@@ -98,8 +106,10 @@ def main() -> None:
         "recon.spark.diff, matching pair, JVM digests": recon_match("jvm"),
         "recon.spark.diff, matching pair, Python digests": recon_match("python"),
         "scan both tables through mapInArrow": scan_both,
-        "recon.spark.fingerprint, one table": fingerprint,
+        "recon.spark.fingerprint, one table, JVM digests": fingerprint("jvm"),
+        "recon.spark.fingerprint, one table, Python digests": fingerprint("python"),
         "Spark alone: read and xxhash64 both tables": jvm_scan_hash,
+        "Spark alone: read and xxhash64 the source": jvm_hash_source,
     }
     if args.keyed:
         keys = args.keyed.split(",")
