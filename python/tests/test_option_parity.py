@@ -8,7 +8,10 @@ missing from one."""
 from __future__ import annotations
 
 import inspect
+import json
 import re
+
+import pytest
 
 from conftest import run_cli
 
@@ -111,11 +114,24 @@ def test_every_cli_flag_is_the_option_tables():
 
 def test_shapes_and_switches_follow_the_table():
     # A hint names `trim=[...]` for a list, `map={...}` for a dict and
-    # `by_position=True` for a switch, from the same table _settings
-    # converts values by; a switch defaults to False in recon.diff.
+    # `by_position=True` for a switch (the native module reads the table);
+    # here the keywords' behaviour must match the table's shapes: a list
+    # option takes one string as a list of one, a dict option a dict, and
+    # a switch defaults to False in recon.diff.
     shapes = {o[0]: o[3] for o in _recon.OPTIONS}
-    assert {n for n, s in shapes.items() if s == "dict"} == _settings.DICTS
-    assert {n for n, s in shapes.items() if s == "list"} == _settings.LISTS
+    for name, shape in shapes.items():
+        if name not in _settings.RUN + _settings.THRESHOLDS + _settings.ALIGN + _settings.INPUT:
+            continue
+        given = ({"c": 1} if name == "round" else {"c": "1"}) if shape == "dict" else "x"
+        sent = json.loads(_settings.settings({name: given}))
+        value = next(g[name] for g in sent.values() if name in g) if shape != "switch" else None
+        if shape == "dict":
+            assert value == given, name
+            with pytest.raises(TypeError):
+                _settings.settings({name: "not a dict"})
+        elif shape == "list" and name != "assume_tz":
+            # assume_tz keeps one zone as a string (one for both sides).
+            assert value == ["x"], name
     switches = {name for name, p in inspect.signature(recon.diff).parameters.items()
                 if p.default is False and name != "include_index"}
     # header is None by default (sniffed from the file), else True or False.

@@ -26,7 +26,7 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map_or(8192, |b| b.parse().unwrap());
     let units: Vec<(usize, recon::internals::Unit)> = (0..2)
-        .flat_map(|s| tables[s].block_units().into_iter().map(move |u| (s, u)))
+        .flat_map(|s| tables[s].scan_units().into_iter().map(move |u| (s, u)))
         .collect();
     let next = AtomicUsize::new(0);
     let t0 = Instant::now();

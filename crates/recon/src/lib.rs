@@ -17,8 +17,9 @@
 //!   directory or `delta:`/`iceberg:`, an Arrow stream, or batches in memory.
 //! - [`schema`] plans a pair without reading its rows (`recon schema`).
 //! - [`fingerprint`] makes and compares fingerprints and extracts the rows
-//!   they name; [`batch`] runs a batch file; [`report`] holds the report
-//!   model and its HTML and JUnit renderers; [`write_atomic`] writes an
+//!   they name; [`batch`] runs a batch file (and renders its JUnit and
+//!   HTML); [`report`] holds the report model and its text and HTML
+//!   renderers; [`write_atomic`] writes an
 //!   output whole or not at all.
 //! - A run can be cancelled ([`CancelToken`], or [`cancel_all`] from a
 //!   signal handler, then [`cleanup_registered`]) and watched

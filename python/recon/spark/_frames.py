@@ -153,7 +153,7 @@ def _bucket_of(columns: Sequence[Tuple[Any, Any]], buckets: int) -> Any:
 
 
 def _digest_path(asked: str, df: Any, plan: Any, stacklevel: int = 4) -> str:
-    """Where the digests run: "jvm" or "python" (see :func:`diff`);
+    """Where the digests run: "jvm" or "python" (see ``recon.spark.diff``);
     ``stacklevel`` points the fallback's warning at the user's call."""
     if asked == "python":
         return "python"

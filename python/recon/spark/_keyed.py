@@ -49,6 +49,7 @@ def keyed_diff(run: Run, cmp: Any, local: Mapping[str, Any]) -> SparkDiff:
     pass1_seconds = time.perf_counter() - run.started
     differing = cmp.differing
     differs = F.col(_BUCKET).isin(differing)
+
     def key_cols(side: str) -> list:
         df = run.frame(side)
         return [F.col(f"c{df.columns.index(c)}") for c in plan.key(side)]

@@ -420,7 +420,7 @@ fn units_in_order(sides: &[ScanSide<'_>; 2]) -> Vec<(Side, Unit)> {
             let rows = sides[side.index()].only_rows.clone();
             sides[side.index()]
                 .table
-                .block_units()
+                .scan_units()
                 .into_iter()
                 .filter(move |u| match (only, u) {
                     (None, _) => true,

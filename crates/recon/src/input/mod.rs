@@ -9,8 +9,9 @@
 //! position is the row ordinal within the file (Parquet, IPC) or the byte
 //! offset of the record in the decompressed file (CSV, NDJSON). Locators
 //! increase in table order, and each maps back to its row without a rescan
-//! (compressed text and IPC streams excepted: they are read again from the
-//! start, because they cannot be entered in the middle).
+//! (compressed text and IPC streams excepted: they cannot be entered in the
+//! middle, so a fetch reads an IPC stream from its start, and a pass's
+//! fetches read compressed text forward once).
 //!
 //! # Layout
 //!
@@ -27,7 +28,8 @@
 //!
 //! - `locator`: locators and the units of scan work; [`types`]: exact type
 //!   unification; `source`: what a caller passes; [`store`]; the CSV lexer
-//!   and the exact text parsers (`format::text::{lex, parse}`).
+//!   and the exact text parsers (`format::text::{lex, parse}`);
+//!   `format::dictionary_pages`: dictionary-encoded Parquet chunks.
 //! - `discover`: the files of a table and their formats;
 //!   `format::block`: Parquet, Arrow IPC and in-memory batches;
 //!   `format::text::{values, sniff}`: text columns into typed arrays, CSV

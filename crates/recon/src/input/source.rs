@@ -181,7 +181,7 @@ impl From<String> for Source {
 }
 
 /// Whether a spec names a PostgreSQL table or database
-/// (`postgres://…`, `postgresql://…`): read by `input::postgres`.
+/// (`postgres://…`, `postgresql://…`): read by `input::catalog::postgres`.
 #[cfg(feature = "postgres")]
 pub(crate) fn is_postgres_spec(spec: &Path) -> bool {
     let s = spec.to_string_lossy();

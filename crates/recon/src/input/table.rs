@@ -1,8 +1,8 @@
 //! The table: one or more files of one format and one schema, with Hive
 //! partition columns, and every method it has: what reads of its files
 //! share, the units of a scan, each read into batches of the wanted columns
-//! with their rows' locators (block formats through
-//! [`super::format::block`], text through [`super::format::text::reader`]),
+//! with their rows' locators (every format through the seam of
+//! [`super::format::reading`]),
 //! and rows fetched back by locator (see [`super`] for locators). Tables
 //! are made by [`super::open`] (what the user named), `assemble` (files, a
 //! spool, batches in memory) and the catalogs.
@@ -15,7 +15,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use super::discover::Compression;
 use super::format::file::{FileColumn, TableFile};
-use super::format::reading::{BlockFile, FetchPlace, FileReader, TextFile};
+use super::format::reading::{BlockReader, FetchPlace, FormatReader, TextReader};
 use super::format::text::reader::{self, TextTable};
 use super::format::text::values::{self, ParseErrors};
 use super::locator::{pack, unpack, Locators, Unit};
@@ -552,7 +552,7 @@ impl Table {
 
     /// The units of work of a scan: row groups and batches of block files;
     /// text files whole, cut into chunks by [`Table::feed_text`].
-    pub fn block_units(&self) -> Vec<Unit> {
+    pub fn scan_units(&self) -> Vec<Unit> {
         (0..self.files.len())
             .flat_map(|file| self.reader(file).units())
             .collect()
@@ -589,26 +589,33 @@ impl Table {
                 };
                 let out = self.pick(file, wanted, &projected, cols, n)?;
                 match (f.deleted.as_deref(), locs) {
+                    (None, locs) => each(&out, locs),
                     (Some(deleted), Locators::Run(base)) => {
                         let (out, locs) = skip_deleted(&out, unpack(base).1, n, deleted, file)
                             .map_err(|e| ReconError::arrow(&f.path, e))?;
                         each(&out, Locators::List(&locs))
                     }
-                    (_, locs) => each(&out, locs),
+                    // Deletes are positions in a run of rows: a format that
+                    // lists its rows cannot have them, and keeping deleted
+                    // rows would be a wrong answer.
+                    (Some(_), Locators::List(_)) => Err(ReconError::Internal(format!(
+                        "{}: deleted rows in a file whose format lists its rows",
+                        f.path.display()
+                    ))),
                 }
             })
     }
 
     /// File `file` as its format reads it.
-    fn reader(&self, file: usize) -> Box<dyn FileReader<'_> + '_> {
+    fn reader(&self, file: usize) -> Box<dyn FormatReader<'_> + '_> {
         let f = &self.files[file];
         match &f.block {
-            Some(meta) => Box::new(BlockFile {
+            Some(meta) => Box::new(BlockReader {
                 meta,
                 path: &f.path,
                 file,
             }),
-            None => Box::new(TextFile {
+            None => Box::new(TextReader {
                 table: self.text(),
                 file,
             }),

@@ -1,10 +1,14 @@
-//! The one seam between a table and its files' formats. A [`FileReader`]
-//! lists a file's units of scan work, reads a unit's stored columns into
-//! batches with their rows' locators, and fetches rows back by position.
-//! Parquet, Arrow IPC and in-memory batches ([`BlockFile`], over
-//! `block::BlockMeta`) and CSV/TSV and NDJSON ([`TextFile`], over the text
-//! reader) implement it; the table reads every file through it and never
-//! asks which format a file holds.
+//! The one seam between a table and its files' formats. A
+//! [`FormatReader`] lists a file's units of scan work, reads a unit's stored
+//! columns into batches with their rows' locators, and fetches rows back by
+//! position. Parquet, Arrow IPC and in-memory batches ([`BlockReader`], over
+//! `block::BlockMeta`) and CSV/TSV and NDJSON ([`TextReader`], over the text
+//! reader) implement it. The table picks a file's reader (by whether the
+//! file has block metadata) and then reads, conforms and fetches every
+//! format alike. One step is text's own: a text file is cut into chunks of
+//! whole records by a reader thread while it is read (`Table::feed_text`,
+//! which the scan calls for a [`Unit::TextFile`]), and the chunks are the
+//! units [`FormatReader::read`] takes.
 
 use std::path::Path;
 
@@ -31,10 +35,10 @@ pub(crate) struct FetchPlace<'t> {
 }
 
 /// One file of a table as its format reads it.
-pub(crate) trait FileReader<'t> {
+pub(crate) trait FormatReader<'t> {
     /// The units of work a scan cuts the file into. A text file is one
-    /// unit, [`Unit::TextFile`], cut into chunks of whole records by its
-    /// reader while it is read.
+    /// unit, [`Unit::TextFile`], which the scan cuts into chunks of whole
+    /// records ([`Unit::Text`]) as it reads the file.
     fn units(&self) -> Vec<Unit>;
 
     /// Reads `unit`'s stored columns `stored` (ascending), calling `each`
@@ -59,14 +63,14 @@ pub(crate) trait FileReader<'t> {
 
 /// A Parquet, Arrow IPC or in-memory file, read by blocks (row groups,
 /// record batches); a row's position is its ordinal in the file.
-pub(crate) struct BlockFile<'t> {
+pub(crate) struct BlockReader<'t> {
     pub(crate) meta: &'t BlockMeta,
     pub(crate) path: &'t Path,
     /// The file's index in its table, for locators.
     pub(crate) file: usize,
 }
 
-impl<'t> FileReader<'t> for BlockFile<'t> {
+impl<'t> FormatReader<'t> for BlockReader<'t> {
     fn units(&self) -> Vec<Unit> {
         self.meta.units(self.file)
     }
@@ -100,13 +104,13 @@ impl<'t> FileReader<'t> for BlockFile<'t> {
 
 /// A CSV/TSV or NDJSON file, read in chunks of whole records; a row's
 /// position is the byte offset of its record in the decompressed text.
-pub(crate) struct TextFile<'t> {
+pub(crate) struct TextReader<'t> {
     pub(crate) table: TextTable<'t>,
     /// The file's index in its table.
     pub(crate) file: usize,
 }
 
-impl<'t> FileReader<'t> for TextFile<'t> {
+impl<'t> FormatReader<'t> for TextReader<'t> {
     fn units(&self) -> Vec<Unit> {
         vec![Unit::TextFile { file: self.file }]
     }

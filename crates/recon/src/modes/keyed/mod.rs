@@ -614,7 +614,7 @@ fn run_passes(
         // Parsing text twice costs more than spilling its records once.
         Passes::Auto => !tables[0].format.is_text() && !tables[1].format.is_text(),
     };
-    let units_total: usize = tables.iter().map(|t| t.block_units().len()).sum();
+    let units_total: usize = tables.iter().map(|t| t.scan_units().len()).sum();
     let stage = KeyedPasses {
         ctx,
         sides,
@@ -787,7 +787,7 @@ impl KeyedPasses<'_, '_> {
     ) -> Result<(KeyedFound, u64, SecondPass, [u64; 2], Keep)> {
         let (ctx, sides, shape, bucket_bits) = (self.ctx, self.sides, self.shape, self.bucket_bits);
         let tables = self.tables();
-        let units_total: usize = tables.iter().map(|t| t.block_units().len()).sum();
+        let units_total: usize = tables.iter().map(|t| t.scan_units().len()).sum();
         // The tag of the one differing key of each differing bucket.
         let decoded: Option<Vec<u64>> = (0..FP_BUCKETS)
             .filter(|&b| differ[b])
@@ -862,7 +862,7 @@ fn targeted_pass(
     filters: Option<SliceFilters>,
     fingerprints: &[Vec<Fingerprint>; 2],
 ) -> Result<Option<(sink::KeyedPartitions, SecondPass, Arc<TagSet>)>> {
-    let units_total: usize = sides.iter().map(|s| s.table.block_units().len()).sum();
+    let units_total: usize = sides.iter().map(|s| s.table.scan_units().len()).sum();
     let probes: Vec<u128> = tags.iter().map(|&t| tags::tag_probe(t)).collect();
     let (read, units_read, rows_read) = match filters {
         Some(filters) => {

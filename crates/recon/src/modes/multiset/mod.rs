@@ -185,13 +185,13 @@ fn probe_applies(sides: &[ScanSide<'_>; 2]) -> bool {
         !s.skip
             && s.only_units.is_none()
             && s.only_rows.is_none()
-            && (s.table.block_units().iter()).all(|u| matches!(u, Unit::Block { .. }))
+            && (s.table.scan_units().iter()).all(|u| matches!(u, Unit::Block { .. }))
     }) && sides[0].table.rows.is_some()
 }
 
 /// A table's (file, block) units.
 fn block_keys(table: &Table) -> impl Iterator<Item = (usize, usize)> {
-    table.block_units().into_iter().filter_map(|u| match u {
+    table.scan_units().into_iter().filter_map(|u| match u {
         Unit::Block { file, block, .. } => Some((file, block)),
         _ => None,
     })
@@ -209,7 +209,7 @@ fn probing_pass(
 ) -> Result<FirstPass> {
     let probe = Arc::new(DriftProbe::new(
         sides[0].table.rows.unwrap_or(0),
-        sides[0].table.block_units().len(),
+        sides[0].table.scan_units().len(),
     ));
     let scanned = scan(sides, cfg, || {
         ProbeSink::new(filter_bits, probe.clone(), spill.clone())
@@ -381,7 +381,7 @@ impl ScanPasses<'_, '_> {
 
     /// The sides' row groups (all of them when a pass reads them whole).
     fn units_total(&self) -> usize {
-        self.sides.iter().map(|s| s.table.block_units().len()).sum()
+        self.sides.iter().map(|s| s.table.scan_units().len()).sum()
     }
 
     /// A result's common fields: the index and the rows compared.
@@ -445,7 +445,7 @@ impl ScanPasses<'_, '_> {
         let rest: HashSet<(usize, usize)> = block_keys(sides[1].table)
             .filter(|k| !probed.spilled.contains(k))
             .collect();
-        let units_read = sides[0].table.block_units().len() + rest.len();
+        let units_read = sides[0].table.scan_units().len() + rest.len();
         let second = [sides[0].clone(), sides[1].only(rest)];
         let to_spill = (rows[0] + rows[1])
             .saturating_sub(spilled_rows)
