@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 from .. import _recon
 from .._results import PathLike
-from ._frames import _DEFAULT_BUCKETS, _DIGESTS, Columns, _bits
+from ._frames import _DEFAULT_BUCKETS, _check_digests, Columns, _bits
 from ._keyed import keyed_diff
 from ._keyless import keyless_diff
 from ._result import SparkDiff
@@ -78,10 +78,7 @@ def diff(
     key column must be compared as it is (no cast or rule on it).
     """
     bits = _bits(buckets)
-    if digests not in _DIGESTS:
-        # (`map` is a parameter here.)
-        raise _recon.UsageError(f"digests= takes one of {', '.join(repr(d) for d in _DIGESTS)}, "
-                                f"not {digests!r}")
+    _check_digests(digests)
     opts = dict(
         key=key, tolerance=tolerance, columns=columns, exclude=exclude, map=map, cast=cast,
         sample=sample, max_unmatched_rows=max_unmatched_rows,

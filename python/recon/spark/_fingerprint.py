@@ -13,7 +13,7 @@ from .. import _recon
 from .._results import Fingerprint, FingerprintComparison, PathLike
 from .._settings import settings as _settings
 from . import _jvm
-from ._frames import _DIGESTS, Columns, _collect, _digest_path, _positional, _rules, digest_schema
+from ._frames import _check_digests, Columns, _collect, _digest_path, _positional, _rules, digest_schema
 
 
 def fingerprint(
@@ -47,9 +47,7 @@ def fingerprint(
     Python) when the jar loads, the plan converts no value and there is no
     ``by`` or ``sketch``, else in Python (``mapInArrow``). Both give the
     same file."""
-    if digests not in _DIGESTS:
-        raise _recon.UsageError(f"digests= takes one of {', '.join(repr(d) for d in _DIGESTS)}, "
-                                f"not {digests!r}")
+    _check_digests(digests)
     if digests == "jvm" and (by is not None or sketch is not None):
         raise _recon.UsageError("digests='jvm' makes fingerprints without by= or sketch=: "
                                 "use digests='python' or 'auto' for those")

@@ -152,6 +152,13 @@ def _bucket_of(columns: Sequence[Tuple[Any, Any]], buckets: int) -> Any:
     return F.pmod(row, F.lit(buckets)).cast("int")
 
 
+def _check_digests(digests: str) -> None:
+    """Refuses a ``digests=`` that is none of "auto", "jvm", "python"."""
+    if digests not in _DIGESTS:
+        raise _recon.UsageError(f"digests= takes one of {', '.join(repr(d) for d in _DIGESTS)}, "
+                                f"not {digests!r}")
+
+
 def _digest_path(asked: str, df: Any, plan: Any, stacklevel: int = 4) -> str:
     """Where the digests run: "jvm" or "python" (see ``recon.spark.diff``);
     ``stacklevel`` points the fallback's warning at the user's call."""

@@ -3,20 +3,11 @@
 //! sources and counts each `fn`'s lines from its signature to the brace
 //! that closes its body; test code is counted too.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::layers::sources;
 
 const LIMIT: usize = 150;
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// A line with its string and character literals emptied and its comment
 /// dropped, so braces inside them are not counted.
