@@ -16,8 +16,8 @@ use pyo3::types::PyBytes;
 use recon::config::{AlignOptions, RulesFile};
 use recon::distributed::{
     by_group, by_values, compare_buckets, complete_keyed, pairing_skipped, pairs, report, samples,
-    BucketComparison, BucketSums, Described, DistributedPlan, Findings, KeyedRest, Selector,
-    SideDigester, PAIR_MOST,
+    BucketComparison, BucketSums, Bucketing, Described, DistributedPlan, Findings, KeyedRest,
+    Selector, SideDigester, PAIR_MOST,
 };
 use recon::fingerprint::{assemble, DigestsFile, PartialFingerprint};
 use recon::report::DirectionStats;
@@ -267,12 +267,16 @@ impl SparkPlan {
     }
 
     /// Adds up every partition's bucket sums per side and compares them.
+    /// `prefix`: the rows were bucketed by their digests' top bits (the
+    /// JVM's keyless pass 1), not by Spark's hash.
+    #[pyo3(signature = (source, target, bits, prefix=false))]
     fn compare(
         &self,
         py: Python<'_>,
         source: Vec<Vec<u8>>,
         target: Vec<Vec<u8>>,
         bits: u32,
+        prefix: bool,
     ) -> PyResult<SparkComparison> {
         let columns = self.plan.plan.columns.len();
         let total = |parts: &[Vec<u8>]| -> recon::Result<BucketSums> {
@@ -286,7 +290,12 @@ impl SparkPlan {
             total(&source).map_err(py_err(py))?,
             total(&target).map_err(py_err(py))?,
         );
-        let cmp = compare_buckets(&self.plan, &s, &t).map_err(py_err(py))?;
+        let bucketing = if prefix {
+            Bucketing::DigestPrefix
+        } else {
+            Bucketing::Engine
+        };
+        let cmp = compare_buckets(&self.plan, &s, &t, bucketing).map_err(py_err(py))?;
         Ok(SparkComparison { cmp })
     }
 

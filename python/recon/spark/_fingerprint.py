@@ -63,8 +63,8 @@ def fingerprint(
         # table's sums (and its columns'), not per-bucket ones.
         names = df.columns
         compared = [F.col(f"c{names.index(c)}") for c in plan.compared("source")]
-        sums = _jvm.bucket_sums(df.select(*_positional(df)), compared, F.lit(0), 1)
-        return Fingerprint(plan.fingerprint_from_sums(name, sums, 1), name)
+        sums = _jvm.bucket_sums({"source": (df.select(*_positional(df)), compared, F.lit(0))}, 1)
+        return Fingerprint(plan.fingerprint_from_sums(name, sums["source"], 1), name)
 
     def part(batches):
         p = _recon.spark_plan_table(table, js, rules_arg, by)

@@ -11,7 +11,7 @@ crosses into Python. docs/spark.md ("Which digests run where") says when
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 # The jar sits beside the package root (recon/jars/), not in recon/spark/.
 JAR = Path(__file__).resolve().parent.parent / "jars" / "recon-spark.jar"
@@ -96,19 +96,48 @@ def digest(columns: Sequence[Any]) -> Any:
     return _fn("digest_once", row(columns))
 
 
-def bucket_sums(df: Any, columns: Sequence[Any], bucket: Any, bits: int) -> List[bytes]:
-    """Pass 1 of one side: its bucket sums (each row in its ``bucket``
-    among ``2**bits``), computed by an aggregate in the JVM, as the bytes
-    ``SparkPlan.compare`` takes (none for an empty side)."""
+def bucket_sums(sides: Mapping[str, Tuple[Any, Sequence[Any], Optional[Any]]],
+                bits: int) -> Dict[str, List[bytes]]:
+    """Pass 1: each side's bucket sums, computed in the JVM, as the bytes
+    ``SparkPlan.compare`` takes (none for an empty side). ``sides`` maps a
+    side to its DataFrame, its compared columns and each row's bucket
+    among ``2**bits``: a column, or None for the top bits of the row's own
+    digest (as the command line buckets).
+
+    Both sides are one Spark job: each partition sends one state per side,
+    and the two tables' tasks share the cores (two jobs of 3 tasks each
+    leave one of 2 cores idle at the end of each)."""
     from pyspark.sql import functions as F
 
-    # The digests in a projection (compiled into the scan's code), the
-    # sums in the aggregate, whose own inputs Spark evaluates interpreted.
-    digested = df.select(_fn("row_digests", row(columns)).alias("d"), bucket.alias("b"))
-    got = digested.agg(_fn("bucket_sums", F.col("d"), F.col("b"), F.lit(bits)).alias("s")) \
-        .collect()
-    sums = got[0]["s"] if got else None
-    return [] if sums is None else [bytes(sums)]
+    parts = []
+    for i, (df, columns, bucket) in enumerate(sides.values()):
+        # The digests in a projection (compiled into the scan's code), the
+        # sums in the aggregate, whose own inputs Spark evaluates
+        # interpreted. A bucket of the digest reads the projected column:
+        # Spark does not merge the projections, which would digest twice.
+        digested = df.select(F.lit(i).alias("s"), _fn("row_digests", row(columns)).alias("d"),
+                             *([] if bucket is None else [bucket.alias("b")]))
+        if bucket is None:
+            top = F.shiftrightunsigned(F.element_at(F.col("d"), 2), 64 - bits)
+            digested = digested.select("s", "d", top.cast("int").alias("b"))
+        parts.append(digested)
+    both = parts[0]
+    for p in parts[1:]:
+        both = both.unionAll(p)
+    summed = _fn("bucket_sums", F.col("d"), F.col("b"), F.lit(bits)).alias("sums")
+    got = (both.agg(F.lit(0).alias("s"), summed) if len(parts) == 1
+           else both.groupBy("s").agg(summed)).collect()
+    by_index = {r["s"]: r["sums"] for r in got}
+    return {side: [] if by_index.get(i) is None else [bytes(by_index[i])]
+            for i, side in enumerate(sides)}
+
+
+def bucket(digest_col: Any, bits: int) -> Any:
+    """The bucket among ``2**bits`` of a 16-byte digest: its top bits (the
+    bucket ``bucket_sums`` gives a row without a bucket column)."""
+    from pyspark.sql import functions as F
+
+    return _fn("bucket", digest_col, F.lit(bits))
 
 
 def selected(digest_col: Any, bucket: Any, selector: bytes) -> Any:

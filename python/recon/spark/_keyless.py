@@ -114,11 +114,12 @@ def _counted(run: Run, cmp: Any, keys: List[str]) -> Any:
     def kept(side: str) -> Any:
         df = run.frame(side)
         if run.path == "jvm":
-            # Only the differing buckets' rows are digested again, and only
-            # the selected ones leave the scan; nothing enters Python.
+            # Each row is digested again (its bucket is its digest's top
+            # bits) and only the selected ones leave the scan; nothing
+            # enters Python.
             d = _jvm.digest(run.compared(side)).alias(_DIGEST)
-            rows = run.frames[side].where(F.col(_BUCKET).isin(differing)).select("*", d) \
-                .where(_jvm.selected(F.col(_DIGEST), F.col(_BUCKET), selector))
+            rows = run.frames[side].select("*", d).where(_jvm.selected(
+                F.col(_DIGEST), _jvm.bucket(F.col(_DIGEST), run.bits), selector))
         else:
             fields = [StructField(f"c{i}", f.dataType, f.nullable)
                       for i, f in enumerate(df.schema.fields)]

@@ -14,7 +14,15 @@ from .. import _recon
 from .._results import PathLike
 from .._settings import settings as _settings
 from . import _jvm
-from ._frames import _BUCKET, _bucketed, _collect, _digest_path, _rules, digest_schema
+from ._frames import (
+    _BUCKET,
+    _bucketed,
+    _collect,
+    _digest_path,
+    _positional,
+    _rules,
+    digest_schema,
+)
 
 SIDES = ("source", "target")
 
@@ -39,7 +47,8 @@ class Run:
     # Where the digests run: "jvm" or "python".
     path: str
     bits: int
-    # Each side's columns as c0, c1, ... and the row's bucket (_bucketed).
+    # Each side's columns as c0, c1, ... and, unless the buckets are the
+    # digests' top bits (prefix), the row's bucket (_bucketed).
     frames: Dict[str, Any]
     started: float
 
@@ -59,16 +68,30 @@ class Run:
         if keyed:
             _refuse_collated_keys(plan, {"source": source, "target": target})
         path = _digest_path(digests, source, plan)
-        # Each row's bucket is Spark's own hash of it (see _bucketed), so the
-        # second pass drops the agreeing buckets' rows before digesting them.
-        # Keyed: the hash of its key, so all rows of a key share a bucket.
+        # Where each row is bucketed. Keyless in the JVM: by the top bits of
+        # its own digest, as the command line buckets (no hash beside the
+        # digest; an even count of lost copies decodes too). Otherwise by
+        # Spark's own hash (see _bucketed), which the second pass evaluates
+        # before anything is digested, so the agreeing buckets' rows never
+        # reach Python; keyed, the hash of the key, so all rows of a key
+        # share a bucket.
+        prefix = path == "jvm" and not keyed  # Run.prefix
         nb = 1 << bits
         frames = {}
         for side, df in zip(SIDES, (source, target)):
-            hashed = plan.key(side) if keyed else plan.compared(side)
-            frames[side] = _bucketed(df, hashed, nb)
+            if prefix:
+                frames[side] = df.select(*_positional(df))
+            else:
+                hashed = plan.key(side) if keyed else plan.compared(side)
+                frames[side] = _bucketed(df, hashed, nb)
         return Run(source, target, src, tgt, js, rules_arg, by, keyed, plan, path, bits,
                    frames, started)
+
+    @property
+    def prefix(self) -> bool:
+        """Rows are bucketed by their digests' top bits (keyless, in the
+        JVM), not by Spark's hash: the frames have no bucket column."""
+        return self.path == "jvm" and not self.keyed
 
     def frame(self, side: str) -> Any:
         """The side's DataFrame as the user gave it."""
@@ -89,13 +112,14 @@ class Run:
         from pyspark.sql import functions as F
 
         if self.path == "jvm":
-            # One aggregate per side sums the buckets; nothing enters Python.
-            by_side = {side: _jvm.bucket_sums(self.frames[side], self.compared(side),
-                                              F.col(_BUCKET), self.bits)
-                       for side in SIDES}
+            # One aggregate sums the buckets; nothing enters Python.
+            bucket = None if self.prefix else F.col(_BUCKET)
+            by_side = _jvm.bucket_sums({side: (self.frames[side], self.compared(side), bucket)
+                                        for side in SIDES}, self.bits)
         else:
             by_side = self._python_sums()
-        return self.plan.compare(by_side["source"], by_side["target"], self.bits)
+        return self.plan.compare(by_side["source"], by_side["target"], self.bits,
+                                 prefix=self.prefix)
 
     def _python_sums(self) -> Dict[str, list]:
         """Per-partition bucket sums made in Python (``mapInArrow``),

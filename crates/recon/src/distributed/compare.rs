@@ -57,11 +57,24 @@ impl BucketComparison {
     }
 }
 
+/// How pass 1 placed each row in a bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bucketing {
+    /// By the top bits of the row's own digest ([`bucket_of`]), as the
+    /// command line does: a bucket's index is then its digests' top bits,
+    /// so a difference of an even number of copies decodes too.
+    DigestPrefix,
+    /// By the engine's own hash of the row (Spark's `xxhash64`): the index
+    /// says nothing of the digest.
+    Engine,
+}
+
 /// Compares the two sides' added-up bucket sums.
 pub fn compare_buckets(
     plan: &DistributedPlan,
     source: &BucketSums,
     target: &BucketSums,
+    bucketing: Bucketing,
 ) -> Result<BucketComparison> {
     if source.bits != target.bits {
         return Err(ReconError::Internal(
@@ -81,10 +94,13 @@ pub fn compare_buckets(
             continue;
         }
         cmp.differing.push(i as u32);
-        // The engine may choose the buckets (not the digests' top bits),
-        // so the bucket index says nothing of the digest: bits = 0, and
-        // only odd copy-count differences decode here.
-        match bucket_difference(s, t, i, 0) {
+        // Engine-chosen buckets say nothing of the digest: bits = 0, and
+        // only odd copy-count differences decode there.
+        let known_bits = match bucketing {
+            Bucketing::DigestPrefix => source.bits,
+            Bucketing::Engine => 0,
+        };
+        match bucket_difference(s, t, i, known_bits) {
             Some(d) => cmp.decoded.push(d),
             None => cmp.undecoded.push(i as u32),
         }

@@ -29,7 +29,7 @@ mod sums;
 #[cfg(test)]
 mod tests;
 
-pub use compare::{compare_buckets, BucketComparison, Selector};
+pub use compare::{compare_buckets, BucketComparison, Bucketing, Selector};
 pub use digester::SideDigester;
 pub use evidence::{by_group, by_values, pairing_skipped, pairs, PAIR_MOST};
 pub use plan::{Described, DistributedPlan};

@@ -16,10 +16,11 @@ import org.apache.spark.sql.types.DataTypes;
  * RowDigestsFunction} bytes. Each row's digest D goes into its bucket among
  * {@code 2^bits} (count, sum of D mod 2^128, sum of mix(D) mod 2^64), and
  * each column's non-NULL values into that column's count and value-digest
- * sum. The bucket is the engine's choice (recon.spark passes Spark's own
- * {@code xxhash64} of the row, so the second pass can drop the agreeing
- * buckets' rows before digesting them); any choice is exact, since
- * buckets only say where each digest is added.
+ * sum. The bucket is the engine's choice (recon.spark passes the top bits
+ * of the row digest in a keyless diff, as the command line buckets, and
+ * Spark's own {@code xxhash64} of the key in a keyed one, so that all rows
+ * of a key share a bucket); any choice is exact, since buckets only say
+ * where each digest is added.
  *
  * <p>The result is the bucket sums' wire format that the Python package's
  * native module reads ({@code BucketSums::from_bytes} in

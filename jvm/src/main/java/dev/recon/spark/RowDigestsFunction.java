@@ -26,6 +26,8 @@ public final class RowDigestsFunction implements ScalarFunction<ArrayData> {
     private final StructType type;
     private transient RowDigester digester;
     private transient long[] values;
+    // Reused: fromPrimitiveArray copies it into the result.
+    private transient long[] out;
 
     RowDigestsFunction(StructType type) {
         this.type = type;
@@ -41,8 +43,8 @@ public final class RowDigestsFunction implements ScalarFunction<ArrayData> {
         if (digester == null) {
             digester = new RowDigester(type, name());
             values = new long[2 * k];
+            out = new long[2 * (k + 1)];
         }
-        long[] out = new long[2 * (k + 1)];
         digester.digest(row, out, values);
         System.arraycopy(values, 0, out, 2, 2 * k);
         return UnsafeArrayData.fromPrimitiveArray(out);
