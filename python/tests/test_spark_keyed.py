@@ -175,6 +175,22 @@ def test_only_the_differing_keys_rows_reach_the_driver(spark, tmp_path, digests)
     assert d.report["settings"]["second_pass"]["rows_read"] == 4
 
 
+@pytest.mark.parametrize("digests", PATHS)
+def test_a_key_widened_between_the_sides_shares_a_bucket(spark, tmp_path, digests):
+    # The key is an int on one side and a bigint on the other (a widening
+    # the plan accepts without a cast): the same values to recon. Both
+    # bucketings send a key to one bucket whatever its width (recon's key
+    # digest in the JVM, Spark's hash of the value as a long in Python), so
+    # the buckets agree and nothing is read again.
+    n = 300
+    a = pa.table({"k": pa.array(range(n), pa.int32()), "v": [f"v{i}" for i in range(n)]})
+    b = pa.table({"k": pa.array(range(n), pa.int64()), "v": [f"v{i}" for i in range(n)]})
+    d = _check_keyed_against_cli(spark, tmp_path, a, b, ["--key", "k"], key="k", sample=0,
+                                 buckets=64, digests=digests)
+    assert d.exact_match and d.report["matched_keys"] == n
+    assert d.report["settings"]["passes"] == 1
+
+
 def test_keyed_refusals_name_the_key_column(spark):
     a = spark.sql("SELECT 1 AS id, ' x' AS s, named_struct('p', 1) AS st")
     with pytest.raises(recon.UsageError, match='key column "s" is converted'):

@@ -16,7 +16,6 @@ from ._frames import (
     _DIGEST,
     _HI,
     _LO,
-    _bucket_of,
     _collect,
     _parallelism,
     _unpersist,
@@ -59,10 +58,14 @@ def keyed_diff(run: Run, cmp: Any, local: Mapping[str, Any]) -> SparkDiff:
 
     src_key = key_cols("source")
     null_key = reduce(lambda a, b: a | b, [c.isNull() for c in src_key])
-    # Keys more than once on the source and rows with a NULL key, per
-    # bucket: few rows, cached for the samples below.
-    groups = frames["source"].groupBy(_BUCKET, *src_key).agg(F.count(F.lit(1)).alias("n"))
-    special = groups.where((F.col("n") > 1) | null_key).persist(StorageLevel.MEMORY_AND_DISK)
+    # Keys more than once on the source and rows with a NULL key, with
+    # their bucket: few rows, cached for the samples below. The grouping
+    # shuffles the key columns alone; the bucket, a function of the key, is
+    # computed for the few groups kept.
+    groups = frames["source"].groupBy(*src_key).agg(F.count(F.lit(1)).alias("n"))
+    special = groups.where((F.col("n") > 1) | null_key) \
+        .select("*", run.key_bucket("source", src_key).alias(_BUCKET)) \
+        .persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = _collect(special.where(~differs).agg(
             F.coalesce(F.sum(F.when(null_key, F.col("n"))), F.lit(0)).alias("null_rows"),
@@ -170,8 +173,7 @@ def _digested(run: Run, cmp: Any, rows: Any, side: str) -> Any:
                 yield out
     out = rows.mapInArrow(task, shape)
     # The bucket again, by the same expression (mapInArrow drops it).
-    named = [(df.schema[k].dataType, F.col(f"c{df.columns.index(k)}"))
-             for k in run.plan.key(side)]
+    keys = [F.col(f"c{df.columns.index(k)}") for k in run.plan.key(side)]
     return out.select(*[f"c{i}" for i in range(len(fields))],
-                      _bucket_of(named, 1 << run.bits).alias(_BUCKET),
+                      run.key_bucket(side, keys).alias(_BUCKET),
                       F.struct(_HI, _LO).alias(_DIGEST))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
@@ -16,7 +16,9 @@ from .._settings import settings as _settings
 from . import _jvm
 from ._frames import (
     _BUCKET,
+    _bucket_of,
     _bucketed,
+    _col,
     _collect,
     _digest_path,
     _positional,
@@ -48,7 +50,13 @@ class Run:
     path: str
     bits: int
     # Each side's columns as c0, c1, ... and, unless the buckets are the
-    # digests' top bits (prefix), the row's bucket (_bucketed).
+    # digests' top bits (prefix), the row's bucket. Where each row is
+    # bucketed: keyless in the JVM, by the top bits of its own digest, as
+    # the command line buckets (no hash beside the digest; an even count of
+    # lost copies decodes too); keyed, by its key (key_bucket), so all rows
+    # of a key share a bucket; keyless in Python, by Spark's own hash of
+    # the row (_bucketed), which the second pass evaluates before anything
+    # is digested, so the agreeing buckets' rows never reach Python.
     frames: Dict[str, Any]
     started: float
 
@@ -68,30 +76,36 @@ class Run:
         if keyed:
             _refuse_collated_keys(plan, {"source": source, "target": target})
         path = _digest_path(digests, source, plan)
-        # Where each row is bucketed. Keyless in the JVM: by the top bits of
-        # its own digest, as the command line buckets (no hash beside the
-        # digest; an even count of lost copies decodes too). Otherwise by
-        # Spark's own hash (see _bucketed), which the second pass evaluates
-        # before anything is digested, so the agreeing buckets' rows never
-        # reach Python; keyed, the hash of the key, so all rows of a key
-        # share a bucket.
-        prefix = path == "jvm" and not keyed  # Run.prefix
-        nb = 1 << bits
-        frames = {}
+        run = Run(source, target, src, tgt, js, rules_arg, by, keyed, plan, path, bits, {},
+                  started)
         for side, df in zip(SIDES, (source, target)):
-            if prefix:
-                frames[side] = df.select(*_positional(df))
+            if run.prefix:
+                run.frames[side] = df.select(*_positional(df))
+            elif keyed:
+                key = run.key_bucket(side, [_col(k) for k in plan.key(side)])
+                run.frames[side] = df.select(*_positional(df), key.alias(_BUCKET))
             else:
-                hashed = plan.key(side) if keyed else plan.compared(side)
-                frames[side] = _bucketed(df, hashed, nb)
-        return Run(source, target, src, tgt, js, rules_arg, by, keyed, plan, path, bits,
-                   frames, started)
+                run.frames[side] = _bucketed(df, plan.compared(side), 1 << bits)
+        return run
 
     @property
     def prefix(self) -> bool:
         """Rows are bucketed by their digests' top bits (keyless, in the
         JVM), not by Spark's hash: the frames have no bucket column."""
         return self.path == "jvm" and not self.keyed
+
+    def key_bucket(self, side: str, keys: Sequence[Any]) -> Any:
+        """The bucket of a keyed row from its key columns ``keys`` (the
+        side's key, in plan order). In the JVM: the top bits of recon's own
+        digest of the key, so the bucket depends on the key's value as
+        recon sees it, not on how Spark hashes its type. In Python: Spark's
+        hash of the key (see _bucketed), which the second pass evaluates in
+        the JVM before any row reaches Python."""
+        if self.path == "jvm":
+            return _jvm.bucket(_jvm.digest(keys), self.bits)
+        df = self.frame(side)
+        named = [(df.schema[k].dataType, c) for k, c in zip(self.plan.key(side), keys)]
+        return _bucket_of(named, 1 << self.bits)
 
     def frame(self, side: str) -> Any:
         """The side's DataFrame as the user gave it."""
