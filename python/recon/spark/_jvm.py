@@ -132,6 +132,17 @@ def bucket_sums(sides: Mapping[str, Tuple[Any, Sequence[Any], Optional[Any]]],
             for i, side in enumerate(sides)}
 
 
+def key_bucket(columns: Sequence[Any], bits: int) -> Any:
+    """The bucket among ``2**bits`` of a keyed row: the top bits of the
+    digest of its key ``columns``. Deterministic to the optimizer (unlike
+    :func:`digest`), so a query that does not use the bucket never
+    computes it, and a filter on it is evaluated before the row is
+    digested."""
+    from pyspark.sql import functions as F
+
+    return _fn("bucket", _fn("digest", row(columns)), F.lit(bits))
+
+
 def bucket(digest_col: Any, bits: int) -> Any:
     """The bucket among ``2**bits`` of a 16-byte digest: its top bits (the
     bucket ``bucket_sums`` gives a row without a bucket column)."""

@@ -102,7 +102,7 @@ class Run:
         hash of the key (see _bucketed), which the second pass evaluates in
         the JVM before any row reaches Python."""
         if self.path == "jvm":
-            return _jvm.bucket(_jvm.digest(keys), self.bits)
+            return _jvm.key_bucket(keys, self.bits)
         df = self.frame(side)
         named = [(df.schema[k].dataType, c) for k, c in zip(self.plan.key(side), keys)]
         return _bucket_of(named, 1 << self.bits)
