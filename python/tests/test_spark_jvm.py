@@ -506,6 +506,21 @@ def test_bucket_is_the_top_bits_of_the_high_half(spark):
             df.select(F.call_function("recon.bucket", d, F.lit(bits))).collect()
 
 
+def test_bucket_sums_of_a_null_bucket_use_the_digests_top_bits(spark):
+    # recon.spark's keyless pass 1 passes a NULL bucket: the same sums as
+    # each row placed in recon.bucket of its digest.
+    df = random_frame(spark, 6, n=300)
+    digests = F.call_function("recon.row_digests", F.struct(*df.columns)).alias("d")
+
+    def sums(bucket):
+        return df.select(digests, bucket.alias("b")).agg(F.call_function(
+            "recon.bucket_sums", F.col("d"), F.col("b"), F.lit(5))).first()[0]
+    got = sums(F.lit(None).cast("int"))
+    assert got is not None
+    assert got == sums(F.call_function("recon.bucket", jvm_digest(*df.columns), F.lit(5)))
+    assert got != sums(F.lit(0))
+
+
 @pytest.mark.parametrize("expr, kind", [
     ("interval '1' year", "interval year"),
     ("interval '1-2' year to month", "interval year to month"),

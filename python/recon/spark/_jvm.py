@@ -113,18 +113,18 @@ def bucket_sums(sides: Mapping[str, Tuple[Any, Sequence[Any], Optional[Any]]],
     for i, (df, columns, bucket) in enumerate(sides.values()):
         # The digests in a projection (compiled into the scan's code), the
         # sums in the aggregate, whose own inputs Spark evaluates
-        # interpreted. A bucket of the digest reads the projected column:
-        # Spark does not merge the projections, which would digest twice.
-        digested = df.select(F.lit(i).alias("s"), _fn("row_digests", row(columns)).alias("d"),
-                             *([] if bucket is None else [bucket.alias("b")]))
-        if bucket is None:
-            top = F.shiftrightunsigned(F.element_at(F.col("d"), 2), 64 - bits)
-            digested = digested.select("s", "d", top.cast("int").alias("b"))
-        parts.append(digested)
+        # interpreted. A NULL bucket is the digest's own (its top bits),
+        # which the aggregate takes from the digest it already reads.
+        b = F.lit(None).cast("int") if bucket is None else bucket
+        parts.append(df.select(F.lit(i).alias("s"),
+                               _fn("row_digests", row(columns)).alias("d"), b.alias("b")))
     both = parts[0]
     for p in parts[1:]:
         both = both.unionAll(p)
     summed = _fn("bucket_sums", F.col("d"), F.col("b"), F.lit(bits)).alias("sums")
+    # One side (a fingerprint) needs no grouping, and without it Spark
+    # sends the partitions' states straight to the final aggregate, with no
+    # shuffle stage between.
     got = (both.agg(F.lit(0).alias("s"), summed) if len(parts) == 1
            else both.groupBy("s").agg(summed)).collect()
     by_index = {r["s"]: r["sums"] for r in got}

@@ -27,7 +27,7 @@ public final class BucketFunction implements ScalarFunction<Integer> {
         if (bits < 1 || bits > 20) {
             throw new IllegalArgumentException("recon.bucket: bits must be 1 to 20, not " + bits);
         }
-        return (int) (Digest.readLong(digest, 8) >>> (64 - bits));
+        return Digest.bucket(Digest.readLong(digest, 8), bits);
     }
 
     @Override

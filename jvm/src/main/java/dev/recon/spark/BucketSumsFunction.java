@@ -12,15 +12,15 @@ import org.apache.spark.sql.types.DataTypes;
 
 /**
  * {@code recon_jvm.bucket_sums(digests array<bigint>, bucket int, bits int)}: pass 1
- * of a keyless diff on one side, in one aggregate over each row's {@link
- * RowDigestsFunction} bytes. Each row's digest D goes into its bucket among
+ * of a diff on one side, in one aggregate over each row's {@link
+ * RowDigestsFunction} longs. Each row's digest D goes into its bucket among
  * {@code 2^bits} (count, sum of D mod 2^128, sum of mix(D) mod 2^64), and
  * each column's non-NULL values into that column's count and value-digest
- * sum. The bucket is the engine's choice (recon.spark passes the top bits
- * of the row digest in a keyless diff, as the command line buckets, and
- * Spark's own {@code xxhash64} of the key in a keyed one, so that all rows
- * of a key share a bucket); any choice is exact, since buckets only say
- * where each digest is added.
+ * sum. A NULL bucket is D's own bucket ({@link Digest#bucket}: its top
+ * bits, as the command line buckets; recon.spark's keyless diffs); else
+ * the bucket is the engine's choice (recon.spark's keyed diffs pass the
+ * bucket of the key, so that all rows of a key share one). Any choice is
+ * exact, since buckets only say where each digest is added.
  *
  * <p>The result is the bucket sums' wire format that the Python package's
  * native module reads ({@code BucketSums::from_bytes} in
@@ -60,8 +60,8 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
 
     @Override
     public long[] update(long[] state, InternalRow input) {
-        if (input.isNullAt(0) || input.isNullAt(1)) {
-            throw new IllegalArgumentException("recon_jvm.bucket_sums: a row without digests or bucket");
+        if (input.isNullAt(0)) {
+            throw new IllegalArgumentException("recon_jvm.bucket_sums: a row without digests");
         }
         ArrayData digests = input.getArray(0);
         int n = digests.numElements();
@@ -89,12 +89,12 @@ public final class BucketSumsFunction implements AggregateFunction<long[], byte[
                 Digest.add128(state, at + 1, lo, hi);
             }
         }
-        int bucket = input.getInt(1);
+        long lo = digests.getLong(0);
+        long hi = digests.getLong(1);
+        int bucket = input.isNullAt(1) ? Digest.bucket(hi, (int) state[0]) : input.getInt(1);
         if (bucket < 0 || bucket >= 1 << state[0]) {
             throw new IllegalArgumentException("recon_jvm.bucket_sums: bucket " + bucket + " is out of range");
         }
-        long lo = digests.getLong(0);
-        long hi = digests.getLong(1);
         int at = bucketAt(k, bucket);
         state[at]++;
         Digest.add128(state, at + 1, lo, hi);

@@ -137,6 +137,16 @@ final class Digest {
     private static final VarHandle LE_LONG =
             MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
+    /**
+     * The bucket among 2^bits of a digest whose high 64-bit half is {@code
+     * hi}: its top {@code bits} bits, as recon's own engine buckets
+     * (crates/recon/src/digest/multiset.rs). The one definition for {@link
+     * BucketFunction} and {@link BucketSumsFunction}.
+     */
+    static int bucket(long hi, int bits) {
+        return (int) (hi >>> (64 - bits));
+    }
+
     static long readLong(byte[] b, int at) {
         return (long) LE_LONG.get(b, at);
     }

@@ -160,7 +160,7 @@ public final class ReconCatalog implements FunctionCatalog {
                 case "bucket":
                     return "recon.bucket(digest, bits): the top bits of the digest's high half";
                 case "bucket_sums":
-                    return "recon.bucket_sums(row_digests, bucket, bits): pass 1's bucket and column sums, in the Python package's wire format";
+                    return "recon.bucket_sums(row_digests, bucket, bits): pass 1's bucket and column sums (a NULL bucket: the digest's own top bits), in the Python package's wire format";
                 case "row_digests":
                     return "recon.row_digests(struct): the row digest and each field's value digest, two longs each (low half first)";
                 case "selected":
