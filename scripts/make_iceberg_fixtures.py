@@ -62,6 +62,28 @@ Who wrote what:
   clean enough to copy: Impala's (Spark/Hive/Impala-written) ones keep
   'hdfs://localhost:20500/…' in the delete files' file_path column while
   their manifests say '/test-warehouse/…', so readers disagree on them.
+- impala_orc/, impala_orc_complex/, impala_orc_posdel/: Apache Impala's
+  ORC tables (Apache-2.0) iceberg_v2_no_deletes_orc,
+  complextypestbl_iceberg_orc and iceberg_v2_partitioned_position_deletes_orc
+  from testdata/data/iceberg_test/hadoop_catalog/ice/, written by Hive with
+  Iceberg's ORC writer (field ids as `iceberg.id` type attributes), copied
+  by `--copy-impala IMPALA_CHECKOUT` (below). Copied unchanged, except
+  impala_orc_posdel's three ORC position delete files: their file_path
+  column says 'hdfs://localhost:20500/test-warehouse/…' where the manifests
+  name the data files '/test-warehouse/…', so as Impala committed them they
+  delete nothing for any other reader (pyiceberg and recon both read all 20
+  rows; Impala, which maps the two, reads 10). The copy rewrites them with
+  pyarrow's ORC writer, the same rows with file_path as the manifests say;
+  the manifests' file_size_in_bytes of those three files is then stale
+  (neither recon nor pyiceberg reads it). The script checks that pyiceberg
+  then reads the 10 rows Impala's own expected results list
+  (testdata/workloads/functional-query/queries/QueryTest/
+  iceberg-v2-read-position-deletes-orc.test).
+
+    python3 scripts/make_iceberg_fixtures.py --copy-impala IMPALA_CHECKOUT
+
+copies Impala's ORC tables and writes only the copied tables' expected rows
+and fixtures.json entries (the pyiceberg-written tables stay as they are).
 
 Expected rows: testdata/iceberg/expected/<table>_<k>.parquet for the k-th
 snapshot of the table's history (k = 0, 1, …), read back with
@@ -91,6 +113,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import uuid
 import warnings
 
@@ -124,7 +147,27 @@ GEN = "/tmp/recon-iceberg-gen"
 WAREHOUSE = os.path.join(GEN, "warehouse")
 NAMESPACE = "recon"
 GENERATED = ["orders", "orders_like_delta_v3", "orders_like_delta_v3_changed", "orders_posdel", "orders_eqdel", "orders_promoted"]
-COPIED = ["flink_eqdel"]  # copied by hand; only their expected rows are written here
+# Copied, not written here (only their expected rows are): table -> writer.
+COPIED = {
+    "flink_eqdel": "Flink (Apache Impala's test data, copied by hand)",
+    "impala_orc": "Hive, ORC (Apache Impala's test data, --copy-impala)",
+    "impala_orc_complex": "Hive, ORC (Apache Impala's test data, --copy-impala)",
+    "impala_orc_posdel": "Hive, ORC (Apache Impala's test data, --copy-impala; delete files' file_path rewritten)",
+}
+# Impala's tables --copy-impala copies: ours -> theirs, under IMPALA_ICE.
+IMPALA_ORC = {
+    "impala_orc": "iceberg_v2_no_deletes_orc",
+    "impala_orc_complex": "complextypestbl_iceberg_orc",
+    "impala_orc_posdel": "iceberg_v2_partitioned_position_deletes_orc",
+}
+IMPALA_ICE = os.path.join("testdata", "data", "iceberg_test", "hadoop_catalog", "ice")
+# The rows Impala's own test expects of iceberg_v2_partitioned_position_deletes_orc
+# (id, user, action, hour of event_time on 2020-01-01).
+IMPALA_POSDEL_ROWS = sorted(
+    [(i, "Alex", "view", 9) for i in (6, 20, 4)]
+    + [(i, "Alan", "click", 10) for i in (18, 12, 10)]
+    + [(i, "Lisa", "download", 11) for i in (2, 14, 8, 16)]
+)
 
 POS_FILE_PATH_ID = 2147483546
 POS_POS_ID = 2147483545
@@ -415,7 +458,42 @@ def copied_table(name):
     )
 
 
-def describe(name, tbl, metadata_dir):
+def orc_rows(tbl, snapshot):
+    """A snapshot of a table without deletes read by Apache ORC's C++ reader
+    (pyarrow.orc), file by file: pyiceberg reads a NULL map inside a struct
+    of an ORC file as an empty map (impala_orc_complex rows 4 and 7)."""
+    import pyarrow.orc as orc
+
+    # Snapshots written before schema ids (as Hive's here) read with the table's schema.
+    schema = tbl.metadata.schema_by_id(snapshot.schema_id) if snapshot.schema_id is not None else tbl.schema()
+    parts = []
+    for manifest in snapshot.manifests(tbl.io):
+        for e in manifest.fetch_manifest_entry(tbl.io, discard_deleted=True):
+            assert e.data_file.content == DataFileContent.DATA, "orc_rows reads tables without deletes"
+            with tbl.io.new_input(e.data_file.file_path).open() as f:
+                parts.append(orc.ORCFile(f).read())
+    names = [f.name for f in schema.fields]
+    return pa.concat_tables(parts).select(names).replace_schema_metadata(None), False
+
+
+def copy_impala(checkout):
+    """Copies Impala's ORC tables (IMPALA_ORC) into ROOT; see the docstring."""
+    import pyarrow.orc as orc
+
+    for ours, theirs in IMPALA_ORC.items():
+        dst = os.path.join(ROOT, ours)
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(os.path.join(checkout, IMPALA_ICE, theirs), dst, ignore=shutil.ignore_patterns("*.crc"))
+    for path in glob.glob(os.path.join(ROOT, "impala_orc_posdel", "data", "*", "*-delete-*.orc")):
+        t = orc.read_table(path)
+        fixed = pa.array([p.replace("hdfs://localhost:20500/", "/") for p in t.column("file_path").to_pylist()])
+        orc.write_table(t.set_column(t.schema.get_field_index("file_path"), "file_path", fixed), path)
+    rows = copied_table("impala_orc_posdel").scan().to_arrow().to_pylist()
+    got = sorted((r["id"], r["user"], r["action"], r["event_time"].hour) for r in rows)
+    assert got == IMPALA_POSDEL_ROWS, got
+
+
+def describe(name, tbl, metadata_dir, reader=None):
     """fixtures.json entry; writes the expected Parquet files."""
     metadata_files = []
     for path in sorted(glob.glob(os.path.join(metadata_dir, "*.metadata.json"))):
@@ -432,7 +510,7 @@ def describe(name, tbl, metadata_dir):
     snapshots = []
     for k, entry in enumerate(tbl.metadata.snapshot_log):
         snapshot = tbl.metadata.snapshot_by_id(entry.snapshot_id)
-        table, by_hand = read_snapshot(tbl, snapshot)
+        table, by_hand = (reader or read_snapshot)(tbl, snapshot)
         expected = f"{name}_{k}.parquet"
         pq.write_table(table, os.path.join(EXPECTED, expected))
         after = next(f["file"] for f in metadata_files if f["current_snapshot_id"] == snapshot.snapshot_id)
@@ -460,8 +538,28 @@ def describe(name, tbl, metadata_dir):
     }
 
 
+def describe_copied(fixtures, names):
+    for name in names:
+        writer = COPIED[name]
+        if os.path.isdir(os.path.join(ROOT, name)):
+            reader = orc_rows if name == "impala_orc_complex" else None
+            fixtures[name] = describe(name, copied_table(name), os.path.join(ROOT, name, "metadata"), reader)
+            fixtures[name]["writer"] = writer
+            if reader is orc_rows:
+                fixtures[name]["expected_note"] = "read by Apache ORC's C++ reader (pyarrow.orc); pyiceberg reads its NULL maps in a struct as empty maps"
+
+
 def main():
     warnings.simplefilter("ignore")
+    if sys.argv[1:2] == ["--copy-impala"]:
+        copy_impala(sys.argv[2])
+        with open(os.path.join(ROOT, "fixtures.json")) as f:
+            fixtures = json.load(f)
+        describe_copied(fixtures, IMPALA_ORC)
+        with open(os.path.join(ROOT, "fixtures.json"), "w") as f:
+            json.dump(fixtures, f, indent=2)
+            f.write("\n")
+        return
     shutil.rmtree(GEN, ignore_errors=True)
     os.makedirs(WAREHOUSE)
     for name in GENERATED:
@@ -489,10 +587,7 @@ def main():
             shutil.copytree(os.path.join(src, sub), os.path.join(ROOT, name, sub))
         fixtures[name] = describe(name, tbl, os.path.join(src, "metadata"))
         fixtures[name]["writer"] = "pyiceberg"
-    for name in COPIED:
-        if os.path.isdir(os.path.join(ROOT, name)):
-            fixtures[name] = describe(name, copied_table(name), os.path.join(ROOT, name, "metadata"))
-            fixtures[name]["writer"] = "Flink (Apache Impala's test data, copied by hand)"
+    describe_copied(fixtures, COPIED)
     with open(os.path.join(ROOT, "fixtures.json"), "w") as f:
         json.dump(fixtures, f, indent=2)
         f.write("\n")

@@ -1,5 +1,7 @@
-//! Formats with stored types and row counts: Parquet (units are row groups)
-//! and Arrow IPC (units are record batches of a file; a stream is one unit).
+//! Formats with stored types and row counts: Parquet (units are row groups),
+//! Arrow IPC (units are record batches of a file; a stream is one unit) and
+//! ORC (units are stripes; the data files of Iceberg tables, read in
+//! [`super::orc`]).
 
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -73,6 +75,9 @@ enum Kind {
         starts: Vec<u64>,
     },
     IpcStream,
+    /// An ORC file (Iceberg's data and delete files).
+    #[cfg(feature = "iceberg")]
+    Orc(super::orc::OrcMeta),
     /// Record batches held in memory (a library caller's table): read in
     /// place, never copied; a unit is one batch.
     Memory {
@@ -233,6 +238,18 @@ impl BlockMeta {
         })
     }
 
+    /// An ORC file.
+    #[cfg(feature = "iceberg")]
+    pub(crate) fn orc(path: &Path, remote: Option<&Arc<Object>>) -> Result<BlockMeta> {
+        let orc = super::orc::OrcMeta::open(path, remote)?;
+        Ok(BlockMeta {
+            schema: orc.schema.clone(),
+            kind: Kind::Orc(orc),
+            remote: remote.cloned(),
+            dictionaries: Default::default(),
+        })
+    }
+
     /// Batches in memory, all of `schema` (the caller checked it).
     pub(crate) fn memory(
         path: &Path,
@@ -255,27 +272,32 @@ impl BlockMeta {
             Kind::Parquet { starts, .. }
             | Kind::IpcFile { starts }
             | Kind::Memory { starts, .. } => starts.last().copied(),
+            #[cfg(feature = "iceberg")]
+            Kind::Orc(o) => o.starts.last().copied(),
             Kind::IpcStream => None,
         }
     }
 
     pub(crate) fn units(&self, file: usize) -> Vec<Unit> {
-        match &self.kind {
+        let starts = match &self.kind {
             Kind::Parquet { starts, .. }
             | Kind::IpcFile { starts }
-            | Kind::Memory { starts, .. } => starts
-                .windows(2)
-                .enumerate()
-                .filter(|(_, w)| w[1] > w[0])
-                .map(|(block, w)| Unit::Block {
-                    file,
-                    block,
-                    first: w[0],
-                    rows: w[1] - w[0],
-                })
-                .collect(),
-            Kind::IpcStream => vec![Unit::Stream { file }],
-        }
+            | Kind::Memory { starts, .. } => starts,
+            #[cfg(feature = "iceberg")]
+            Kind::Orc(o) => &o.starts,
+            Kind::IpcStream => return vec![Unit::Stream { file }],
+        };
+        starts
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| w[1] > w[0])
+            .map(|(block, w)| Unit::Block {
+                file,
+                block,
+                first: w[0],
+                rows: w[1] - w[0],
+            })
+            .collect()
     }
 
     /// Reads a unit's `projected` file columns (ascending), calling `each`
@@ -336,6 +358,19 @@ impl BlockMeta {
                     .collect();
                 each(&cols, first, n)?;
                 pos += n as u64;
+            }
+            #[cfg(feature = "iceberg")]
+            (Kind::Orc(o), Unit::Block { block, rows, .. }) => {
+                let remote = self.remote.as_ref();
+                pos = o.read(
+                    path,
+                    remote,
+                    *block,
+                    (first, *rows),
+                    projected,
+                    batch_size,
+                    each,
+                )?;
             }
             (Kind::IpcStream, Unit::Stream { .. }) => {
                 let reader = StreamReader::try_new(
@@ -562,6 +597,17 @@ impl BlockMeta {
                             ReconError::input(path, format!("record batch {block} is missing"))
                         })?
                         .map_err(|e| ReconError::arrow(path, e))?;
+                    emit(take_rows(
+                        path,
+                        batch.columns(),
+                        picks.iter().map(|&r| r as u32),
+                    )?)?;
+                }
+            }
+            #[cfg(feature = "iceberg")]
+            Kind::Orc(o) => {
+                for (block, picks) in group(&o.starts, positions) {
+                    let batch = o.stripe(path, self.remote.as_ref(), block)?;
                     emit(take_rows(
                         path,
                         batch.columns(),

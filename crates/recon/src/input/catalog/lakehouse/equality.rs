@@ -72,7 +72,9 @@ impl<'s> KeySets<'s> {
 
     fn read(&self, del: &EqualityDelete) -> Result<Vec<u128>> {
         let path = del.path.as_path();
-        let block = BlockMeta::parquet(path, del.remote.as_ref(), self.int96_unit)?;
+        let block = del
+            .format
+            .open(path, del.remote.as_ref(), self.int96_unit)?;
         let fields = block.schema.fields();
         // Where each compared column is in the file, and the exact
         // conversion to the table's type.

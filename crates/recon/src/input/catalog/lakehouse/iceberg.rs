@@ -41,10 +41,43 @@ use parquet::arrow::ProjectionMask;
 use serde_json::Value as Json;
 
 use crate::error::{ReconError, Result};
+use crate::input::format::block::BlockMeta;
 use crate::input::store::Object;
 
-/// Field metadata key arrow-rs gives a Parquet field id.
-pub(crate) const FIELD_ID: &str = "PARQUET:field_id";
+/// Field metadata key of a file column's field id: arrow-rs's for Parquet,
+/// and recon's ORC reader puts `iceberg.id` under the same key.
+pub(crate) const FIELD_ID: &str = parquet::arrow::PARQUET_FIELD_ID_META_KEY;
+
+/// The formats of data and delete files recon reads (`file_format` in a
+/// manifest entry); Avro data files are refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileFormat {
+    Parquet,
+    Orc,
+}
+
+impl FileFormat {
+    fn of(file_format: &str) -> Option<FileFormat> {
+        match file_format {
+            "PARQUET" => Some(FileFormat::Parquet),
+            "ORC" => Some(FileFormat::Orc),
+            _ => None,
+        }
+    }
+
+    /// The file's footer metadata, read as its format reads it.
+    pub(crate) fn open(
+        self,
+        path: &Path,
+        remote: Option<&Arc<Object>>,
+        int96_unit: crate::config::Int96Unit,
+    ) -> Result<BlockMeta> {
+        match self {
+            FileFormat::Parquet => BlockMeta::parquet(path, remote, int96_unit),
+            FileFormat::Orc => BlockMeta::orc(path, remote),
+        }
+    }
+}
 
 /// A column of the snapshot's schema.
 #[derive(Debug, Clone)]
@@ -64,6 +97,7 @@ pub(crate) struct Column {
 #[derive(Debug)]
 pub(crate) struct LiveFile {
     pub path: PathBuf,
+    pub format: FileFormat,
     /// The object, when the table is in an object store.
     pub remote: Option<Arc<crate::input::store::Object>>,
     /// Rows the manifest says the file holds.
@@ -87,6 +121,7 @@ pub(crate) struct LiveFile {
 #[derive(Debug)]
 pub(crate) struct EqualityDelete {
     pub path: PathBuf,
+    pub format: FileFormat,
     pub remote: Option<Arc<crate::input::store::Object>>,
     /// The schema's field ids it compares, ascending.
     pub ids: Vec<i32>,
@@ -845,11 +880,11 @@ pub(crate) fn open(
     let id = result.snapshot_id.unwrap_or_default();
     let data: Vec<&Entry> = entries.iter().filter(|e| e.content == 0).collect();
     for d in &data {
-        if d.format != "PARQUET" {
+        if FileFormat::of(&d.format).is_none() {
             return Err(bad(
                 &d.manifest,
                 format!(
-                    "data file {} is {}: recon reads Iceberg tables whose data files are Parquet",
+                    "data file {} is {}: recon reads Iceberg data files in Parquet and ORC",
                     d.written_path, d.format
                 ),
             ));
@@ -1063,17 +1098,17 @@ fn position_deletes(
         if del.content == 2 {
             continue;
         }
-        if del.format != "PARQUET" {
+        let Some(format) = FileFormat::of(&del.format) else {
             return Err(bad(
                 &del.manifest,
                 format!(
-                    "position delete file {} is {}: recon reads Parquet delete files only",
+                    "position delete file {} is {}: recon reads Parquet and ORC delete files",
                     del.written_path, del.format
                 ),
             ));
-        }
+        };
         let local = locations.resolve(&del.manifest, &del.written_path)?;
-        read_position_deletes(locations.fs, &local, del.sequence, &mut deletes)?;
+        read_position_deletes(locations.fs, &local, format, del.sequence, &mut deletes)?;
     }
     Ok(deletes)
 }
@@ -1108,6 +1143,8 @@ fn live_files(
         files.push(LiveFile {
             remote: locations.fs.remote(&path)?,
             path,
+            // Checked by `open`.
+            format: FileFormat::of(&d.format).unwrap_or(FileFormat::Parquet),
             record_count: d.record_count.and_then(|n| u64::try_from(n).ok()),
             deleted,
             identity,
@@ -1183,12 +1220,12 @@ fn equality_delete(
             ),
         )
     };
-    if del.format != "PARQUET" {
+    let Some(format) = FileFormat::of(&del.format) else {
         return Err(refuse(format!(
-            "is {}: recon reads Parquet delete files only",
+            "is {}: recon reads Parquet and ORC delete files",
             del.format
         )));
-    }
+    };
     if del.equality_ids.is_empty() {
         return Err(refuse("names no equality_ids".into()));
     }
@@ -1214,6 +1251,7 @@ fn equality_delete(
     Ok(EqualityDelete {
         remote: locations.fs.remote(&path)?,
         path,
+        format,
         ids,
     })
 }
@@ -1485,54 +1523,93 @@ fn decimal_one(unscaled: i128, p: u8, s: i8) -> std::result::Result<ArrayRef, St
 fn read_position_deletes(
     fs: &Fs,
     path: &Path,
+    format: FileFormat,
     sequence: i64,
     into: &mut HashMap<String, Vec<(u64, i64)>>,
 ) -> Result<()> {
-    let file = crate::input::store::Blob::open(path, fs.remote(path)?.as_ref())?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| ReconError::parquet(path, e))?;
-    let schema = builder.schema().clone();
-    let find = |name: &str| schema.fields().iter().position(|f| f.name() == name);
-    let (Some(fp), Some(pos)) = (find("file_path"), find("pos")) else {
-        return Err(ReconError::input(
+    let remote = fs.remote(path)?;
+    let not_deletes = || {
+        ReconError::input(
             path,
             "is not an Iceberg position delete file: it has no file_path and pos columns",
+        )
+    };
+    match format {
+        FileFormat::Parquet => {
+            let file = crate::input::store::Blob::open(path, remote.as_ref())?;
+            let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+                .map_err(|e| ReconError::parquet(path, e))?;
+            let schema = builder.schema().clone();
+            let find = |name: &str| schema.fields().iter().position(|f| f.name() == name);
+            let (Some(fp), Some(pos)) = (find("file_path"), find("pos")) else {
+                return Err(not_deletes());
+            };
+            let mask = ProjectionMask::roots(builder.parquet_schema(), [fp, pos]);
+            let reader = builder
+                .with_projection(mask)
+                .build()
+                .map_err(|e| ReconError::parquet(path, e))?;
+            let (fp, pos) = if fp < pos { (0, 1) } else { (1, 0) };
+            for batch in reader {
+                let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
+                take_position_deletes(path, batch.column(fp), batch.column(pos), sequence, into)?;
+            }
+        }
+        FileFormat::Orc => {
+            let block = BlockMeta::orc(path, remote.as_ref())?;
+            let find = |name: &str| block.schema.fields().iter().position(|f| f.name() == name);
+            let (Some(fp), Some(pos)) = (find("file_path"), find("pos")) else {
+                return Err(not_deletes());
+            };
+            let (projected, fp, pos) = if fp < pos {
+                ([fp, pos], 0, 1)
+            } else {
+                ([pos, fp], 1, 0)
+            };
+            for unit in block.units(0) {
+                block.read(path, &unit, &projected, 8192, &mut |cols, _, _| {
+                    take_position_deletes(path, &cols[fp], &cols[pos], sequence, into)
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds one batch of a position delete file (its `file_path` and `pos`
+/// columns) to `into`.
+fn take_position_deletes(
+    path: &Path,
+    paths: &ArrayRef,
+    positions: &ArrayRef,
+    sequence: i64,
+    into: &mut HashMap<String, Vec<(u64, i64)>>,
+) -> Result<()> {
+    let paths = paths.as_any().downcast_ref::<StringArray>();
+    let positions = positions.as_any().downcast_ref::<Int64Array>();
+    let (Some(paths), Some(positions)) = (paths, positions) else {
+        return Err(ReconError::input(
+            path,
+            "position delete file: file_path must be a string and pos a long",
         ));
     };
-    let mask = ProjectionMask::roots(builder.parquet_schema(), [fp, pos]);
-    let reader = builder
-        .with_projection(mask)
-        .build()
-        .map_err(|e| ReconError::parquet(path, e))?;
-    let (fp, pos) = if fp < pos { (0, 1) } else { (1, 0) };
-    for batch in reader {
-        let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
-        let paths = batch.column(fp).as_any().downcast_ref::<StringArray>();
-        let positions = batch.column(pos).as_any().downcast_ref::<Int64Array>();
-        let (Some(paths), Some(positions)) = (paths, positions) else {
+    if paths.null_count() > 0 || positions.null_count() > 0 {
+        return Err(ReconError::input(
+            path,
+            "position delete file holds a NULL file_path or pos",
+        ));
+    }
+    for i in 0..paths.len() {
+        let p = positions.value(i);
+        if p < 0 {
             return Err(ReconError::input(
                 path,
-                "position delete file: file_path must be a string and pos a long",
-            ));
-        };
-        if paths.null_count() > 0 || positions.null_count() > 0 {
-            return Err(ReconError::input(
-                path,
-                "position delete file holds a NULL file_path or pos",
+                format!("position delete of a negative position {p}"),
             ));
         }
-        for i in 0..batch.num_rows() {
-            let p = positions.value(i);
-            if p < 0 {
-                return Err(ReconError::input(
-                    path,
-                    format!("position delete of a negative position {p}"),
-                ));
-            }
-            into.entry(strip_file_scheme(paths.value(i)).to_string())
-                .or_default()
-                .push((p as u64, sequence));
-        }
+        into.entry(strip_file_scheme(paths.value(i)).to_string())
+            .or_default()
+            .push((p as u64, sequence));
     }
     Ok(())
 }

@@ -171,7 +171,9 @@ fn open_iceberg(path: &Path, opts: &InputOptions) -> Result<Table> {
     let mut key_sets = equality::KeySets::new(&s.equality_deletes, &s.columns, opts.int96_unit);
     let mut files_with_deletes = 0;
     for lf in &s.files {
-        let b = BlockMeta::parquet(&lf.path, lf.remote.as_ref(), opts.int96_unit)?;
+        let b = lf
+            .format
+            .open(&lf.path, lf.remote.as_ref(), opts.int96_unit)?;
         // The manifest and the file must agree on what the file holds,
         // or a delete's positions would name other rows.
         let n = b.rows().unwrap_or(0);
