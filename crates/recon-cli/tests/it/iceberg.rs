@@ -209,6 +209,45 @@ fn equality_deletes_remove_exactly_their_rows() {
     );
 }
 
+#[test]
+fn equality_deletes_beyond_the_memory_budget_spill_and_remove_the_same_rows() {
+    // orders_eqdel with its delete file (order_id = 4) grown to 200,001
+    // rows (3.2 MB of keys): under -m 8MiB the keys get 2 MiB, so they are
+    // spilled to partitions; with the default limit they are held. Both
+    // read every snapshot as its writer says. (That the small limit takes
+    // the spilled path is the unit test
+    // `a_delete_file_beyond_the_budget_is_spilled_and_removes_the_same_rows`.)
+    let tmp = TempDir::new().unwrap();
+    let table = tmp.path().join("orders_eqdel");
+    common::copy_dir(&fixture("iceberg/orders_eqdel"), &table);
+    let delete = std::fs::read_dir(table.join("data"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-eq-deletes.parquet"))
+        .unwrap();
+    let field = arrow::datatypes::Field::new("order_id", arrow::datatypes::DataType::Int64, true)
+        .with_metadata(std::collections::HashMap::from([(
+            "PARQUET:field_id".to_string(),
+            "1".to_string(),
+        )]));
+    let ids = std::iter::once(4).chain(1_000_000..1_200_000);
+    let batch = arrow::array::RecordBatch::try_new(
+        std::sync::Arc::new(arrow::datatypes::Schema::new(vec![field])),
+        vec![std::sync::Arc::new(
+            arrow::array::Int64Array::from_iter_values(ids),
+        )],
+    )
+    .unwrap();
+    common::write_parquet(&delete, &batch, 1 << 20);
+    let source = |id: i64| format!("iceberg:{}@{id}", table.display());
+    for (id, expected) in snapshots("orders_eqdel") {
+        Run::diff(source(id), &expected).exits(0);
+        Run::diff(source(id), &expected)
+            .args(["-m", "8MiB"])
+            .exits(0);
+    }
+}
+
 /// A row of DuckDB's `equality_deletes` tables: (id, name, days since 1970
 /// of `bir`).
 type IdNameBir = (i32, &'static str, i32);

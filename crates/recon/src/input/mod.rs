@@ -64,6 +64,15 @@ pub(crate) use discover::Compression;
 pub(crate) use format::text::reader::RENAMED_HEADER;
 pub(crate) use locator::{unpack, Locators, Unit};
 pub use open::open_table;
+
+/// Gives the tables opened next their share of `memory_limit` for what they
+/// hold while opening: Iceberg equality-delete keys, spilled beyond it.
+pub(crate) fn set_open_budget(memory_limit: u64) {
+    #[cfg(feature = "iceberg")]
+    catalog::lakehouse::set_key_budget(memory_limit);
+    #[cfg(not(feature = "iceberg"))]
+    let _ = memory_limit;
+}
 pub use source::{BatchesSource, Source, StreamSource};
 pub(crate) use table::Fetcher;
 pub(crate) use table::{refuse_unused_csv_options, Table, TEXT_RULES};

@@ -57,7 +57,7 @@ fn open_spec(path: &Path, opts: &InputOptions, side: Side, temp_dir: &Path) -> R
             path.display()
         )));
     }
-    if let Some(table) = lakehouse::open(path, opts)? {
+    if let Some(table) = lakehouse::open(path, opts, temp_dir)? {
         return Ok(table);
     }
     let Some(kind) = spool::stream_kind(path) else {

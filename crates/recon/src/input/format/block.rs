@@ -17,13 +17,11 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 
 use super::dictionary_pages::{self, DictionaryChunk};
+use super::BlockSink;
 use crate::config::Int96Unit;
 use crate::error::{guard, ReconError, Result};
 use crate::input::locator::{Unit, POS_BITS};
 use crate::input::store::{Blob, Object, SharedBlob};
-
-/// Receives a batch's columns, its first row's position and its row count.
-pub(in crate::input) type BlockSink<'a> = dyn FnMut(&[ArrayRef], u64, usize) -> Result<()> + 'a;
 
 /// Metadata of one Parquet or IPC file.
 pub(crate) struct BlockMeta {

@@ -21,7 +21,7 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch};
+use arrow::array::RecordBatch;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use orc_rust::arrow_reader::{ArrowReader, ArrowReaderBuilder};
 use orc_rust::compression::Decompressor;
@@ -31,6 +31,7 @@ use orc_rust::schema::TimestampPrecision;
 use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use prost::Message;
 
+use super::BlockSink;
 use crate::error::{guard, ReconError, Result};
 use crate::input::store::{Blob, Object};
 
@@ -188,7 +189,7 @@ impl OrcMeta {
         (first, rows): (u64, u64),
         projected: &[usize],
         batch_size: usize,
-        each: &mut dyn FnMut(&[ArrayRef], u64, usize) -> Result<()>,
+        each: &mut BlockSink<'_>,
     ) -> Result<u64> {
         let start = self.starts[stripe];
         let (lo, hi) = (first, first + rows);
@@ -276,7 +277,9 @@ mod tests {
     use super::*;
     use crate::input::format::block::BlockMeta;
     use crate::input::locator::Unit;
-    use arrow::array::{Array, Int64Array, TimestampMicrosecondArray, TimestampNanosecondArray};
+    use arrow::array::{
+        Array, ArrayRef, Int64Array, TimestampMicrosecondArray, TimestampNanosecondArray,
+    };
     use arrow::datatypes::{DataType, TimeUnit};
     use orc_rust::ArrowWriterBuilder;
 

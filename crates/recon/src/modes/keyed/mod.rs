@@ -164,6 +164,7 @@ pub(crate) fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Resu
             "`--by` with `--key` is not built yet: use `--by` without `--key`, or diff `--quick` `--by`".into(),
         ));
     }
+    crate::input::set_open_budget(run.memory_limit);
     let (src, tgt, plan) = stages::plan(
         source,
         target,

@@ -57,6 +57,7 @@ pub fn diff(source: &Source, target: &Source, opts: &DiffOptions) -> Result<Diff
     let mut clock = PhaseClock::start();
     opts.validate()?;
     let run = &opts.run;
+    crate::input::set_open_budget(run.memory_limit);
     let (src, tgt, plan) = stages::plan(
         source,
         target,

@@ -10,6 +10,8 @@ pub(crate) mod delta;
 #[cfg(feature = "iceberg")]
 mod equality;
 #[cfg(feature = "iceberg")]
+pub(crate) use equality::set_key_budget;
+#[cfg(feature = "iceberg")]
 pub(crate) mod iceberg;
 
 use std::path::Path;
@@ -35,7 +37,11 @@ use crate::input::types;
 /// A lakehouse table: `delta:PATH[@VERSION]` or a Delta table's root
 /// folder, `iceberg:PATH[@SNAPSHOT_ID]` or an Iceberg table's root
 /// folder; None for anything else.
-pub(in crate::input) fn open(path: &Path, opts: &InputOptions) -> Result<Option<Table>> {
+pub(in crate::input) fn open(
+    path: &Path,
+    opts: &InputOptions,
+    temp_dir: &Path,
+) -> Result<Option<Table>> {
     let text = path.to_string_lossy();
     let delta = text.starts_with("delta:") || path.join("_delta_log").is_dir();
     let iceberg = text.starts_with("iceberg:") || is_iceberg_root(path);
@@ -54,7 +60,7 @@ pub(in crate::input) fn open(path: &Path, opts: &InputOptions) -> Result<Option<
     if delta {
         open_delta(path, opts).map(Some)
     } else {
-        open_iceberg(path, opts).map(Some)
+        open_iceberg(path, opts, temp_dir).map(Some)
     }
 }
 
@@ -155,7 +161,7 @@ fn open_delta(path: &Path, _opts: &InputOptions) -> Result<Table> {
 }
 
 #[cfg(feature = "iceberg")]
-fn open_iceberg(path: &Path, opts: &InputOptions) -> Result<Table> {
+fn open_iceberg(path: &Path, opts: &InputOptions, temp_dir: &Path) -> Result<Table> {
     let text = path.to_string_lossy();
     let (root, snapshot_id) = match iceberg::parse_source(&text) {
         Some(parsed) => parsed.map_err(|m| ReconError::input(path, m))?,
@@ -168,7 +174,8 @@ fn open_iceberg(path: &Path, opts: &InputOptions) -> Result<Table> {
         .map_or_else(|| "(none)".to_string(), |i| i.to_string());
     let mut files = Vec::with_capacity(s.files.len());
     let (mut rows, mut bytes_on_disk) = (0u64, 0u64);
-    let mut key_sets = equality::KeySets::new(&s.equality_deletes, &s.columns, opts.int96_unit);
+    let mut key_sets =
+        equality::KeySets::new(&s.equality_deletes, &s.columns, opts.int96_unit, temp_dir);
     let mut files_with_deletes = 0;
     for lf in &s.files {
         let b = lf
@@ -244,7 +251,7 @@ fn open_iceberg(path: &Path, opts: &InputOptions) -> Result<Table> {
 }
 
 #[cfg(not(feature = "iceberg"))]
-fn open_iceberg(path: &Path, _opts: &InputOptions) -> Result<Table> {
+fn open_iceberg(path: &Path, _opts: &InputOptions, _temp_dir: &Path) -> Result<Table> {
     Err(ReconError::input(
         path,
         "is an Iceberg table, but this recon was built without Iceberg support (cargo feature `iceberg`)",
