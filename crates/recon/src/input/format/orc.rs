@@ -79,6 +79,8 @@ fn builder(path: &Path, remote: Option<&Arc<Object>>) -> Result<ArrowReaderBuild
 }
 
 impl OrcMeta {
+    /// Reads an ORC file's footer: its stripes, and its columns as recon
+    /// reads them.
     pub(crate) fn open(path: &Path, remote: Option<&Arc<Object>>) -> Result<OrcMeta> {
         guard(path, || {
             let b = builder(path, remote)?;

@@ -23,8 +23,9 @@
 //! read once for its key columns, its (digest, position) pairs written to
 //! partitions the same way, and each partition's keys are loaded, sorted and
 //! probed by that partition's pairs alone. Both ways find the same
-//! positions (the property test below); the spilled way costs a write and a
-//! read of 16 bytes per delete row and 24 per data row instead of memory.
+//! positions (the property test below); the spilled way costs writing 16
+//! bytes per delete row once and reading them again for each data file the
+//! delete applies to, and writing and reading 24 bytes per data row.
 //! The positions found are kept as position deletes are: 8 bytes per
 //! deleted row, for the run.
 
