@@ -65,6 +65,15 @@ impl orc_rust::reader::ChunkReader for OrcBlob {
         parquet::file::reader::ChunkReader::get_read(&self.0, offset)
             .map_err(|e| std::io::Error::other(e.to_string()))
     }
+
+    /// orc-rust reads every stream of a stripe, and the file's tail, by
+    /// `get_bytes`: one ranged request of exactly those bytes for a remote
+    /// object (`get_read` would stream on from the offset, fetching ahead).
+    fn get_bytes(&self, offset: u64, length: u64) -> std::io::Result<bytes::Bytes> {
+        let length = usize::try_from(length).map_err(std::io::Error::other)?;
+        parquet::file::reader::ChunkReader::get_bytes(&self.0, offset, length)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
 }
 
 fn unreadable(path: &Path, e: impl std::fmt::Display) -> ReconError {
