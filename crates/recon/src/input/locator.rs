@@ -84,3 +84,8 @@ impl Unit {
         }
     }
 }
+
+/// Receives a batch of a block format's unit: its columns, its first row's
+/// position and its row count (the columns may be none).
+pub(in crate::input) type BlockSink<'a> =
+    dyn FnMut(&[arrow::array::ArrayRef], u64, usize) -> crate::error::Result<()> + 'a;

@@ -16,7 +16,7 @@
 //! # Layout
 //!
 //! By what it holds: [`format`], how a file's bytes become Arrow columns
-//! (Parquet, Arrow IPC and in-memory blocks; CSV/TSV and NDJSON text);
+//! (Parquet, Arrow IPC, ORC and in-memory blocks; CSV/TSV and NDJSON text);
 //! [`catalog`], tables a catalog describes (Delta and Iceberg versions,
 //! PostgreSQL); [`store`], local files and object stores read by ranges;
 //! and the table itself at this level: `locator`, [`types`], `source`,
@@ -30,12 +30,12 @@
 //!   unification; `source`: what a caller passes; [`store`]; the CSV lexer
 //!   and the exact text parsers (`format::text::{lex, parse}`);
 //!   `format::dictionary_pages`: dictionary-encoded Parquet chunks.
-//! - `discover`: the files of a table and their formats;
-//!   `format::block`: Parquet, Arrow IPC and in-memory batches;
-//!   `format::text::{values, sniff}`: text columns into typed arrays, CSV
-//!   dialect sniffing.
-//! - `spool`: inputs that can be read only once, copied to a file;
-//!   `format::file`: one file of a table as the formats read it.
+//! - `discover`: the files of a table and their formats; `format::orc`:
+//!   ORC stripes (Iceberg's files); `format::text::{values, sniff}`: text
+//!   columns into typed arrays, CSV dialect sniffing.
+//! - `format::block`: Parquet, Arrow IPC, ORC and in-memory batches;
+//!   `spool`: inputs that can be read only once, copied to a file.
+//! - `format::file`: one file of a table as the formats read it.
 //! - `format::text::reader`: the text reader, through a `TextTable` view.
 //! - `format::reading`: the one seam a table reads every format through
 //!   (list a file's units, read a unit, fetch rows by position).

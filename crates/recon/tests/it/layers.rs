@@ -147,30 +147,32 @@ const INPUT_LAYERS: &[(&str, u32)] = &[
     ("format::dictionary_pages", 0),
     ("format::text::lex", 0),
     ("format::text::parse", 0),
-    // A table's files and formats; Parquet/IPC/in-memory blocks; text
-    // columns into typed arrays; CSV dialect sniffing.
+    // A table's files and formats; ORC stripes (orc-rust); text columns
+    // into typed arrays; CSV dialect sniffing.
     ("discover", 1),
-    ("format::block", 1),
+    ("format::orc", 1),
     ("format::text::values", 1),
     ("format::text::sniff", 1),
-    // Inputs read only once, copied to a spool file; one file of a table as
-    // the formats read it.
+    // Parquet/IPC/ORC/in-memory blocks; inputs read only once, copied to a
+    // spool file.
+    ("format::block", 2),
     ("spool", 2),
-    ("format::file", 2),
+    // One file of a table as the formats read it.
+    ("format::file", 3),
     // The text reader, which sees a table's text files through a view of
     // the table (TextTable), not the Table.
-    ("format::text::reader", 3),
+    ("format::text::reader", 4),
     // The one seam through which a table reads any file's format.
-    ("format::reading", 4),
+    ("format::reading", 5),
     // The Table and all its methods.
-    ("table", 5),
+    ("table", 6),
     // A table from files, a spool, or batches in memory.
-    ("assemble", 6),
+    ("assemble", 7),
     // Delta and Iceberg tables as of a version; PostgreSQL tables.
-    ("catalog::lakehouse", 7),
-    ("catalog::postgres", 7),
+    ("catalog::lakehouse", 8),
+    ("catalog::postgres", 8),
     // What the user named, opened by the reader that knows it.
-    ("open", 8),
+    ("open", 9),
 ];
 
 /// Sub-modules of `modes`, lowest first.

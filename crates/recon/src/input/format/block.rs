@@ -17,10 +17,9 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 
 use super::dictionary_pages::{self, DictionaryChunk};
-use super::BlockSink;
 use crate::config::Int96Unit;
 use crate::error::{guard, ReconError, Result};
-use crate::input::locator::{Unit, POS_BITS};
+use crate::input::locator::{BlockSink, Unit, POS_BITS};
 use crate::input::store::{Blob, Object, SharedBlob};
 
 /// Metadata of one Parquet or IPC file.

@@ -14,8 +14,3 @@ pub(crate) mod file;
 pub(crate) mod orc;
 pub(crate) mod reading;
 pub(crate) mod text;
-
-/// Receives a batch of a block format's unit: its columns, its first row's
-/// position and its row count (the columns may be none).
-pub(in crate::input) type BlockSink<'a> =
-    dyn FnMut(&[arrow::array::ArrayRef], u64, usize) -> crate::error::Result<()> + 'a;

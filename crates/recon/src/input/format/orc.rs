@@ -31,8 +31,8 @@ use orc_rust::schema::TimestampPrecision;
 use parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use prost::Message;
 
-use super::BlockSink;
 use crate::error::{guard, ReconError, Result};
+use crate::input::locator::BlockSink;
 use crate::input::store::{Blob, Object};
 
 /// The attribute of an ORC type that holds its Iceberg field id.
