@@ -129,13 +129,23 @@ impl PrimitiveValueDecoder<i128> for DecimalScaleRepairDecoder {
         self.varint_iter.decode(&mut varint)?;
         self.scale_iter.decode(&mut scale)?;
         for (index, (&varint, &scale)) in varint.iter().zip(scale.iter()).enumerate() {
-            out[index] = fix_i128_scale(varint, self.fixed_scale, scale);
+            // recon: a value that does not hold exactly at the type's scale
+            // is an error, not a truncated or wrapped number.
+            out[index] = fix_i128_scale(varint, self.fixed_scale, scale).ok_or_else(|| {
+                crate::error::UnexpectedSnafu {
+                    msg: format!(
+                        "decimal {varint} at scale {scale} does not hold exactly at the column's scale {}",
+                        self.fixed_scale
+                    ),
+                }
+                .build()
+            })?;
         }
         Ok(())
     }
 }
 
-fn fix_i128_scale(i: i128, fixed_scale: u32, varying_scale: i32) -> i128 {
+fn fix_i128_scale(i: i128, fixed_scale: u32, varying_scale: i32) -> Option<i128> {
     // TODO: Verify with C++ impl in ORC repo, which does this cast
     //       Not sure why scale stream can be signed if it gets casted to unsigned anyway
     //       https://github.com/apache/orc/blob/0014bec1e4cdd1206f5bae4f5c2000b9300c6eb1/c%2B%2B/src/ColumnReader.cc#L1459-L1476
@@ -148,10 +158,11 @@ fn fix_i128_scale(i: i128, fixed_scale: u32, varying_scale: i32) -> i128 {
             // TODO: this differs from C++ implementation, need to verify
             let scale_factor = varying_scale - fixed_scale;
             // TODO: replace with lookup table?
-            let scale_factor = 10_i128.pow(scale_factor);
-            i / scale_factor
+            // recon: exact or refused (was `i / scale_factor`, truncating).
+            let scale_factor = 10_i128.checked_pow(scale_factor)?;
+            (i % scale_factor == 0).then(|| i / scale_factor)
         }
-        Ordering::Equal => i,
+        Ordering::Equal => Some(i),
         Ordering::Greater => {
             // fixed_scale > varying_scale
             // Current scale of number is smaller than scale of the array type
@@ -159,8 +170,8 @@ fn fix_i128_scale(i: i128, fixed_scale: u32, varying_scale: i32) -> i128 {
             // TODO: this differs from C++ implementation, need to verify
             let scale_factor = fixed_scale - varying_scale;
             // TODO: replace with lookup table?
-            let scale_factor = 10_i128.pow(scale_factor);
-            i * scale_factor
+            // recon: exact or refused (was `i * scale_factor`, wrapping).
+            10_i128.checked_pow(scale_factor)?.checked_mul(i)
         }
     }
 }
