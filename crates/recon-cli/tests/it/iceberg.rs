@@ -96,20 +96,7 @@ fn position_deletes_remove_exactly_their_rows() {
     .stdout_has("source_only_row_count   2")
     .stdout_has("target_only_row_count   0");
     // The evidence comes back from the live data file.
-    let rows = read_parquet(&out.path().join("source_only.parquet"));
-    let mut ids: Vec<i64> = rows
-        .iter()
-        .flat_map(|b| {
-            b.column_by_name("order_id")
-                .unwrap()
-                .as_any()
-                .downcast_ref::<arrow::array::Int64Array>()
-                .unwrap()
-                .values()
-                .to_vec()
-        })
-        .collect();
-    ids.sort();
+    let ids = evidence_ids(&out.path().join("source_only.parquet"), "order_id");
     assert_eq!(ids, vec![2, 4]);
 }
 
@@ -359,13 +346,13 @@ fn equality_deletes_apply_by_sequence_number_partition_and_columns() {
     .exits(0);
 }
 
-/// The `id` column of evidence rows, sorted, whatever its integer width.
-fn evidence_ids(file: &std::path::Path) -> Vec<i64> {
+/// Integer column `column` of evidence rows, sorted, whatever its width.
+fn evidence_ids(file: &std::path::Path, column: &str) -> Vec<i64> {
     let mut ids: Vec<i64> = read_parquet(file)
         .iter()
         .flat_map(|b| {
             let id = arrow::compute::cast(
-                b.column_by_name("id").unwrap(),
+                b.column_by_name(column).unwrap(),
                 &arrow::datatypes::DataType::Int64,
             )
             .unwrap();
@@ -426,7 +413,7 @@ fn orc_data_files_are_read_by_field_id_not_refused() {
         .stdout_has("target_only_row_count   0");
     // The evidence rows come back from the ORC files by position.
     assert_eq!(
-        evidence_ids(&out.path().join("source_only.parquet")),
+        evidence_ids(&out.path().join("source_only.parquet"), "id"),
         vec![4, 7]
     );
 }
@@ -450,7 +437,7 @@ fn orc_position_deletes_remove_exactly_their_rows() {
     .stdout_has("source_only_row_count   10")
     .stdout_has("target_only_row_count   0");
     assert_eq!(
-        evidence_ids(&out.path().join("source_only.parquet")),
+        evidence_ids(&out.path().join("source_only.parquet"), "id"),
         (1..20).step_by(2).collect::<Vec<i64>>()
     );
 }
