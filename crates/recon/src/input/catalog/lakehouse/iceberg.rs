@@ -1143,8 +1143,9 @@ fn live_files(
         files.push(LiveFile {
             remote: locations.fs.remote(&path)?,
             path,
-            // Checked by `open`.
-            format: FileFormat::of(&d.format).unwrap_or(FileFormat::Parquet),
+            format: FileFormat::of(&d.format).ok_or_else(|| {
+                ReconError::Internal(format!("data file format {} not checked", d.format))
+            })?,
             record_count: d.record_count.and_then(|n| u64::try_from(n).ok()),
             deleted,
             identity,

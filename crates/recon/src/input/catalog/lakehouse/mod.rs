@@ -52,7 +52,7 @@ pub(in crate::input) fn open(
         return Err(ReconError::input(
             path,
             format!(
-                "is {} table, whose files are Parquet: leave out `--source-format`/`--target-format`",
+                "is {} table, whose files' format its metadata names: leave out `--source-format`/`--target-format`",
                 if delta { "a Delta" } else { "an Iceberg" }
             ),
         ));
