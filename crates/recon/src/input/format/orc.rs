@@ -214,26 +214,28 @@ impl OrcMeta {
             }
             return Ok(rows);
         }
-        guard(path, || {
-            let reader = self.stripe_reader(path, remote, stripe, Some(projected), batch_size)?;
-            let mut pos = start;
-            let mut read = 0u64;
-            for batch in reader {
-                let batch = batch.map_err(|e| unreadable(path, e))?;
-                let end = pos + batch.num_rows() as u64;
-                let (from, to) = (pos.max(lo), end.min(hi));
-                if from < to {
-                    let slice = batch.slice((from - pos) as usize, (to - from) as usize);
-                    each(slice.columns(), from, slice.num_rows())?;
-                    read += to - from;
-                }
-                pos = end;
-                if pos >= hi {
-                    break;
-                }
+        // Only orc-rust's decoding is guarded: a panic in `each` is the
+        // caller's, not a corrupt file.
+        let mut reader = guard(path, || {
+            self.stripe_reader(path, remote, stripe, Some(projected), batch_size)
+        })?;
+        let mut pos = start;
+        let mut read = 0u64;
+        while let Some(batch) = guard(path, || Ok(reader.next()))? {
+            let batch = batch.map_err(|e| unreadable(path, e))?;
+            let end = pos + batch.num_rows() as u64;
+            let (from, to) = (pos.max(lo), end.min(hi));
+            if from < to {
+                let slice = batch.slice((from - pos) as usize, (to - from) as usize);
+                each(slice.columns(), from, slice.num_rows())?;
+                read += to - from;
             }
-            Ok(read)
-        })
+            pos = end;
+            if pos >= hi {
+                break;
+            }
+        }
+        Ok(read)
     }
 
     /// Every column of stripe `stripe`, as one batch.

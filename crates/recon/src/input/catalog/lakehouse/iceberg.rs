@@ -36,8 +36,6 @@ use std::sync::Arc;
 use apache_avro::types::Value;
 use arrow::array::{Array, ArrayRef, Int64Array, StringArray};
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
 use serde_json::Value as Json;
 
 use crate::error::{ReconError, Result};
@@ -1528,51 +1526,25 @@ fn read_position_deletes(
     sequence: i64,
     into: &mut HashMap<String, Vec<(u64, i64)>>,
 ) -> Result<()> {
-    let remote = fs.remote(path)?;
-    let not_deletes = || {
-        ReconError::input(
+    // Through the block reader, as data files are read: one path for
+    // Parquet and ORC.
+    let block = format.open(path, fs.remote(path)?.as_ref(), Default::default())?;
+    let find = |name: &str| block.schema.fields().iter().position(|f| f.name() == name);
+    let (Some(fp), Some(pos)) = (find("file_path"), find("pos")) else {
+        return Err(ReconError::input(
             path,
             "is not an Iceberg position delete file: it has no file_path and pos columns",
-        )
+        ));
     };
-    match format {
-        FileFormat::Parquet => {
-            let file = crate::input::store::Blob::open(path, remote.as_ref())?;
-            let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-                .map_err(|e| ReconError::parquet(path, e))?;
-            let schema = builder.schema().clone();
-            let find = |name: &str| schema.fields().iter().position(|f| f.name() == name);
-            let (Some(fp), Some(pos)) = (find("file_path"), find("pos")) else {
-                return Err(not_deletes());
-            };
-            let mask = ProjectionMask::roots(builder.parquet_schema(), [fp, pos]);
-            let reader = builder
-                .with_projection(mask)
-                .build()
-                .map_err(|e| ReconError::parquet(path, e))?;
-            let (fp, pos) = if fp < pos { (0, 1) } else { (1, 0) };
-            for batch in reader {
-                let batch = batch.map_err(|e| ReconError::arrow(path, e))?;
-                take_position_deletes(path, batch.column(fp), batch.column(pos), sequence, into)?;
-            }
-        }
-        FileFormat::Orc => {
-            let block = BlockMeta::orc(path, remote.as_ref())?;
-            let find = |name: &str| block.schema.fields().iter().position(|f| f.name() == name);
-            let (Some(fp), Some(pos)) = (find("file_path"), find("pos")) else {
-                return Err(not_deletes());
-            };
-            let (projected, fp, pos) = if fp < pos {
-                ([fp, pos], 0, 1)
-            } else {
-                ([pos, fp], 1, 0)
-            };
-            for unit in block.units(0) {
-                block.read(path, &unit, &projected, 8192, &mut |cols, _, _| {
-                    take_position_deletes(path, &cols[fp], &cols[pos], sequence, into)
-                })?;
-            }
-        }
+    let (projected, fp, pos) = if fp < pos {
+        ([fp, pos], 0, 1)
+    } else {
+        ([pos, fp], 1, 0)
+    };
+    for unit in block.units(0) {
+        block.read(path, &unit, &projected, 8192, &mut |cols, _, _| {
+            take_position_deletes(path, &cols[fp], &cols[pos], sequence, into)
+        })?;
     }
     Ok(())
 }
@@ -1586,6 +1558,15 @@ fn take_position_deletes(
     sequence: i64,
     into: &mut HashMap<String, Vec<(u64, i64)>>,
 ) -> Result<()> {
+    // The block reader keeps a dictionary-encoded column (as file_path and
+    // pos often are) as an Arrow dictionary: its values, exactly.
+    let values = |a: &ArrayRef| match a.data_type() {
+        DataType::Dictionary(_, v) => {
+            arrow::compute::cast(a, v).map_err(|e| ReconError::arrow(path, e))
+        }
+        _ => Ok(a.clone()),
+    };
+    let (paths, positions) = (values(paths)?, values(positions)?);
     let paths = paths.as_any().downcast_ref::<StringArray>();
     let positions = positions.as_any().downcast_ref::<Int64Array>();
     let (Some(paths), Some(positions)) = (paths, positions) else {
