@@ -19,8 +19,16 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
+# The floors: DuckDB reading and hashing every value, nothing else. Each
+# recon run is divided by the floor that reads what it reads (the identical
+# tables' run reads the source twice; a fingerprint reads it once).
+FLOOR = "duckdb scan+hash floor"
+FLOOR_TWICE = "duckdb scan+hash floor, source twice"
+FLOOR_ONCE = "duckdb scan+hash floor, source once"
 DUCK_QUERIES = {
-    "duckdb scan+hash floor": "SELECT sum(hash({cols})) FROM read_parquet('{s}') UNION ALL SELECT sum(hash({cols})) FROM read_parquet('{t}')",
+    FLOOR: "SELECT sum(hash({cols})) FROM read_parquet('{s}') UNION ALL SELECT sum(hash({cols})) FROM read_parquet('{t}')",
+    FLOOR_TWICE: "SELECT sum(hash({cols})) FROM read_parquet('{s}') UNION ALL SELECT sum(hash({cols})) FROM read_parquet('{s}')",
+    FLOOR_ONCE: "SELECT count(*), sum(hash({cols})) FROM read_parquet('{s}')",
     "duckdb GROUP BY ALL + FULL JOIN (exact)": """
         WITH s AS (SELECT *, count(*) AS n FROM read_parquet('{s}') GROUP BY ALL),
              t AS (SELECT *, count(*) AS n FROM read_parquet('{t}') GROUP BY ALL)
@@ -86,11 +94,17 @@ def main():
     t = os.path.join(a.dir, "target.parquet")
     py = os.path.join(HERE, ".venv", "bin", "python")
     duck_limit = a.memory_limit.replace("GiB", "GB").replace("MiB", "MB")
-    # recon variants: (extra args, compare the source with itself?)
+    # recon variants: (extra args, compare the source with itself?), and
+    # the floor each is divided by.
     recon_runs = {
         "recon diff (exact, evidence written)": ([], False),
         "recon diff --passes 1 (spill every row)": (["--passes", "1"], False),
         "recon diff, identical tables (source vs source)": ([], True),
+        "recon fingerprint of the source": (None, None),
+    }
+    floor_of = {
+        "recon diff, identical tables (source vs source)": FLOOR_TWICE,
+        "recon fingerprint of the source": FLOOR_ONCE,
     }
     duck = DUCK_QUERIES
     if a.keyed:
@@ -130,7 +144,10 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         for run in range(a.runs):
             for name, q in engines.items():
-                if q is None:
+                if q is None and recon_runs[name][0] is None:
+                    cmd = [binary[name], "fingerprint", s, "--threads", str(a.threads),
+                           "--output", os.path.join(out, "fingerprint.json")]
+                elif q is None:
                     extra, same = recon_runs[name]
                     other = same if isinstance(same, str) else (s if same else t)
                     cmd = [binary[name], "diff", s, other,
@@ -149,7 +166,7 @@ def main():
                 secs, rss, _ = timed(cmd)
                 results[name].append((secs, rss))
                 how = ""
-                if q is None:
+                if q is None and recon_runs[name][0] is not None:
                     # What the run did, from its own report.
                     with open(os.path.join(out, "evidence", "report.json")) as f:
                         r = json.load(f)
@@ -167,12 +184,12 @@ def main():
     for k, (secs, rss) in med.items():
         ratio = "" if k == recon_name else f"{secs / rt:.2f}x"
         print(f"| {k} | {secs:.2f} s | {rss / 2**30:.2f} GiB | {ratio} |")
-    floor = [k for k in med if "floor" in k]
-    if floor:
+    if any(k.startswith(FLOOR) for k in med):
         print()
         for k in recon_runs:
-            if k in med:
-                print(f"{k} / scan floor = {med[k][0] / med[floor[0]][0]:.2f}")
+            f = floor_of.get(k.removeprefix("[baseline] "), FLOOR)
+            if k in med and f in med:
+                print(f"{k} / {f} = {med[k][0] / med[f][0]:.2f}")
     copy = [k for k in med if k.startswith("duckdb COPY")]
     if copy:
         print()

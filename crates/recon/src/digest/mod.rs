@@ -10,7 +10,7 @@ mod peel;
 pub(crate) mod sketch;
 
 pub(crate) use encode::check_supported;
-pub(crate) use encode::{null_digest, Combiner, RowEncoder, ENCODING_VERSION};
+pub(crate) use encode::{null_digest, Combiner, RowEncoder, ValueSum, ENCODING_VERSION};
 pub(crate) use multiset::{
     adds_up, bucket_difference, fp_bucket_of, mix, BucketDifferences, DigestBuildHasher,
     Fingerprint, RunSketch, FP_BITS, FP_BUCKETS,

@@ -400,6 +400,7 @@ mod tests {
         Batch {
             digests,
             columns: &[],
+            totals: &[],
             arrays: &[],
             locators,
         }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use arrow::array::ArrayRef;
 
 use super::context::{CancelToken, Progress};
-use crate::digest::RowEncoder;
+use crate::digest::{RowEncoder, ValueSum};
 use crate::error::{guard, ReconError, Result};
 use crate::input::{Locators, Table, Unit};
 use crate::plan::{Prep, Refused};
@@ -93,8 +93,11 @@ pub(crate) struct Batch<'b> {
     /// The row digest of every row.
     pub digests: &'b [u128],
     /// Per compared column (plan order), every row's value digest; empty
-    /// unless [`ScanConfig::per_column`] asked for them.
+    /// unless [`ScanConfig::per_column`] asked for [`ColumnDigests::Lists`].
     pub columns: &'b [Vec<u128>],
+    /// Per compared column, the batch's count and sum of non-NULL value
+    /// digests; empty unless asked for ([`ColumnDigests::Totals`]).
+    pub totals: &'b [ValueSum],
     /// The compared columns after conversion and rules, in plan order.
     pub arrays: &'b [ArrayRef],
     pub locators: Locators<'b>,
@@ -118,13 +121,24 @@ pub(crate) trait RowSink: Send {
     fn finish(&mut self) -> Result<()>;
 }
 
+/// What a scan hands its sinks per compared column.
+pub(crate) enum ColumnDigests {
+    /// Nothing: the row digests only.
+    None,
+    /// Every row's value digest of the marked columns (keyed mode; a
+    /// fingerprint by group).
+    Lists(std::sync::Arc<[bool]>),
+    /// Per batch, each column's count and sum of non-NULL value digests
+    /// (a whole-table fingerprint), added up as the digests are computed.
+    Totals,
+}
+
 /// Settings shared by the scan workers.
 pub(crate) struct ScanConfig<'a> {
     pub threads: usize,
     pub batch_size: usize,
-    /// Hand the sinks the value digests of the marked columns (keyed mode),
-    /// not only the row digests.
-    pub per_column: Option<std::sync::Arc<[bool]>>,
+    /// What the sinks get per column besides the row digests.
+    pub per_column: ColumnDigests,
     pub cancel: &'a CancelToken,
     pub progress: &'a Progress,
 }
@@ -142,6 +156,7 @@ struct Worker<'a, S> {
     encoder: RowEncoder,
     digests: Vec<u128>,
     columns: Vec<Vec<u128>>,
+    totals: Vec<ValueSum>,
     rows: [u64; 2],
 }
 
@@ -152,11 +167,12 @@ impl<S: RowSink> Worker<'_, S> {
         let table = scan.table;
         let path = table.file_path(unit.file()).to_path_buf();
         self.sink.start_unit(side, unit)?;
-        let (sink, encoder, digests, per_column) = (
+        let (sink, encoder, digests, per_column, totals) = (
             &mut self.sink,
             &mut self.encoder,
             &mut self.digests,
             &mut self.columns,
+            &mut self.totals,
         );
         let mut hashed = 0u64;
         let read = table.read_unit(unit, &scan.columns, cfg.batch_size, &mut |cols, locs| {
@@ -194,13 +210,15 @@ impl<S: RowSink> Worker<'_, S> {
             for c in per_column.iter_mut() {
                 c.clear();
             }
-            encoder
-                .digests_with_columns(
-                    &columns,
-                    digests,
-                    cfg.per_column.is_some().then_some(&mut *per_column),
-                )
-                .map_err(|m| ReconError::input(&path, m))?;
+            totals.clear();
+            match cfg.per_column {
+                ColumnDigests::None => encoder.digests(&columns, digests),
+                ColumnDigests::Lists(_) => {
+                    encoder.digests_with_columns(&columns, digests, Some(&mut *per_column))
+                }
+                ColumnDigests::Totals => encoder.digests_with_totals(&columns, digests, totals),
+            }
+            .map_err(|m| ReconError::input(&path, m))?;
             cfg.progress
                 .rows_scanned
                 .fetch_add(digests.len() as u64, Ordering::Relaxed);
@@ -210,6 +228,7 @@ impl<S: RowSink> Worker<'_, S> {
                 &Batch {
                     digests,
                     columns: per_column,
+                    totals,
                     arrays: &columns,
                     locators: locs,
                 },
@@ -362,11 +381,12 @@ where
                         sides,
                         sink: make_sink(),
                         encoder: match &cfg.per_column {
-                            Some(keep) => RowEncoder::keeping(keep.clone()),
-                            None => RowEncoder::new(),
+                            ColumnDigests::Lists(keep) => RowEncoder::keeping(keep.clone()),
+                            _ => RowEncoder::new(),
                         },
                         digests: Vec::new(),
                         columns: Vec::new(),
+                        totals: Vec::new(),
                         rows: [0, 0],
                     };
                     for (side, unit) in rx.iter() {
@@ -554,6 +574,8 @@ mod tests {
     #[derive(Default)]
     struct Collect {
         rows: Vec<(Side, u64, u128, Vec<Option<u128>>)>,
+        /// The batches' column totals, added up.
+        totals: Vec<ValueSum>,
         units: usize,
         finished: bool,
     }
@@ -570,6 +592,10 @@ mod tests {
                 self.rows
                     .push((side, batch.locators.get(i), batch.digests[i], values));
             }
+            self.totals.resize(batch.totals.len(), ValueSum::default());
+            for (into, t) in self.totals.iter_mut().zip(batch.totals) {
+                into.merge(t);
+            }
             Ok(())
         }
         fn finish(&mut self) -> Result<()> {
@@ -580,7 +606,7 @@ mod tests {
 
     fn run(
         sides: &[ScanSide<'_>; 2],
-        per_column: Option<Arc<[bool]>>,
+        per_column: ColumnDigests,
         cancel: &CancelToken,
     ) -> Result<(Scanned<Collect>, u64)> {
         let progress = Progress::default();
@@ -614,8 +640,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // The same first two rows as text: the same digests, located by byte offset.
         let target = csv_table(dir.path(), "id,name\n1,a\n2,b\n");
-        let (scanned, counted) =
-            run(&[side(&source), side(&target)], None, &CancelToken::new()).unwrap();
+        let (scanned, counted) = run(
+            &[side(&source), side(&target)],
+            ColumnDigests::None,
+            &CancelToken::new(),
+        )
+        .unwrap();
         assert_eq!(scanned.rows, [4, 2]);
         assert_eq!(counted, 6);
         assert_eq!(scanned.sinks.len(), 2);
@@ -653,7 +683,12 @@ mod tests {
         let mut target = side(&table);
         target.skip = true;
         let keep: Arc<[bool]> = Arc::new([true, false]);
-        let (scanned, _) = run(&[source, target], Some(keep), &CancelToken::new()).unwrap();
+        let (scanned, _) = run(
+            &[source, target],
+            ColumnDigests::Lists(keep),
+            &CancelToken::new(),
+        )
+        .unwrap();
         assert_eq!(scanned.rows, [1, 0]);
         let id_digest = {
             let mut e = Vec::new();
@@ -672,11 +707,47 @@ mod tests {
     }
 
     #[test]
+    fn column_totals_add_up_the_value_digests_lists_would_hold() {
+        const FIRST: Rows = &[(1, Some("a")), (2, None), (3, Some("a long enough string"))];
+        const SECOND: Rows = &[(4, None)];
+        let table = memory_table(&[FIRST, SECOND]);
+        let sides = || [side(&table), side(&table)];
+        let all: Arc<[bool]> = Arc::new([true, true]);
+        let (lists, _) = run(&sides(), ColumnDigests::Lists(all), &CancelToken::new()).unwrap();
+        let (totals, _) = run(&sides(), ColumnDigests::Totals, &CancelToken::new()).unwrap();
+        let null = crate::digest::null_digest();
+        let mut expected = vec![ValueSum::default(); 2];
+        for (_, _, _, values) in all_rows(&lists) {
+            for (e, v) in expected.iter_mut().zip(values) {
+                e.add_values(&[v.unwrap()], null);
+            }
+        }
+        // Two non-NULL names per side.
+        assert_eq!(expected[1].non_null, 2 * 2);
+        let mut got = vec![ValueSum::default(); 2];
+        for s in &totals.sinks {
+            for (g, t) in got.iter_mut().zip(&s.totals) {
+                g.merge(t);
+            }
+        }
+        assert_eq!(got, expected);
+        // The same row digests either way, and no lists with totals.
+        let digests = |s: &Scanned<Collect>| {
+            all_rows(s)
+                .into_iter()
+                .map(|r| (r.0, r.1, r.2))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(digests(&totals), digests(&lists));
+        assert!(all_rows(&totals).iter().all(|r| r.3.is_empty()));
+    }
+
+    #[test]
     fn a_cancelled_scan_stops_as_interrupted() {
         let table = memory_table(&[&[(1, Some("a"))]]);
         let cancel = CancelToken::new();
         cancel.cancel();
-        let r = run(&[side(&table), side(&table)], None, &cancel);
+        let r = run(&[side(&table), side(&table)], ColumnDigests::None, &cancel);
         assert!(matches!(r, Err(ReconError::Interrupted)), "{:?}", r.err());
     }
 }

@@ -19,7 +19,7 @@ use xxhash_rust::xxh3::xxh3_128;
 use super::canonical::{
     canonical_f64, decimal_bytes, encode_value, push_bytes, seconds_nanos, tag,
 };
-use super::mix::{lane_add, p, term, value_digest};
+use super::mix::{lane_add, null_digest, p, term, value_digest};
 
 /// One column's contribution to the row-major encoding buffer, written
 /// column-at-a-time so the inner loops are tight and monomorphic.
@@ -38,7 +38,8 @@ pub(super) trait ColumnWriter {
 
 /// Where a column's value digests go: appended to a list (when the caller
 /// wants per-column digests), or straight into the row sums as the column's
-/// term `T_c(V)`, without a buffer written and read back per column.
+/// term `T_c(V)`, without a buffer written and read back per column, and
+/// with `total`, also added up per column in the same loop.
 pub(super) enum Out<'a> {
     List(&'a mut Vec<u128>),
     Sum {
@@ -46,6 +47,42 @@ pub(super) enum Out<'a> {
         a: u128,
         b: u128,
     },
+    SumAndTotal {
+        acc: &'a mut [u128],
+        a: u128,
+        b: u128,
+        total: &'a mut ValueSum,
+    },
+}
+
+/// The count and wrapping sum of a column's non-NULL value digests: what a
+/// fingerprint keeps per column.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ValueSum {
+    pub non_null: u64,
+    pub sum: u128,
+}
+
+impl ValueSum {
+    /// Adds `values`; NULL's digest (`null`) is counted out.
+    #[inline]
+    pub fn add_values(&mut self, values: &[u128], null: u128) {
+        for &v in values {
+            self.add(v, null);
+        }
+    }
+
+    pub fn merge(&mut self, o: &ValueSum) {
+        self.non_null += o.non_null;
+        self.sum = self.sum.wrapping_add(o.sum);
+    }
+
+    #[inline(always)]
+    fn add(&mut self, v: u128, null: u128) {
+        let keep = v != null;
+        self.non_null += keep as u64;
+        self.sum = self.sum.wrapping_add(if keep { v } else { 0 });
+    }
 }
 
 impl Out<'_> {
@@ -59,6 +96,16 @@ impl Out<'_> {
                 for (row, s) in acc[..rows].iter_mut().enumerate() {
                     *s = lane_add(*s, term(digest(row), a, b));
                 }
+            }
+            Out::SumAndTotal { acc, a, b, total } => {
+                let null = null_digest();
+                let mut t = *total;
+                for (row, s) in acc[..rows].iter_mut().enumerate() {
+                    let v = digest(row);
+                    *s = lane_add(*s, term(v, a, b));
+                    t.add(v, null);
+                }
+                *total = t;
             }
         }
     }

@@ -140,6 +140,7 @@ pub(crate) fn combine(values: &[u128]) -> u128 {
 /// The value digest of NULL (of any type): `V(0x00)`. No other value's
 /// digest equals it, since `P` is a bijection and every other encoding
 /// starts with a non-zero tag.
+#[inline]
 pub(crate) fn null_digest() -> u128 {
     p(tag::NULL as u128)
 }

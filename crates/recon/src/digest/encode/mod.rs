@@ -83,6 +83,7 @@ pub const ENCODING_VERSION: u32 = 2;
 pub(crate) use canonical::check_supported;
 #[cfg(test)]
 pub(crate) use canonical::encode_value;
+pub(crate) use columns::ValueSum;
 pub use mix::value_digest;
 pub(crate) use mix::{column_constants, null_digest, Combiner};
 pub use row::{encode_row, reference_digest, RowEncoder};

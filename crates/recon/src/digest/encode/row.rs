@@ -7,8 +7,17 @@ use arrow::array::ArrayRef;
 use arrow::datatypes::DataType;
 
 use super::canonical::encode_value;
-use super::columns::{column_writer, dictionary_writer, DictCache, Out};
+use super::columns::{column_writer, dictionary_writer, DictCache, Out, ValueSum};
 use super::mix::{column_constants, combine, lane_add, q, term, value_digest};
+
+/// What a batch's value digests are kept as, besides the row digests.
+enum PerColumn<'a> {
+    Nothing,
+    /// Each row's value digest, appended per column.
+    Lists(&'a mut Vec<Vec<u128>>),
+    /// Per column, the count and sum of the non-NULL value digests.
+    Totals(&'a mut Vec<ValueSum>),
+}
 
 /// Computes row digests (and, when asked, per-column value digests) for
 /// record batches. Reuses its buffers across batches, so the per-row loops
@@ -58,14 +67,41 @@ impl RowEncoder {
         &mut self,
         columns: &[ArrayRef],
         out: &mut Vec<u128>,
-        mut per_column: Option<&mut Vec<Vec<u128>>>,
+        per_column: Option<&mut Vec<Vec<u128>>>,
+    ) -> Result<(), Invalid> {
+        match per_column {
+            Some(lists) => self.digests_into(columns, out, PerColumn::Lists(lists)),
+            None => self.digests_into(columns, out, PerColumn::Nothing),
+        }
+    }
+
+    /// Appends every row's digest to `out` and adds each column's non-NULL
+    /// value digests to `totals[c]` (what a whole-table fingerprint keeps),
+    /// in the loop that computes them: no per-column list is written and
+    /// read back.
+    pub fn digests_with_totals(
+        &mut self,
+        columns: &[ArrayRef],
+        out: &mut Vec<u128>,
+        totals: &mut Vec<ValueSum>,
+    ) -> Result<(), Invalid> {
+        self.digests_into(columns, out, PerColumn::Totals(totals))
+    }
+
+    fn digests_into(
+        &mut self,
+        columns: &[ArrayRef],
+        out: &mut Vec<u128>,
+        mut per_column: PerColumn<'_>,
     ) -> Result<(), Invalid> {
         let rows = columns.first().map_or(0, |c| c.len());
         if self.dictionaries.len() < columns.len() {
             self.dictionaries.resize_with(columns.len(), || None);
         }
-        if let Some(pc) = per_column.as_deref_mut() {
-            pc.resize_with(columns.len(), Vec::new);
+        match &mut per_column {
+            PerColumn::Nothing => {}
+            PerColumn::Lists(pc) => pc.resize_with(columns.len(), Vec::new),
+            PerColumn::Totals(t) => t.resize(columns.len(), ValueSum::default()),
         }
         self.acc.clear();
         self.acc.resize(rows, 0);
@@ -81,14 +117,13 @@ impl RowEncoder {
                 ));
             }
             let (a, b) = column_constants(c);
-            let kept = per_column.as_deref_mut().filter(|_| {
-                self.keep
-                    .as_ref()
-                    .is_none_or(|k| k.get(c).copied().unwrap_or(true))
-            });
-            match kept {
+            let kept = self
+                .keep
+                .as_ref()
+                .is_none_or(|k| k.get(c).copied().unwrap_or(true));
+            match &mut per_column {
                 // Per-column digests wanted: list them, then add their terms.
-                Some(pc) => {
+                PerColumn::Lists(pc) if kept => {
                     let list = &mut pc[c];
                     let from = list.len();
                     writer.value_digests(rows, Out::List(list), &mut self.scratch);
@@ -96,7 +131,17 @@ impl RowEncoder {
                         *acc = lane_add(*acc, term(v, a, b));
                     }
                 }
-                None => writer.value_digests(
+                PerColumn::Totals(totals) => writer.value_digests(
+                    rows,
+                    Out::SumAndTotal {
+                        acc: &mut self.acc,
+                        a,
+                        b,
+                        total: &mut totals[c],
+                    },
+                    &mut self.scratch,
+                ),
+                _ => writer.value_digests(
                     rows,
                     Out::Sum {
                         acc: &mut self.acc,

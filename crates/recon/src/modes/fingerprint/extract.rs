@@ -17,7 +17,7 @@ use super::{
     ALGORITHM,
 };
 use crate::digest::{adds_up, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
-use crate::engine::scan::{scan, Batch, RowSink, ScanConfig};
+use crate::engine::scan::{scan, Batch, ColumnDigests, RowSink, ScanConfig};
 use crate::engine::Phase;
 use crate::error::{ReconError, Result};
 use crate::input::{Fetcher, Source};
@@ -245,7 +245,7 @@ pub fn extract(
     let cfg = ScanConfig {
         threads: opts.threads,
         batch_size: opts.batch_size,
-        per_column: None,
+        per_column: ColumnDigests::None,
         cancel: &opts.cancel,
         progress: &opts.progress,
     };

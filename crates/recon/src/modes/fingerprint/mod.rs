@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use super::stages;
 use crate::config::{default_threads, AlignOptions, InputOptions};
 use crate::digest::iblt::Iblt;
-use crate::digest::{mix, null_digest, DigestBuildHasher, Fingerprint, ENCODING_VERSION};
-use crate::engine::scan::{scan, Batch, RowSink, ScanConfig, ScanSide};
+use crate::digest::{mix, null_digest, DigestBuildHasher, Fingerprint, ValueSum, ENCODING_VERSION};
+use crate::engine::scan::{scan, Batch, ColumnDigests, RowSink, ScanConfig, ScanSide};
 use crate::engine::{CancelToken, Phase, Progress};
 use crate::error::{ReconError, Result};
 use crate::evidence::render_column;
@@ -123,14 +123,15 @@ pub struct ColumnDigest {
 impl ColumnDigest {
     /// Adds a column's value digests; `null` (NULL's digest) is counted out.
     pub(crate) fn add_values(&mut self, values: &[u128], null: u128) {
-        let (mut n, mut sum) = (0u64, 0u128);
-        for &v in values {
-            let keep = v != null;
-            n += keep as u64;
-            sum = sum.wrapping_add(if keep { v } else { 0 });
-        }
-        self.non_null += n;
-        self.sum = self.sum.wrapping_add(sum);
+        let mut t = ValueSum::default();
+        t.add_values(values, null);
+        self.add_total(&t);
+    }
+
+    /// Adds a batch's total of the column's non-NULL value digests.
+    pub(crate) fn add_total(&mut self, t: &ValueSum) {
+        self.non_null += t.non_null;
+        self.sum = self.sum.wrapping_add(t.sum);
     }
 
     pub fn merge(&mut self, o: &ColumnDigest) {
@@ -310,7 +311,9 @@ fn add(into: &mut GroupDigest, from: &GroupDigest) {
     }
 }
 
-/// Adds rows `range` of a batch (all of one group) to `g`, column by column.
+/// Adds rows `range` of a batch (all of one group) to `g`, column by column:
+/// from the batch's column totals when the range is the whole batch and the
+/// scan added them up, else from its lists of value digests.
 /// `mixes` holds the [`crate::digest::mix`] of each of the batch's digests.
 fn add_rows(
     g: &mut GroupDigest,
@@ -328,6 +331,12 @@ fn add_rows(
         fp.add_mixed(d, m);
     }
     (g.rows, g.row_sum, g.row_mix) = (fp.count, fp.sum, fp.mix);
+    if !batch.totals.is_empty() && rows == (0..batch.len()) {
+        for (col, t) in g.columns.iter_mut().zip(batch.totals) {
+            col.add_total(t);
+        }
+        return;
+    }
     for (col, values) in g.columns.iter_mut().zip(batch.columns) {
         col.add_values(&values[rows.clone()], null);
     }
@@ -403,7 +412,12 @@ fn run_scan(
     let cfg = ScanConfig {
         threads: opts.threads,
         batch_size: opts.batch_size,
-        per_column: Some(vec![true; plan.columns.len()].into()),
+        // Groups need each row's value digests; the whole table only the
+        // columns' totals, added up as the digests are computed.
+        per_column: match by_pos {
+            Some(_) => ColumnDigests::Lists(vec![true; plan.columns.len()].into()),
+            None => ColumnDigests::Totals,
+        },
         cancel: &opts.cancel,
         progress,
     };
@@ -550,6 +564,7 @@ impl PartialFingerprint {
         let batch = Batch {
             digests,
             columns: values,
+            totals: &[],
             arrays,
             locators: crate::input::Locators::Run(0),
         };

@@ -43,7 +43,7 @@ use crate::digest::{Fingerprint, FP_BUCKETS};
 use crate::engine::memory::{Records, MAP_SLOT_BYTES};
 use crate::engine::partition::{slices_to_read, SliceFilters};
 use crate::engine::reconcile::{reconcile, DriverConfig};
-use crate::engine::scan::{scan, ScanConfig, ScanSide};
+use crate::engine::scan::{scan, ColumnDigests, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
 use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
@@ -953,7 +953,7 @@ fn scan_config<'c>(
     ScanConfig {
         threads: ctx.threads,
         batch_size: ctx.batch_size,
-        per_column: Some(keep.into()),
+        per_column: ColumnDigests::Lists(keep.into()),
         cancel: &ctx.cancel,
         progress: &ctx.progress,
     }

@@ -36,7 +36,7 @@ use crate::engine::partition::{
 use crate::engine::probe::{DriftProbe, ProbeSink};
 use crate::engine::reconcile::{reconcile, DriverConfig};
 use crate::engine::record::Keyless;
-use crate::engine::scan::{scan, ScanConfig, ScanSide};
+use crate::engine::scan::{scan, ColumnDigests, ScanConfig, ScanSide};
 use crate::engine::spill::SpillIndex;
 use crate::engine::{Phase, RunContext};
 use crate::error::{ReconError, Result};
@@ -262,7 +262,7 @@ pub(crate) fn scan_stage(
         cfg: ScanConfig {
             threads: ctx.threads,
             batch_size: ctx.batch_size,
-            per_column: None,
+            per_column: ColumnDigests::None,
             cancel: &ctx.cancel,
             progress: &ctx.progress,
         },
