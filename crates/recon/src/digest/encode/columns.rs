@@ -59,22 +59,17 @@ pub(super) enum Out<'a> {
 /// fingerprint keeps per column.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct ValueSum {
-    pub non_null: u64,
-    pub sum: u128,
+    pub(crate) non_null: u64,
+    pub(crate) sum: u128,
 }
 
 impl ValueSum {
     /// Adds `values`; NULL's digest (`null`) is counted out.
     #[inline]
-    pub fn add_values(&mut self, values: &[u128], null: u128) {
+    pub(crate) fn add_values(&mut self, values: &[u128], null: u128) {
         for &v in values {
             self.add(v, null);
         }
-    }
-
-    pub fn merge(&mut self, o: &ValueSum) {
-        self.non_null += o.non_null;
-        self.sum = self.sum.wrapping_add(o.sum);
     }
 
     #[inline(always)]

@@ -79,7 +79,7 @@ impl RowEncoder {
     /// value digests to `totals[c]` (what a whole-table fingerprint keeps),
     /// in the loop that computes them: no per-column list is written and
     /// read back.
-    pub fn digests_with_totals(
+    pub(crate) fn digests_with_totals(
         &mut self,
         columns: &[ArrayRef],
         out: &mut Vec<u128>,
