@@ -106,6 +106,62 @@ impl Out<'_> {
     }
 }
 
+impl<'a> Out<'a> {
+    /// The column constants, when the digests go into the row sums.
+    fn sum_constants(&self) -> Option<(u128, u128)> {
+        match self {
+            Out::Sum { a, b, .. } => Some((*a, *b)),
+            _ => None,
+        }
+    }
+
+    /// Into the row sums, rows whose digest is an entry of a small table
+    /// add that entry's term, `terms[index(row)]` ([`terms_of`] the table;
+    /// NULL's term where `nulls` says so): a lookup and an add per row
+    /// instead of two multiplies. `None` when done; `self` back for any
+    /// other destination.
+    #[inline(always)]
+    fn sum_by_terms(
+        self,
+        rows: usize,
+        terms: &[u128],
+        nulls: Option<&NullBuffer>,
+        index: impl Fn(usize) -> usize,
+    ) -> Option<Out<'a>> {
+        let Out::Sum { acc, .. } = self else {
+            return Some(self);
+        };
+        let acc = &mut acc[..rows];
+        match nulls {
+            None => {
+                for (row, s) in acc.iter_mut().enumerate() {
+                    *s = lane_add(*s, terms[index(row)]);
+                }
+            }
+            Some(n) => {
+                // A NULL slot's key may be anything, even out of range: it
+                // is replaced by NULL's position before the lookup, without
+                // a branch (NULLs are scattered).
+                let null_at = terms.len() - 1;
+                for (row, s) in acc.iter_mut().enumerate() {
+                    let valid = 0usize.wrapping_sub(n.is_valid(row) as usize);
+                    let i = (index(row) & valid) | (null_at & !valid);
+                    *s = lane_add(*s, terms[i]);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Each value digest's term `T_c(V)` of the row sum, and NULL's last.
+fn terms_of(digests: &[u128], a: u128, b: u128) -> Vec<u128> {
+    let mut terms = Vec::with_capacity(digests.len() + 1);
+    terms.extend(digests.iter().map(|&v| term(v, a, b)));
+    terms.push(term(null_digest(), a, b));
+    terms
+}
+
 /// `v` when `valid`, else `null`, without a branch: NULLs are scattered, so
 /// a branch on them mispredicts about as often as they occur.
 #[inline(always)]
@@ -219,9 +275,26 @@ pub(super) struct PreEncoded {
     /// `offsets[k]..offsets[k + 1]` is the encoding of value `k`.
     offsets: Vec<usize>,
     digests: Vec<u128>,
+    /// The digests' terms of the row sum ([`terms_of`]) for the column
+    /// constants they were computed with: a dictionary cached for a column
+    /// chunk is summed by lookup in every batch that shares it.
+    terms: std::sync::OnceLock<((u128, u128), Vec<u128>)>,
 }
 
 impl PreEncoded {
+    /// [`terms_of`] the digests, computed once for the constants `(a, b)`
+    /// (a cache belongs to one column, so they do not change).
+    fn terms(&self, a: u128, b: u128) -> std::borrow::Cow<'_, [u128]> {
+        let (ab, terms) = self
+            .terms
+            .get_or_init(|| ((a, b), terms_of(&self.digests, a, b)));
+        if *ab == (a, b) {
+            std::borrow::Cow::Borrowed(terms)
+        } else {
+            std::borrow::Cow::Owned(terms_of(&self.digests, a, b))
+        }
+    }
+
     /// The encoding of value `k`.
     fn encoding(&self, k: usize) -> &[u8] {
         &self.data[self.offsets[k]..self.offsets[k + 1]]
@@ -244,6 +317,7 @@ impl PreEncodedWriter {
             data,
             offsets,
             digests,
+            terms: std::sync::OnceLock::new(),
         }))
     }
 }
@@ -329,7 +403,19 @@ impl<K: Copy + Into<i64>> ColumnWriter for TableWriter<'_, K> {
 
     fn value_digests(&self, rows: usize, out: Out<'_>, _: &mut Vec<u8>) {
         let (keys, table, min) = (&self.keys[..rows], &self.table[..], self.min);
-        let at = |row: usize| table[(keys[row].into() - min) as usize];
+        let position = |row: usize| (keys[row].into() - min) as usize;
+        // The table spans under a quarter of the batch's rows: its terms
+        // cost less than a term per row.
+        let out = match out.sum_constants() {
+            Some((a, b)) => {
+                match out.sum_by_terms(rows, &terms_of(table, a, b), self.nulls, position) {
+                    Some(out) => out,
+                    None => return,
+                }
+            }
+            None => out,
+        };
+        let at = |row: usize| table[position(row)];
         match self.nulls {
             None => out.fill(rows, at),
             Some(n) => {
@@ -604,6 +690,7 @@ pub(super) fn dictionary_writer<'a>(
         .as_any_dictionary_opt()
         .ok_or_else(|| "dictionary array expected".to_string())?;
     let values_data = dict.values().to_data();
+    let cached = cache.is_some();
     let values = match cache {
         Some(slot) => match slot {
             Some((data, enc)) if data.ptr_eq(&values_data) => enc.clone(),
@@ -623,6 +710,7 @@ pub(super) fn dictionary_writer<'a>(
     Ok(downcast_dictionary_array!(
         array => Box::new(DictWriter {
             values,
+            cached,
             keys: array.keys().values(),
             nulls: (array.keys() as &dyn Array).logical_nulls_ref(),
         }),
@@ -635,6 +723,8 @@ pub(super) fn dictionary_writer<'a>(
 /// (no per-batch vector of normalized keys).
 struct DictWriter<'a, K> {
     values: Arc<PreEncoded>,
+    /// `values` serves every batch of a column chunk (a [`DictCache`]).
+    cached: bool,
     keys: &'a [K],
     /// NULL keys; a NULL key's slot may hold any value, even one out of range.
     nulls: Option<&'a NullBuffer>,
@@ -658,6 +748,18 @@ impl<K: ArrowNativeType> ColumnWriter for DictWriter<'_, K> {
 
     fn value_digests(&self, rows: usize, out: Out<'_>, _: &mut Vec<u8>) {
         let (d, keys) = (&self.values.digests[..], &self.keys[..rows]);
+        // Terms by lookup for a dictionary cached across batches, or one
+        // smaller than the batch.
+        let out = match out.sum_constants() {
+            Some((a, b)) if self.cached || d.len() * 2 <= rows => {
+                let terms = self.values.terms(a, b);
+                match out.sum_by_terms(rows, &terms, self.nulls, |row| keys[row].as_usize()) {
+                    Some(out) => out,
+                    None => return,
+                }
+            }
+            _ => out,
+        };
         let at = |row: usize| d[keys[row].as_usize()];
         match self.nulls {
             None => out.fill(rows, at),

@@ -199,9 +199,10 @@ fn wide_batch() -> Vec<ArrayRef> {
 }
 
 #[test]
-fn narrow_integer_columns_digest_like_the_reference() {
+fn narrow_and_dictionary_columns_digest_like_the_reference_into_every_destination() {
     // Wide enough for the per-batch table (span < rows / 4), with NULLs,
-    // negative values and a slice; and one too wide for it.
+    // negative values and a slice; one too wide for it; dictionaries small
+    // enough for a table of terms, with NULL keys, and one that is not.
     let n: usize = 1000;
     let small: ArrayRef = Arc::new(Int32Array::from_iter(
         (0..n).map(|i| (i % 7 != 3).then_some((i * 37 % 200) as i32 - 100)),
@@ -213,13 +214,38 @@ fn narrow_integer_columns_digest_like_the_reference() {
     let wide: ArrayRef = Arc::new(Int64Array::from_iter_values(
         (0..n).map(|i| (i as i64) << 40),
     ));
-    let cols = vec![small, dates, bytes, wide];
+    let labels: DictionaryArray<Int32Type> = (0..n)
+        .map(|i| (i % 5 != 1).then(|| ["a", "bb", "a long label, hashed"][i % 3]))
+        .collect();
+    let names: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+    let distinct: DictionaryArray<Int16Type> = names.iter().map(|s| s.as_str()).collect();
+    let cols = vec![
+        small,
+        dates,
+        bytes,
+        wide,
+        Arc::new(labels),
+        Arc::new(distinct),
+    ];
     for cols in [cols.clone(), cols.iter().map(|c| c.slice(3, 900)).collect()] {
         let mut digests = Vec::new();
         let mut per = Vec::new();
         RowEncoder::new()
             .digests_with_columns(&cols, &mut digests, Some(&mut per))
             .unwrap();
+        let mut summed = Vec::new();
+        RowEncoder::new().digests(&cols, &mut summed).unwrap();
+        assert_eq!(summed, digests);
+        let (mut totalled, mut totals) = (Vec::new(), Vec::new());
+        RowEncoder::new()
+            .digests_with_totals(&cols, &mut totalled, &mut totals)
+            .unwrap();
+        assert_eq!(totalled, digests);
+        for (c, list) in per.iter().enumerate() {
+            let mut t = ValueSum::default();
+            t.add_values(list, null_digest());
+            assert_eq!(totals[c], t, "column {c}");
+        }
         for (row, digest) in digests.iter().enumerate() {
             assert_eq!(*digest, reference_digest(&cols, row).unwrap(), "row {row}");
             for (c, col) in cols.iter().enumerate() {
