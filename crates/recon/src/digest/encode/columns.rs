@@ -80,7 +80,7 @@ impl ValueSum {
     }
 }
 
-impl Out<'_> {
+impl<'a> Out<'a> {
     /// Hands `digest(row)` for every row `0..rows` on: one monomorphic loop
     /// per writer and destination.
     #[inline(always)]
@@ -104,49 +104,47 @@ impl Out<'_> {
             }
         }
     }
-}
 
-impl<'a> Out<'a> {
     /// The column constants, when the digests go into the row sums.
     fn sum_constants(&self) -> Option<(u128, u128)> {
         match self {
-            Out::Sum { a, b, .. } => Some((*a, *b)),
-            _ => None,
+            Out::Sum { a, b, .. } | Out::SumAndTotal { a, b, .. } => Some((*a, *b)),
+            Out::List(_) => None,
         }
     }
 
-    /// Into the row sums, rows whose digest is an entry of a small table
-    /// add that entry's term, `terms[index(row)]` ([`terms_of`] the table;
-    /// NULL's term where `nulls` says so): a lookup and an add per row
-    /// instead of two multiplies. `None` when done; `self` back for any
-    /// other destination.
+    /// Into the row sums (and the column's total), rows whose digest is an
+    /// entry of a small table add that entry's term, `table.terms[index(row)]`
+    /// (NULL's where `nulls` says so): a lookup and an add per row instead
+    /// of two multiplies. `None` when done; `self` back for a list.
     #[inline(always)]
     fn sum_by_terms(
         self,
         rows: usize,
-        terms: &[u128],
+        table: &Terms,
         nulls: Option<&NullBuffer>,
         index: impl Fn(usize) -> usize,
     ) -> Option<Out<'a>> {
-        let Out::Sum { acc, .. } = self else {
-            return Some(self);
+        let (acc, mut total) = match self {
+            Out::Sum { acc, .. } => (acc, None),
+            Out::SumAndTotal { acc, total, .. } => (acc, Some(total)),
+            list => return Some(list),
         };
         let acc = &mut acc[..rows];
         match nulls {
-            None => {
-                for (row, s) in acc.iter_mut().enumerate() {
-                    *s = lane_add(*s, terms[index(row)]);
-                }
-            }
+            None => add_terms(acc, table, total, index),
             Some(n) => {
                 // A NULL slot's key may be anything, even out of range: it
                 // is replaced by NULL's position before the lookup, without
                 // a branch (NULLs are scattered).
-                let null_at = terms.len() - 1;
-                for (row, s) in acc.iter_mut().enumerate() {
+                let null_at = table.terms.len() - 1;
+                add_terms(acc, table, total.as_deref_mut(), |row| {
                     let valid = 0usize.wrapping_sub(n.is_valid(row) as usize);
-                    let i = (index(row) & valid) | (null_at & !valid);
-                    *s = lane_add(*s, terms[i]);
+                    (index(row) & valid) | (null_at & !valid)
+                });
+                if let Some(t) = total {
+                    // NULL counted in by `add_terms`, out here.
+                    t.non_null -= n.null_count() as u64;
                 }
             }
         }
@@ -154,12 +152,51 @@ impl<'a> Out<'a> {
     }
 }
 
-/// Each value digest's term `T_c(V)` of the row sum, and NULL's last.
-fn terms_of(digests: &[u128], a: u128, b: u128) -> Vec<u128> {
+/// Adds `table.terms[position(row)]` to each row's sum and, with `total`,
+/// what each row adds to the column's total.
+#[inline(always)]
+fn add_terms(
+    acc: &mut [u128],
+    table: &Terms,
+    total: Option<&mut ValueSum>,
+    position: impl Fn(usize) -> usize,
+) {
+    match total {
+        None => {
+            for (row, s) in acc.iter_mut().enumerate() {
+                *s = lane_add(*s, table.terms[position(row)]);
+            }
+        }
+        Some(total) => {
+            let mut sum = total.sum;
+            for (row, s) in acc.iter_mut().enumerate() {
+                let i = position(row);
+                *s = lane_add(*s, table.terms[i]);
+                sum = sum.wrapping_add(table.totalled[i]);
+            }
+            total.sum = sum;
+            total.non_null += acc.len() as u64;
+        }
+    }
+}
+
+/// A small table of value digests made ready for the row sums: each
+/// entry's term `T_c(V)` and what it adds to the column's total (its
+/// digest), with NULL's last (its term, and 0: a total counts NULL out).
+#[derive(Clone)]
+struct Terms {
+    terms: Vec<u128>,
+    totalled: Vec<u128>,
+}
+
+fn terms_of(digests: &[u128], a: u128, b: u128) -> Terms {
     let mut terms = Vec::with_capacity(digests.len() + 1);
     terms.extend(digests.iter().map(|&v| term(v, a, b)));
     terms.push(term(null_digest(), a, b));
-    terms
+    let mut totalled = Vec::with_capacity(digests.len() + 1);
+    totalled.extend_from_slice(digests);
+    totalled.push(0);
+    Terms { terms, totalled }
 }
 
 /// `v` when `valid`, else `null`, without a branch: NULLs are scattered, so
@@ -278,13 +315,13 @@ pub(super) struct PreEncoded {
     /// The digests' terms of the row sum ([`terms_of`]) for the column
     /// constants they were computed with: a dictionary cached for a column
     /// chunk is summed by lookup in every batch that shares it.
-    terms: std::sync::OnceLock<((u128, u128), Vec<u128>)>,
+    terms: std::sync::OnceLock<((u128, u128), Terms)>,
 }
 
 impl PreEncoded {
     /// [`terms_of`] the digests, computed once for the constants `(a, b)`
     /// (a cache belongs to one column, so they do not change).
-    fn terms(&self, a: u128, b: u128) -> std::borrow::Cow<'_, [u128]> {
+    fn terms(&self, a: u128, b: u128) -> std::borrow::Cow<'_, Terms> {
         let (ab, terms) = self
             .terms
             .get_or_init(|| ((a, b), terms_of(&self.digests, a, b)));
