@@ -4,9 +4,10 @@
 //! sketch beside them (see [`super::multiset::bucket_difference`] and
 //! [`super::RunSketch`]), they are known after the fingerprint pass, but
 //! not where their rows are: a locator cannot be recovered from sums (a
-//! row's locator differs per side, so matched rows never cancel). A [`UnitFilter`] per row group (a blocked Bloom filter of
-//! its digests) tells which row groups may hold them; the second pass reads
-//! only those. A filter has no false negatives, so every row group holding
+//! row's locator differs per side, so matched rows never cancel). A
+//! [`UnitFilter`] per scanned batch of a row group (a blocked Bloom filter
+//! of its digests) tells which batches may hold them; the second pass
+//! reads only those. A filter has no false negatives, so every batch holding
 //! a decoded digest is read, and the second pass recounts the digests from
 //! the rows themselves.
 
@@ -58,22 +59,11 @@ impl UnitFilter {
         }
     }
 
-    /// Asks the CPU to start loading the block of `d`, which an
-    /// [`insert`](Self::insert) of `d` will touch: the filter is larger than
-    /// the L2 cache, and each insert touches one random cache line.
-    #[inline(always)]
-    pub(crate) fn prefetch(&self, d: u128) {
-        prefetch(&self.words[self.block_of(d) * BLOCK_WORDS]);
-    }
-
-    /// Inserts a batch of digests, prefetching the block of the digest a few
-    /// places ahead.
+    /// Inserts a batch of digests. No prefetch: a filter holds one scanned
+    /// batch (8192 rows at up to 20 bits, 20 KiB), which stays in the L1
+    /// cache while it is filled.
     pub(crate) fn insert_all(&mut self, digests: &[u128]) {
-        const AHEAD: usize = 16;
-        for (i, &d) in digests.iter().enumerate() {
-            if let Some(&next) = digests.get(i + AHEAD) {
-                self.prefetch(next);
-            }
+        for &d in digests {
             self.insert(d);
         }
     }
