@@ -181,21 +181,25 @@ fn add_terms(
 }
 
 /// A small table of value digests made ready for the row sums: each
-/// entry's term `T_c(V)` and what it adds to the column's total (its
-/// digest), with NULL's last (its term, and 0: a total counts NULL out).
+/// entry's term `T_c(V)` and, when a column total is kept, what it adds to
+/// it (its digest), with NULL's last (its term, and 0: a total counts NULL
+/// out). `totalled` is empty when no total was asked for.
 #[derive(Clone)]
 struct Terms {
     terms: Vec<u128>,
     totalled: Vec<u128>,
 }
 
-fn terms_of(digests: &[u128], a: u128, b: u128) -> Terms {
+fn terms_of(digests: &[u128], a: u128, b: u128, totals: bool) -> Terms {
     let mut terms = Vec::with_capacity(digests.len() + 1);
     terms.extend(digests.iter().map(|&v| term(v, a, b)));
     terms.push(term(null_digest(), a, b));
-    let mut totalled = Vec::with_capacity(digests.len() + 1);
-    totalled.extend_from_slice(digests);
-    totalled.push(0);
+    let mut totalled = Vec::new();
+    if totals {
+        totalled.reserve(digests.len() + 1);
+        totalled.extend_from_slice(digests);
+        totalled.push(0);
+    }
     Terms { terms, totalled }
 }
 
@@ -319,16 +323,17 @@ pub(super) struct PreEncoded {
 }
 
 impl PreEncoded {
-    /// [`terms_of`] the digests, computed once for the constants `(a, b)`
-    /// (a cache belongs to one column, so they do not change).
+    /// [`terms_of`] the digests, with their totals' addends, computed once
+    /// for the constants `(a, b)` (a cache belongs to one column, so they do
+    /// not change; once per column chunk, the addends cost nothing to keep).
     fn terms(&self, a: u128, b: u128) -> std::borrow::Cow<'_, Terms> {
         let (ab, terms) = self
             .terms
-            .get_or_init(|| ((a, b), terms_of(&self.digests, a, b)));
+            .get_or_init(|| ((a, b), terms_of(&self.digests, a, b, true)));
         if *ab == (a, b) {
             std::borrow::Cow::Borrowed(terms)
         } else {
-            std::borrow::Cow::Owned(terms_of(&self.digests, a, b))
+            std::borrow::Cow::Owned(terms_of(&self.digests, a, b, true))
         }
     }
 
@@ -442,10 +447,13 @@ impl<K: Copy + Into<i64>> ColumnWriter for TableWriter<'_, K> {
         let (keys, table, min) = (&self.keys[..rows], &self.table[..], self.min);
         let position = |row: usize| (keys[row].into() - min) as usize;
         // The table spans under a quarter of the batch's rows: its terms
-        // cost less than a term per row.
+        // (and a total's addends, only when one is kept) cost less than a
+        // term per row.
         let out = match out.sum_constants() {
             Some((a, b)) => {
-                match out.sum_by_terms(rows, &terms_of(table, a, b), self.nulls, position) {
+                let totals = matches!(out, Out::SumAndTotal { .. });
+                let terms = terms_of(table, a, b, totals);
+                match out.sum_by_terms(rows, &terms, self.nulls, position) {
                     Some(out) => out,
                     None => return,
                 }
