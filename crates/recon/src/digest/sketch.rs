@@ -11,16 +11,43 @@
 //! a decoded digest is read, and the second pass recounts the digests from
 //! the rows themselves.
 
-/// Bits per 64-byte block of a [`UnitFilter`], and bits set per digest.
-const BLOCK_WORDS: usize = 8;
-const PROBES: usize = 6;
-
-/// A blocked Bloom filter of one unit's digests: each digest sets
-/// `PROBES` bits inside one 64-byte block, so an insert touches one cache
-/// line.
+/// A split-block Bloom filter of one scanned batch's digests. A digest
+/// picks one 64-byte block (by its high half, which also picks the
+/// fingerprint bucket) and sets one bit in each of the block's eight words
+/// (six bits of its low half per word): an insert is one OR of a 512-bit
+/// mask into one cache line.
+///
+/// Why this shape: the filter is filled for every row of pass 1, identical
+/// tables included, so its cost per row is paid whether or not a targeted
+/// pass follows. The classic blocked filter (six probes anywhere in the
+/// block) took ~40 instructions and six read-modify-writes per row, ~9% of
+/// an identical-tables diff; this mask is a few vector instructions
+/// ([`insert_all`](UnitFilter::insert_all) picks AVX-512, AVX2 or the
+/// portable loop at run time, all setting the same bits). One bit per word
+/// also gives fewer false positives at the same size: about 0.026% per
+/// looked-up digest at 20 bits per row against 0.044% (0.42% and 0.43% at
+/// 12 bits).
 #[derive(Debug, Clone)]
 pub(crate) struct UnitFilter {
-    words: Vec<u64>,
+    blocks: Vec<Block>,
+}
+
+/// One cache line of a [`UnitFilter`].
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Block([u64; 8]);
+
+/// The block of digest `d` among `blocks`: bits 64..128 mapped onto the
+/// blocks by a multiply-shift instead of a division.
+#[inline(always)]
+fn block_of(d: u128, blocks: usize) -> usize {
+    ((((d >> 64) as u64 as u128) * blocks as u128) >> 64) as usize
+}
+
+/// The bit digest `d` sets in word `i` of its block.
+#[inline(always)]
+fn bit_of(d: u128, i: usize) -> u64 {
+    1 << ((d as u64 >> (6 * i)) & 63)
 }
 
 impl UnitFilter {
@@ -28,52 +55,97 @@ impl UnitFilter {
     pub(crate) fn new(rows: u64, bits_per_row: u32) -> UnitFilter {
         let blocks = ((rows.max(1) * bits_per_row as u64).div_ceil(512)).max(1) as usize;
         UnitFilter {
-            words: vec![0; blocks * BLOCK_WORDS],
+            blocks: vec![Block::default(); blocks],
         }
     }
 
-    /// The block of digest `d`: bits 64..128 (the high half, which also
-    /// picks the fingerprint bucket; the low half picks the bits) mapped onto
-    /// the blocks by a multiply-shift instead of a division.
-    #[inline(always)]
-    fn block_of(&self, d: u128) -> usize {
-        let blocks = (self.words.len() / BLOCK_WORDS) as u128;
-        ((((d >> 64) as u64 as u128) * blocks) >> 64) as usize
-    }
-
-    #[inline]
-    fn probes(&self, d: u128) -> (usize, [u32; PROBES]) {
-        let low = (d as u64).rotate_left(29);
-        (
-            self.block_of(d),
-            std::array::from_fn(|i| ((low >> (9 * i)) & 511) as u32),
-        )
-    }
-
-    #[inline]
+    /// Inserts one digest.
+    #[cfg(test)]
     pub(crate) fn insert(&mut self, d: u128) {
-        let (block, bits) = self.probes(d);
-        let w = &mut self.words[block * BLOCK_WORDS..(block + 1) * BLOCK_WORDS];
-        for b in bits {
-            w[(b / 64) as usize] |= 1 << (b % 64);
-        }
+        self.insert_all(&[d]);
     }
 
-    /// Inserts a batch of digests. No prefetch: a filter holds one scanned
-    /// batch (8192 rows at up to 20 bits, 20 KiB), which stays in the L1
-    /// cache while it is filled.
+    /// Inserts a batch of digests, with the widest kernel the CPU runs.
     pub(crate) fn insert_all(&mut self, digests: &[u128]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU supports AVX-512F (checked just above).
+                return unsafe { kernels::insert_all_avx512(&mut self.blocks, digests) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                return unsafe { kernels::insert_all_avx2(&mut self.blocks, digests) };
+            }
+        }
+        insert_all_portable(&mut self.blocks, digests)
+    }
+
+    /// Whether `d` may be in the batch (never false for a digest inserted).
+    pub(crate) fn may_contain(&self, d: u128) -> bool {
+        let Block(w) = &self.blocks[block_of(d, self.blocks.len())];
+        (0..8).all(|i| w[i] & bit_of(d, i) != 0)
+    }
+}
+
+/// The portable kernel of [`UnitFilter::insert_all`], and the reference the
+/// vector kernels are tested against.
+fn insert_all_portable(blocks: &mut [Block], digests: &[u128]) {
+    let n = blocks.len();
+    for &d in digests {
+        let Block(w) = &mut blocks[block_of(d, n)];
+        for (i, word) in w.iter_mut().enumerate() {
+            *word |= bit_of(d, i);
+        }
+    }
+}
+
+/// Vector kernels of [`UnitFilter::insert_all`]: each builds a digest's
+/// mask by shifting its low half right by 0, 6, .., 42 bits in every lane,
+/// keeping six bits, and shifting a 1 left by them ([`bit_of`] per lane).
+#[cfg(target_arch = "x86_64")]
+mod kernels {
+    use super::{block_of, Block};
+    use std::arch::x86_64::*;
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn insert_all_avx2(blocks: &mut [Block], digests: &[u128]) {
+        let n = blocks.len();
+        let shifts = [_mm256_setr_epi64x(0, 6, 12, 18), _mm256_setr_epi64x(24, 30, 36, 42)];
+        let six_bits = _mm256_set1_epi64x(63);
+        let one = _mm256_set1_epi64x(1);
         for &d in digests {
-            self.insert(d);
+            let low = _mm256_set1_epi64x(d as u64 as i64);
+            let Block(w) = &mut blocks[block_of(d, n)];
+            for (half, shift) in shifts.iter().enumerate() {
+                let bits = _mm256_and_si256(_mm256_srlv_epi64(low, *shift), six_bits);
+                let mask = _mm256_sllv_epi64(one, bits);
+                let at = w[4 * half..].as_mut_ptr().cast::<__m256i>();
+                // SAFETY: `at` points at four of the block's eight words
+                // (in bounds, and 32-byte aligned since blocks are 64).
+                unsafe { _mm256_store_si256(at, _mm256_or_si256(_mm256_load_si256(at), mask)) };
+            }
         }
     }
 
-    /// Whether `d` may be in the unit (never false for a digest inserted).
-    pub(crate) fn may_contain(&self, d: u128) -> bool {
-        let (block, bits) = self.probes(d);
-        let w = &self.words[block * BLOCK_WORDS..(block + 1) * BLOCK_WORDS];
-        bits.iter()
-            .all(|b| w[(b / 64) as usize] & (1 << (b % 64)) != 0)
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn insert_all_avx512(blocks: &mut [Block], digests: &[u128]) {
+        let n = blocks.len();
+        let shift = _mm512_setr_epi64(0, 6, 12, 18, 24, 30, 36, 42);
+        let six_bits = _mm512_set1_epi64(63);
+        let one = _mm512_set1_epi64(1);
+        for &d in digests {
+            let low = _mm512_set1_epi64(d as u64 as i64);
+            let bits = _mm512_and_si512(_mm512_srlv_epi64(low, shift), six_bits);
+            let mask = _mm512_sllv_epi64(one, bits);
+            let at = blocks[block_of(d, n)].0.as_mut_ptr().cast::<__m512i>();
+            // SAFETY: `at` points at a whole 64-byte, 64-aligned block.
+            unsafe { _mm512_store_si512(at, _mm512_or_si512(_mm512_load_si512(at), mask)) };
+        }
     }
 }
 
@@ -110,5 +182,50 @@ mod tests {
             .filter(|&i| f.may_contain(digest(i)))
             .count();
         assert!(false_hits < 1_000, "{false_hits} false positives in 100000");
+        // The rate the filter's documentation gives for 20 bits (0.026%).
+        let mut f = UnitFilter::new(8192, 20);
+        f.insert_all(&crate::digest::test_digests(1, 8192));
+        let false_hits = crate::digest::test_digests(2, 1_000_000)
+            .into_iter()
+            .filter(|&d| f.may_contain(d))
+            .count();
+        assert!((150..400).contains(&false_hits), "{false_hits} false positives in 1000000");
+    }
+
+    /// Every kernel the CPU runs sets exactly the portable kernel's bits,
+    /// for filters of every size class and batches of every length
+    /// (including none and one).
+    #[test]
+    fn vector_kernels_set_the_portable_kernels_bits() {
+        for (rows, bits) in [(0, 6), (1, 20), (7, 12), (8192, 20), (8192, 6), (5000, 16)] {
+            let digests = crate::digest::test_digests(rows ^ 0x5eed, rows as usize);
+            let mut portable = UnitFilter::new(rows, bits);
+            insert_all_portable(&mut portable.blocks, &digests);
+            let mut dispatched = UnitFilter::new(rows, bits);
+            dispatched.insert_all(&digests);
+            assert_eq!(words(&dispatched), words(&portable), "dispatched, {rows} rows");
+            #[cfg(target_arch = "x86_64")]
+            {
+                let kernels: [(&str, bool, unsafe fn(&mut [Block], &[u128])); 2] = [
+                    ("avx2", std::arch::is_x86_feature_detected!("avx2"), kernels::insert_all_avx2),
+                    ("avx512f", std::arch::is_x86_feature_detected!("avx512f"), kernels::insert_all_avx512),
+                ];
+                for (name, supported, kernel) in kernels {
+                    if !supported {
+                        eprintln!("skipped: this CPU has no {name}; its kernel is untested here");
+                        continue;
+                    }
+                    let mut f = UnitFilter::new(rows, bits);
+                    // SAFETY: the CPU supports the kernel's feature (checked).
+                    unsafe { kernel(&mut f.blocks, &digests) };
+                    assert_eq!(words(&f), words(&portable), "{name}, {rows} rows");
+                }
+            }
+            assert!(digests.iter().all(|&d| portable.may_contain(d)));
+        }
+    }
+
+    fn words(f: &UnitFilter) -> Vec<u64> {
+        f.blocks.iter().flat_map(|b| b.0).collect()
     }
 }
