@@ -60,22 +60,7 @@ pub(crate) struct FingerprintSink {
     pub filters: Vec<(UnitKey, Vec<Slice>)>,
     /// A unit was read that has no filter (an IPC stream, text).
     pub unfiltered: bool,
-    /// Digests not yet added (all of `pending_side`), and the same sorted.
-    pending: Vec<u128>,
-    pending_side: Option<Side>,
-    sorted: Vec<u128>,
 }
-
-/// Digests gathered before they are added to the buckets. A bucket is
-/// picked by a digest's top bits, in an array larger than the L2 cache (512
-/// KiB per side): added as they come, every digest is a random cache line,
-/// and a batch of 8192 touches most lines once, with the decoder's data
-/// evicting them between batches. Gathered and sorted by their top byte
-/// (one counting-sort pass), they sweep the array front to back in 256
-/// steps a few KiB wide, each line loaded once per flush for ~16 digests.
-/// 128Ki digests are 2 MiB, twice (gathered and sorted), per worker. (The
-/// per-batch filters are small enough to stay in cache as they are.)
-const PENDING: usize = 1 << 17;
 
 impl Default for FingerprintSink {
     fn default() -> Self {
@@ -114,9 +99,6 @@ impl FingerprintSink {
             current: None,
             filters: Vec::new(),
             unfiltered: false,
-            pending: Vec::new(),
-            pending_side: None,
-            sorted: Vec::new(),
         }
     }
 
@@ -133,7 +115,7 @@ impl FingerprintSink {
         let mut complete = true;
         let mut sketch = Some(RunSketch::new(RUN_SKETCH_TABLES, RUN_SKETCH_LOG_CELLS));
         for mut s in sinks {
-            // Pending digests and the last unit's filter, if `finish` was not called.
+            // The last unit's filter, if `finish` was not called.
             s.close_unit();
             for (into, from) in fingerprints.iter_mut().zip(&s.fingerprints) {
                 for (a, b) in into.iter_mut().zip(from) {
@@ -152,43 +134,6 @@ impl FingerprintSink {
             sketch,
             filters: complete.then_some(filters),
         }
-    }
-
-    /// Adds the pending digests to their side's buckets, in the order of
-    /// their top byte.
-    fn flush(&mut self) {
-        let Some(side) = self.pending_side else {
-            return;
-        };
-        let digests = &self.pending;
-        let mut starts = [0u32; 257];
-        for &d in digests {
-            starts[(d >> 120) as usize + 1] += 1;
-        }
-        for k in 1..257 {
-            starts[k] += starts[k - 1];
-        }
-        self.sorted.clear();
-        self.sorted.resize(digests.len(), 0);
-        for &d in digests {
-            let k = (d >> 120) as usize;
-            self.sorted[starts[k] as usize] = d;
-            starts[k] += 1;
-        }
-        let fps = &mut self.fingerprints[side.index()];
-        match self.sketch.as_mut() {
-            None => {
-                for &d in &self.sorted {
-                    fps[fp_bucket_of(d)].add(d);
-                }
-            }
-            Some(sketch) => {
-                sketch.add_all_mixed(&self.sorted, side == Side::Source, |d, m| {
-                    fps[fp_bucket_of(d)].add_mixed(d, m)
-                });
-            }
-        }
-        self.pending.clear();
     }
 
     /// Stops keeping per-batch filters and frees those kept: no targeted
@@ -211,10 +156,6 @@ impl FingerprintSink {
         filtered: &[u128],
         locators: crate::input::Locators<'_>,
     ) {
-        if self.pending_side != Some(side) {
-            self.flush();
-            self.pending_side = Some(side);
-        }
         if let Some((_, slices)) = self.current.as_mut().filter(|_| !filtered.is_empty()) {
             // Positions of the batch's first and last rows (rows a delete
             // removes leave gaps, which the slice spans).
@@ -228,14 +169,27 @@ impl FingerprintSink {
                 filter,
             });
         }
-        self.pending.extend_from_slice(digests);
-        if self.pending.len() >= PENDING {
-            self.flush();
+        // In row order: the buckets (512 KiB per side) and the sketch (64
+        // KiB) stay in a core's L2 cache (2 MiB) between batches. Gathering
+        // 128Ki digests and sorting them by bucket first, so that each
+        // cache line was loaded once, cost 2% of an identical-tables diff
+        // more than it saved (farm-bench, 11 runs, 50M pair).
+        let fps = &mut self.fingerprints[side.index()];
+        match self.sketch.as_mut() {
+            None => {
+                for &d in digests {
+                    fps[fp_bucket_of(d)].add(d);
+                }
+            }
+            Some(sketch) => {
+                sketch.add_all_mixed(digests, side == Side::Source, |d, m| {
+                    fps[fp_bucket_of(d)].add_mixed(d, m)
+                });
+            }
         }
     }
 
     fn close_unit(&mut self) {
-        self.flush();
         if let Some(done) = self.current.take() {
             self.filters.push(done);
         }
