@@ -113,7 +113,10 @@ mod kernels {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn insert_all_avx2(blocks: &mut [Block], digests: &[u128]) {
         let n = blocks.len();
-        let shifts = [_mm256_setr_epi64x(0, 6, 12, 18), _mm256_setr_epi64x(24, 30, 36, 42)];
+        let shifts = [
+            _mm256_setr_epi64x(0, 6, 12, 18),
+            _mm256_setr_epi64x(24, 30, 36, 42),
+        ];
         let six_bits = _mm256_set1_epi64x(63);
         let one = _mm256_set1_epi64x(1);
         for &d in digests {
@@ -189,7 +192,10 @@ mod tests {
             .into_iter()
             .filter(|&d| f.may_contain(d))
             .count();
-        assert!((150..400).contains(&false_hits), "{false_hits} false positives in 1000000");
+        assert!(
+            (150..400).contains(&false_hits),
+            "{false_hits} false positives in 1000000"
+        );
     }
 
     /// Every kernel the CPU runs sets exactly the portable kernel's bits,
@@ -203,12 +209,24 @@ mod tests {
             insert_all_portable(&mut portable.blocks, &digests);
             let mut dispatched = UnitFilter::new(rows, bits);
             dispatched.insert_all(&digests);
-            assert_eq!(words(&dispatched), words(&portable), "dispatched, {rows} rows");
+            assert_eq!(
+                words(&dispatched),
+                words(&portable),
+                "dispatched, {rows} rows"
+            );
             #[cfg(target_arch = "x86_64")]
             {
                 let kernels: [(&str, bool, unsafe fn(&mut [Block], &[u128])); 2] = [
-                    ("avx2", std::arch::is_x86_feature_detected!("avx2"), kernels::insert_all_avx2),
-                    ("avx512f", std::arch::is_x86_feature_detected!("avx512f"), kernels::insert_all_avx512),
+                    (
+                        "avx2",
+                        std::arch::is_x86_feature_detected!("avx2"),
+                        kernels::insert_all_avx2,
+                    ),
+                    (
+                        "avx512f",
+                        std::arch::is_x86_feature_detected!("avx512f"),
+                        kernels::insert_all_avx512,
+                    ),
                 ];
                 for (name, supported, kernel) in kernels {
                     if !supported {
