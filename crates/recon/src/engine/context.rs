@@ -159,7 +159,7 @@ impl RunContext {
         progress: Arc<Progress>,
         cancel: CancelToken,
     ) -> Result<RunContext> {
-        super::memory::pin_malloc_thresholds();
+        super::memory::tune_malloc(sizing.malloc_top_pad);
         let dir = RunDir::create(temp_base)?;
         let budget = SpillBudget::new(sizing.in_memory_spill);
         Ok(RunContext {
