@@ -497,31 +497,86 @@ impl Hybrid {
             out.fill(0);
             return;
         }
-        let mask = if width == 32 {
-            u32::MAX as u64
-        } else {
-            (1u64 << width) - 1
-        };
         let data = &self.data[..];
-        let mut bit = self.bit;
-        for slot in out.iter_mut() {
-            let byte = bit / 8;
-            // Eight bytes hold any value of up to 32 bits from any bit
-            // offset; near the end they are read with zeros past it.
-            let word = match data.get(byte..byte + 8) {
-                Some(b) => u64::from_le_bytes(array(b)),
-                None => {
-                    let mut w = [0u8; 8];
-                    let tail = &data[byte.min(data.len())..];
-                    w[..tail.len()].copy_from_slice(tail);
-                    u64::from_le_bytes(w)
-                }
-            };
-            *slot = ((word >> (bit % 8)) & mask) as u32;
-            bit += width;
+        // Value by value up to a byte boundary, then eight values at a time
+        // from there (eight values span `width` whole bytes), then the rest
+        // value by value.
+        let mut done = 0;
+        while done < out.len() && (self.bit + done * width) % 8 != 0 {
+            out[done] = unpack_one(data, self.bit + done * width, width);
+            done += 1;
         }
-        self.bit = bit;
+        done += unpack_groups(data, self.bit + done * width, width, &mut out[done..]);
+        for (k, slot) in out.iter_mut().enumerate().skip(done) {
+            *slot = unpack_one(data, self.bit + k * width, width);
+        }
+        self.bit += out.len() * width;
     }
+}
+
+/// The `width`-bit value at bit `bit` of `data` (bits past its end read as
+/// zeros).
+#[inline]
+fn unpack_one(data: &[u8], bit: usize, width: usize) -> u32 {
+    let byte = bit / 8;
+    // Eight bytes hold any value of up to 32 bits from any bit offset; near
+    // the end they are read with zeros past it.
+    let word = match data.get(byte..byte + 8) {
+        Some(b) => u64::from_le_bytes(array(b)),
+        None => {
+            let mut w = [0u8; 8];
+            let tail = &data[byte.min(data.len())..];
+            w[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(w)
+        }
+    };
+    ((word >> (bit % 8)) & value_mask(width)) as u32
+}
+
+#[inline(always)]
+fn value_mask(width: usize) -> u64 {
+    if width >= 32 {
+        u32::MAX as u64
+    } else {
+        (1u64 << width) - 1
+    }
+}
+
+/// Unpacks groups of eight `width`-bit values from byte-aligned bit `bit`
+/// into `out`, as many whole groups as `out` and the data hold; returns the
+/// values unpacked. The width is made a constant, so each group's shifts
+/// and offsets are too: about three instructions a value instead of
+/// [`unpack_one`]'s ten (recon's dictionary indices were ~4% of an
+/// identical-tables diff's samples).
+fn unpack_groups(data: &[u8], bit: usize, width: usize, out: &mut [u32]) -> usize {
+    fn groups<const W: usize>(data: &[u8], bit: usize, out: &mut [u32]) -> usize {
+        let mut byte = bit / 8;
+        let mut done = 0;
+        for group in out.chunks_exact_mut(8) {
+            // The group's W bytes and the slack its last 8-byte read needs.
+            let Some(window) = data.get(byte..byte + W + 8) else {
+                break;
+            };
+            for (i, slot) in group.iter_mut().enumerate() {
+                let at = i * W;
+                let word = u64::from_le_bytes(array(&window[at / 8..at / 8 + 8]));
+                *slot = ((word >> (at % 8)) & value_mask(W)) as u32;
+            }
+            byte += W;
+            done += 8;
+        }
+        done
+    }
+    debug_assert_eq!(bit % 8, 0);
+    macro_rules! by_width {
+        ($($w:literal)*) => {
+            match width {
+                $($w => groups::<$w>(data, bit, out),)*
+                _ => 0,
+            }
+        };
+    }
+    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32)
 }
 
 #[cfg(test)]
@@ -559,6 +614,39 @@ mod tests {
         // A varint that never ends.
         let mut h = Hybrid::new(Bytes::from_static(&[0xff; 12]), 3);
         assert_eq!(h.read(&mut out), 0);
+    }
+
+    /// Eight at a time and one at a time agree, for every width, from every
+    /// offset into a packed run and for every read length.
+    #[test]
+    fn grouped_unpacking_matches_value_by_value() {
+        let bytes: Vec<u8> = (0..300u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        for width in 1..=32u8 {
+            let w = width as usize;
+            let runs = (bytes.len() / w).min(63);
+            let mut data = vec![((runs as u8) << 1) | 1];
+            data.extend_from_slice(&bytes[..runs * w]);
+            let data = Bytes::from(data);
+            let expected: Vec<u32> = (0..runs * 8)
+                .map(|k| unpack_one(&data[1..], k * w, w))
+                .collect();
+            for first in [0, 1, 3, 8, 13] {
+                for len in [1, 7, 8, 9, 40, runs * 8 - first] {
+                    let mut h = Hybrid::new(data.clone(), width);
+                    let mut skip = vec![0u32; first];
+                    assert_eq!(h.read(&mut skip), first);
+                    let mut out = vec![0u32; len];
+                    assert_eq!(h.read(&mut out), len, "width {width}");
+                    assert_eq!(
+                        out,
+                        expected[first..first + len],
+                        "width {width}, from {first}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
