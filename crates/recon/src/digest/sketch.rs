@@ -216,7 +216,8 @@ mod tests {
             );
             #[cfg(target_arch = "x86_64")]
             {
-                let kernels: [(&str, bool, unsafe fn(&mut [Block], &[u128])); 2] = [
+                type Kernel = unsafe fn(&mut [Block], &[u128]);
+                let kernels: [(&str, bool, Kernel); 2] = [
                     (
                         "avx2",
                         std::arch::is_x86_feature_detected!("avx2"),

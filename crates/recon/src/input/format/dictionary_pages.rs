@@ -502,7 +502,7 @@ impl Hybrid {
         // from there (eight values span `width` whole bytes), then the rest
         // value by value.
         let mut done = 0;
-        while done < out.len() && (self.bit + done * width) % 8 != 0 {
+        while done < out.len() && !(self.bit + done * width).is_multiple_of(8) {
             out[done] = unpack_one(data, self.bit + done * width, width);
             done += 1;
         }
