@@ -76,9 +76,10 @@ impl Default for FingerprintSink {
 /// batches). 2 × 16384 cells peeled 36,000 but cost 11% of a light-drift
 /// diff on the 50M pair against 5% (docs/sketch.md).
 const RUN_SKETCH_TABLES: u32 = 2;
+const RUN_SKETCH_LOG_CELLS: u32 = 10;
+
 /// How many digests ahead [`FingerprintSink::add`] prefetches a bucket.
 const BUCKET_PREFETCH: usize = 16;
-const RUN_SKETCH_LOG_CELLS: u32 = 10;
 
 /// What the workers' fingerprint sinks add up to.
 pub(crate) struct Fingerprinted {
