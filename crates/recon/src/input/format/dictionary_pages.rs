@@ -506,7 +506,9 @@ impl Hybrid {
             out[done] = unpack_one(data, self.bit + done * width, width);
             done += 1;
         }
-        done += unpack_groups(data, self.bit + done * width, width, &mut out[done..]);
+        if done < out.len() {
+            done += unpack_groups(data, self.bit + done * width, width, &mut out[done..]);
+        }
         for (k, slot) in out.iter_mut().enumerate().skip(done) {
             *slot = unpack_one(data, self.bit + k * width, width);
         }
