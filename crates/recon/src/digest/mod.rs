@@ -13,7 +13,7 @@ pub(crate) use encode::check_supported;
 pub(crate) use encode::{null_digest, Combiner, RowEncoder, ValueSum, ENCODING_VERSION};
 pub(crate) use multiset::{
     adds_up, bucket_difference, fp_bucket_of, mix, BucketDifferences, DigestBuildHasher,
-    Fingerprint, RunSketch, FP_BITS, FP_BUCKETS,
+    Fingerprint, RunSketch, FP_BITS, FP_BUCKETS, FP_PREFETCH_AHEAD,
 };
 pub(crate) use sketch::UnitFilter;
 

@@ -12,6 +12,7 @@ use super::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
 use crate::digest::sketch::prefetch;
 use crate::digest::{
     fp_bucket_of, mix, DigestBuildHasher, Fingerprint, RunSketch, UnitFilter, FP_BUCKETS,
+    FP_PREFETCH_AHEAD,
 };
 use crate::error::Result;
 use crate::input::Unit;
@@ -77,9 +78,6 @@ impl Default for FingerprintSink {
 /// diff on the 50M pair against 5% (docs/sketch.md).
 const RUN_SKETCH_TABLES: u32 = 2;
 const RUN_SKETCH_LOG_CELLS: u32 = 10;
-
-/// How many digests ahead [`FingerprintSink::add`] prefetches a bucket.
-const BUCKET_PREFETCH: usize = 16;
 
 /// What the workers' fingerprint sinks add up to.
 pub(crate) struct Fingerprinted {
@@ -173,7 +171,7 @@ impl FingerprintSink {
                 filter,
             });
         }
-        // In row order, each bucket prefetched `BUCKET_PREFETCH` digests
+        // In row order, each bucket prefetched `FP_PREFETCH_AHEAD` digests
         // ahead: between batches the decoder's buffers evict the buckets
         // (512 KiB per side) from L2, and a bucket's update then waited for
         // its line (half of this function's samples, on the high word of
@@ -184,7 +182,7 @@ impl FingerprintSink {
         let fps = &mut self.fingerprints[side.index()];
         let mut i = 0;
         let add = |d: u128, m: u64| {
-            if let Some(&next) = digests.get(i + BUCKET_PREFETCH) {
+            if let Some(&next) = digests.get(i + FP_PREFETCH_AHEAD) {
                 prefetch(&fps[fp_bucket_of(next)]);
             }
             i += 1;

@@ -38,7 +38,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::sink::{KeyedConfig, Staged};
 use super::tags::{pair_digest, tag_of, tag_probe, KeySums};
 use crate::digest::sketch::prefetch;
-use crate::digest::{fp_bucket_of, null_digest, Combiner, Fingerprint, FP_BUCKETS};
+use crate::digest::{
+    fp_bucket_of, null_digest, Combiner, Fingerprint, FP_BUCKETS, FP_PREFETCH_AHEAD,
+};
 use crate::engine::partition::{bucket_of, FingerprintSink, SliceFilters};
 use crate::engine::record::Keyless;
 use crate::engine::scan::{Batch, RowSink};
@@ -180,13 +182,11 @@ impl RowSink for SieveSink {
             }
         }
         // The sums of 16384 buckets are 256 KiB a side, which the decoder's
-        // pages evict between batches: each row's bucket is a cache miss
-        // unless it is asked for a few rows ahead (measured: the load was
-        // half of this function's time).
-        const AHEAD: usize = 16;
+        // pages evict between batches: each row's bucket is asked for
+        // `FP_PREFETCH_AHEAD` rows ahead.
         let sums = &mut self.sums[s];
         for (j, (&key, &pair)) in self.keys.iter().zip(&self.pairs).enumerate() {
-            if let Some(&next) = self.keys.get(j + AHEAD) {
+            if let Some(&next) = self.keys.get(j + FP_PREFETCH_AHEAD) {
                 prefetch(&sums[fp_bucket_of(next)]);
             }
             sums[fp_bucket_of(key)].add(tag_of(key), pair);
