@@ -4,8 +4,10 @@
     scripts/compare.sh ROWS [--threads 2] [--memory-limit 1GiB] [--runs 3] [--keyed order_id]
 
 Runs each engine on the same files with the same thread count and memory
-limit, alternating engines run by run, and prints median wall time, peak RSS
-(from /usr/bin/time, in GiB) and recon's speedup over each DuckDB formulation.
+limit, alternating engines run by run (each DuckDB floor beside the recon
+run divided by it, the order reversed every other run), and prints median
+wall time, peak RSS (from /usr/bin/time, in GiB), recon's speedup over each
+DuckDB formulation, and each recon run's ratio to its floor.
 DuckDB is installed by compare.sh into scripts/.venv; it is not a test dependency.
 """
 import argparse
@@ -132,18 +134,36 @@ def main():
     current = os.path.join(ROOT, "target", "release", "recon")
     binary = {k: current for k in recon_runs}
     if a.baseline:
-        for k in list(recon_runs):
-            recon_runs[f"[baseline] {k}"] = recon_runs[k]
+        # Each baseline run beside the current binary's.
+        both = {}
+        for k, v in recon_runs.items():
+            both[k] = v
+            both[f"[baseline] {k}"] = v
             binary[f"[baseline] {k}"] = os.path.abspath(a.baseline)
+        recon_runs = both
     engines = {k: None for k in recon_runs}
     engines.update(duck)
     engines = {k: v for k, v in engines.items() if not any(x in k for x in a.skip)}
+    # Each floor runs right after the first recon run divided by it, so that
+    # a pair sees the same machine: this host's speed drifts by 10-20% over
+    # tens of seconds, which a ratio of medians taken minutes apart absorbs
+    # as noise. Odd runs go in reverse order (floor first), so neither
+    # engine always runs after the other.
+    order = []
+    for k in engines:
+        if k in order:
+            continue
+        order.append(k)
+        f = floor_of.get(k.removeprefix("[baseline] "), FLOOR) if k in recon_runs else None
+        if f in engines and f not in order:
+            order.append(f)
+    engines = {k: engines[k] for k in order}
     join = " AND ".join(f"s.{c} IS NOT DISTINCT FROM t.{c}" for c in COLUMNS)
     distinct = " OR ".join(f"s.{c} IS DISTINCT FROM t.{c}" for c in COLUMNS if c != a.keyed)
     results = {k: [] for k in engines}
     with tempfile.TemporaryDirectory() as out:
         for run in range(a.runs):
-            for name, q in engines.items():
+            for name, q in (list(engines.items())[::-1] if run % 2 else engines.items()):
                 if q is None and recon_runs[name][0] is None:
                     cmd = [binary[name], "fingerprint", s, "--threads", str(a.threads),
                            "--output", os.path.join(out, "fingerprint.json")]
@@ -175,7 +195,7 @@ def main():
                            f"{(st.get('second_pass') or {}).get('strategy', '-')}, "
                            f"{r.get('source_only_rows')}/{r.get('target_only_rows')} unmatched]")
                 print(f"run {run + 1}: {name}: {secs:.2f} s, {rss / 2**30:.2f} GiB{how}", file=sys.stderr)
-    recon_name = next(iter(engines))
+    recon_name = next(k for k in engines if k in recon_runs)
     med = {k: (statistics.median(x[0] for x in v), max(x[1] for x in v)) for k, v in results.items()}
     rt = med[recon_name][0]
     print(f"\npair: {a.dir}; threads {a.threads}; memory limit {a.memory_limit}; median of {a.runs} runs\n")
@@ -189,7 +209,12 @@ def main():
         for k in recon_runs:
             f = floor_of.get(k.removeprefix("[baseline] "), FLOOR)
             if k in med and f in med:
-                print(f"{k} / {f} = {med[k][0] / med[f][0]:.2f}")
+                # Also the median of the run-by-run ratios (each recon run
+                # against the floor run beside it), and their range.
+                paired = sorted(r[0] / fl[0] for r, fl in zip(results[k], results[f]))
+                print(f"{k} / {f} = {med[k][0] / med[f][0]:.2f} "
+                      f"(run by run: median {statistics.median(paired):.2f}, "
+                      f"range {paired[0]:.2f}-{paired[-1]:.2f})")
     copy = [k for k in med if k.startswith("duckdb COPY")]
     if copy:
         print()

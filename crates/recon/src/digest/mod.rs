@@ -15,7 +15,7 @@ pub(crate) use multiset::{
     adds_up, bucket_difference, fp_bucket_of, mix, BucketDifferences, DigestBuildHasher,
     Fingerprint, RunSketch, FP_BITS, FP_BUCKETS, FP_PREFETCH_AHEAD,
 };
-pub(crate) use sketch::UnitFilter;
+pub(crate) use sketch::{FilterId, FilterStore};
 
 /// A digest whose count differs between the sides: (digest, source − target).
 pub(crate) type Difference = (u128, i64);

@@ -23,14 +23,14 @@
 /// block) took ~40 instructions and six read-modify-writes per row, about
 /// 4.5% of an identical-tables diff's samples (0.7% now); this mask is a
 /// few vector instructions
-/// ([`insert_all`](UnitFilter::insert_all) picks AVX-512, AVX2 or the
+/// ([`insert_all`] picks AVX-512, AVX2 or the
 /// portable loop at run time, all setting the same bits). One bit per word
 /// also gives fewer false positives at the same size: about 0.026% per
 /// looked-up digest at 20 bits per row against 0.044% (0.42% and 0.43% at
-/// 12 bits).
-#[derive(Debug, Clone)]
-pub(crate) struct UnitFilter {
-    blocks: Vec<Block>,
+/// 12 bits). The filters live in a [`FilterStore`]; this is one of them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UnitFilter<'a> {
+    blocks: &'a [Block],
 }
 
 /// One cache line of a [`UnitFilter`].
@@ -51,37 +51,12 @@ fn bit_of(d: u128, i: usize) -> u64 {
     1 << ((d as u64 >> (6 * i)) & 63)
 }
 
-impl UnitFilter {
-    /// A filter for `rows` digests at `bits_per_row` bits each.
-    pub(crate) fn new(rows: u64, bits_per_row: u32) -> UnitFilter {
-        let blocks = ((rows.max(1) * bits_per_row as u64).div_ceil(512)).max(1) as usize;
-        UnitFilter {
-            blocks: vec![Block::default(); blocks],
-        }
-    }
+/// Blocks of a filter for `rows` digests at `bits_per_row` bits each.
+fn blocks_for(rows: usize, bits_per_row: u32) -> usize {
+    ((rows.max(1) as u64 * bits_per_row as u64).div_ceil(512)).max(1) as usize
+}
 
-    /// Inserts one digest.
-    #[cfg(test)]
-    pub(crate) fn insert(&mut self, d: u128) {
-        self.insert_all(&[d]);
-    }
-
-    /// Inserts a batch of digests, with the widest kernel the CPU runs.
-    pub(crate) fn insert_all(&mut self, digests: &[u128]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: the CPU supports AVX-512F (checked just above).
-                return unsafe { kernels::insert_all_avx512(&mut self.blocks, digests) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2 (checked just above).
-                return unsafe { kernels::insert_all_avx2(&mut self.blocks, digests) };
-            }
-        }
-        insert_all_portable(&mut self.blocks, digests)
-    }
-
+impl UnitFilter<'_> {
     /// Whether `d` may be in the batch (never false for a digest inserted).
     pub(crate) fn may_contain(&self, d: u128) -> bool {
         let Block(w) = &self.blocks[block_of(d, self.blocks.len())];
@@ -89,7 +64,106 @@ impl UnitFilter {
     }
 }
 
-/// The portable kernel of [`UnitFilter::insert_all`], and the reference the
+/// Where one batch's filter lies in a [`FilterStore`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FilterId {
+    slab: u32,
+    start: u32,
+    blocks: u32,
+}
+
+/// The filters of many batches, back to back in a few large allocations
+/// ("slabs", doubling from 64 KiB to 4 MiB).
+///
+/// Why: a diff keeps a filter per batch of 8192 rows (20 KiB at 20 bits per
+/// row) for the whole first pass, some 12,000 of them on the 50M pair. Each
+/// in its own allocation, they were scattered through the workers' malloc
+/// heaps between the decoding buffers, which then landed on fresh pages
+/// and made malloc split and merge free chunks (`_int_malloc`,
+/// `unlink_chunk` and `malloc_consolidate` took 3% of an identical-tables
+/// diff's samples, against 1% in a fingerprint). Slabs of a MiB and more
+/// are mapped outside the heaps (see `engine::memory::tune_malloc`).
+#[derive(Debug, Default)]
+pub(crate) struct FilterStore {
+    slabs: Vec<Vec<Block>>,
+}
+
+/// The first slab's blocks (64 KiB), and the largest slab's (4 MiB).
+const FIRST_SLAB_BLOCKS: usize = 1 << 10;
+const MAX_SLAB_BLOCKS: usize = 1 << 16;
+
+impl FilterStore {
+    /// Stores the filter of one batch's `digests` at `bits_per_row` bits
+    /// per digest, filled with the widest kernel the CPU runs.
+    pub(crate) fn add(&mut self, digests: &[u128], bits_per_row: u32) -> FilterId {
+        let blocks = blocks_for(digests.len(), bits_per_row);
+        if self
+            .slabs
+            .last()
+            .is_none_or(|s| s.capacity() - s.len() < blocks)
+        {
+            let next = self.slabs.last().map_or(FIRST_SLAB_BLOCKS, |s| {
+                (2 * s.capacity()).min(MAX_SLAB_BLOCKS)
+            });
+            self.slabs.push(Vec::with_capacity(next.max(blocks)));
+        }
+        let slab_index = self.slabs.len() - 1;
+        let slab = &mut self.slabs[slab_index];
+        let start = slab.len();
+        slab.resize(start + blocks, Block::default());
+        insert_all(&mut slab[start..], digests);
+        FilterId {
+            slab: slab_index as u32,
+            start: start as u32,
+            blocks: blocks as u32,
+        }
+    }
+
+    /// The filter stored as `id`.
+    pub(crate) fn get(&self, id: FilterId) -> UnitFilter<'_> {
+        let start = id.start as usize;
+        UnitFilter {
+            blocks: &self.slabs[id.slab as usize][start..start + id.blocks as usize],
+        }
+    }
+
+    /// Moves `other`'s slabs into this store; its ids then name the same
+    /// filters here once [`FilterId::moved`] by the returned offset.
+    pub(crate) fn append(&mut self, other: FilterStore) -> u32 {
+        let offset = self.slabs.len() as u32;
+        self.slabs.extend(other.slabs);
+        offset
+    }
+}
+
+impl FilterId {
+    /// This id after its store was appended at slab `offset` of another.
+    pub(crate) fn moved(self, offset: u32) -> FilterId {
+        FilterId {
+            slab: self.slab + offset,
+            ..self
+        }
+    }
+}
+
+/// Inserts a batch of digests into `blocks`, with the widest kernel the
+/// CPU runs.
+fn insert_all(blocks: &mut [Block], digests: &[u128]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { kernels::insert_all_avx512(blocks, digests) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { kernels::insert_all_avx2(blocks, digests) };
+        }
+    }
+    insert_all_portable(blocks, digests)
+}
+
+/// The portable kernel of [`insert_all`], and the reference the
 /// vector kernels are tested against.
 fn insert_all_portable(blocks: &mut [Block], digests: &[u128]) {
     let n = blocks.len();
@@ -101,7 +175,7 @@ fn insert_all_portable(blocks: &mut [Block], digests: &[u128]) {
     }
 }
 
-/// Vector kernels of [`UnitFilter::insert_all`]: each builds a digest's
+/// Vector kernels of [`insert_all`]: each builds a digest's
 /// mask by shifting its low half right by 0, 6, .., 42 bits in every lane,
 /// keeping six bits, and shifting a 1 left by them ([`bit_of`] per lane).
 #[cfg(target_arch = "x86_64")]
@@ -177,18 +251,18 @@ mod tests {
 
     #[test]
     fn unit_filters_have_no_false_negatives_and_few_false_positives() {
-        let mut f = UnitFilter::new(10_000, 12);
-        for i in 0..10_000 {
-            f.insert(digest(i));
-        }
-        assert!((0..10_000).all(|i| f.may_contain(digest(i))));
+        let mut store = FilterStore::default();
+        let inserted: Vec<u128> = (0..10_000).map(digest).collect();
+        let id = store.add(&inserted, 12);
+        let f = store.get(id);
+        assert!(inserted.iter().all(|&d| f.may_contain(d)));
         let false_hits = (10_000..110_000)
             .filter(|&i| f.may_contain(digest(i)))
             .count();
         assert!(false_hits < 1_000, "{false_hits} false positives in 100000");
         // The rate the filter's documentation gives for 20 bits (0.026%).
-        let mut f = UnitFilter::new(8192, 20);
-        f.insert_all(&crate::digest::test_digests(1, 8192));
+        let id = store.add(&crate::digest::test_digests(1, 8192), 20);
+        let f = store.get(id);
         let false_hits = crate::digest::test_digests(2, 1_000_000)
             .into_iter()
             .filter(|&d| f.may_contain(d))
@@ -199,6 +273,34 @@ mod tests {
         );
     }
 
+    /// Filters filling several slabs, and stores appended to one another,
+    /// each still answer for their own batch: every digest of a batch hits
+    /// its filter, and another batch's digests mostly miss it.
+    #[test]
+    fn filters_keep_their_batches_across_slabs_and_appends() {
+        let batches: Vec<Vec<u128>> = (0..300)
+            .map(|b| crate::digest::test_digests(b ^ 0xf11, 1 + (b as usize * 37) % 5000))
+            .collect();
+        let (mut first, mut second) = (FilterStore::default(), FilterStore::default());
+        let mut ids: Vec<FilterId> = Vec::new();
+        for (b, digests) in batches.iter().enumerate() {
+            let store = if b < 150 { &mut first } else { &mut second };
+            ids.push(store.add(digests, 20));
+        }
+        assert!(first.slabs.len() > 1 && second.slabs.len() > 1);
+        let offset = first.append(second);
+        for id in &mut ids[150..] {
+            *id = id.moved(offset);
+        }
+        for (b, digests) in batches.iter().enumerate() {
+            let f = first.get(ids[b]);
+            assert!(digests.iter().all(|&d| f.may_contain(d)), "batch {b}");
+            let other = &batches[(b + 1) % batches.len()];
+            let hits = other.iter().filter(|&&d| f.may_contain(d)).count();
+            assert!(hits <= 1 + other.len() / 100, "batch {b}: {hits} hits");
+        }
+    }
+
     /// Every kernel the CPU runs sets exactly the portable kernel's bits,
     /// for filters of every size class and batches of every length
     /// (including none and one).
@@ -206,10 +308,11 @@ mod tests {
     fn vector_kernels_set_the_portable_kernels_bits() {
         for (rows, bits) in [(0, 6), (1, 20), (7, 12), (8192, 20), (8192, 6), (5000, 16)] {
             let digests = crate::digest::test_digests(rows ^ 0x5eed, rows as usize);
-            let mut portable = UnitFilter::new(rows, bits);
-            insert_all_portable(&mut portable.blocks, &digests);
-            let mut dispatched = UnitFilter::new(rows, bits);
-            dispatched.insert_all(&digests);
+            let blocks = blocks_for(rows as usize, bits);
+            let mut portable = vec![Block::default(); blocks];
+            insert_all_portable(&mut portable, &digests);
+            let mut dispatched = vec![Block::default(); blocks];
+            insert_all(&mut dispatched, &digests);
             assert_eq!(
                 words(&dispatched),
                 words(&portable),
@@ -235,17 +338,18 @@ mod tests {
                         eprintln!("skipped: this CPU has no {name}; its kernel is untested here");
                         continue;
                     }
-                    let mut f = UnitFilter::new(rows, bits);
+                    let mut f = vec![Block::default(); blocks];
                     // SAFETY: the CPU supports the kernel's feature (checked).
-                    unsafe { kernel(&mut f.blocks, &digests) };
+                    unsafe { kernel(&mut f, &digests) };
                     assert_eq!(words(&f), words(&portable), "{name}, {rows} rows");
                 }
             }
-            assert!(digests.iter().all(|&d| portable.may_contain(d)));
+            let f = UnitFilter { blocks: &portable };
+            assert!(digests.iter().all(|&d| f.may_contain(d)));
         }
     }
 
-    fn words(f: &UnitFilter) -> Vec<u64> {
-        f.blocks.iter().flat_map(|b| b.0).collect()
+    fn words(blocks: &[Block]) -> Vec<u64> {
+        blocks.iter().flat_map(|b| b.0).collect()
     }
 }

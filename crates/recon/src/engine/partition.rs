@@ -9,10 +9,10 @@ use std::sync::Arc;
 use super::record::Keyless;
 use super::scan::{Batch, RowRanges, RowSink};
 use super::spill::{Partitioner, SpillBudget, SpillIndex, SpillWriter};
-use crate::digest::sketch::prefetch;
+use crate::digest::sketch::{prefetch, UnitFilter};
 use crate::digest::{
-    fp_bucket_of, mix, DigestBuildHasher, Fingerprint, RunSketch, UnitFilter, FP_BUCKETS,
-    FP_PREFETCH_AHEAD,
+    fp_bucket_of, mix, DigestBuildHasher, FilterId, FilterStore, Fingerprint, RunSketch,
+    FP_BUCKETS, FP_PREFETCH_AHEAD,
 };
 use crate::error::Result;
 use crate::input::Unit;
@@ -21,8 +21,12 @@ use crate::side::Side;
 /// A unit of one side: (side, file, block).
 pub(crate) type UnitKey = (Side, usize, usize);
 
-/// Per unit read, its batches' filters.
-pub(crate) type SliceFilters = HashMap<UnitKey, Vec<Slice>>;
+/// Per unit read, its batches' filters, and the store that holds them.
+#[derive(Debug, Default)]
+pub(crate) struct SliceFilters {
+    units: HashMap<UnitKey, Vec<Slice>>,
+    store: FilterStore,
+}
 
 /// Which first-level bucket a key belongs to.
 #[inline]
@@ -40,7 +44,7 @@ pub(crate) fn bucket_of(key: u128, bits: u32) -> usize {
 pub(crate) struct Slice {
     pub first: u64,
     pub rows: u64,
-    pub filter: UnitFilter,
+    pub filter: FilterId,
 }
 
 /// Pass 1 of two: per side, one [`Fingerprint`] per fingerprint bucket (the
@@ -60,6 +64,8 @@ pub(crate) struct FingerprintSink {
     filter_bits: u32,
     current: Option<(UnitKey, Vec<Slice>)>,
     pub filters: Vec<(UnitKey, Vec<Slice>)>,
+    /// The filters of `current` and `filters`.
+    store: FilterStore,
     /// A unit was read that has no filter (an IPC stream, text).
     pub unfiltered: bool,
 }
@@ -100,6 +106,7 @@ impl FingerprintSink {
             filter_bits,
             current: None,
             filters: Vec::new(),
+            store: FilterStore::default(),
             unfiltered: false,
         }
     }
@@ -113,7 +120,7 @@ impl FingerprintSink {
     /// Merges the workers' fingerprints, sketches and filters.
     pub(crate) fn merge(sinks: Vec<FingerprintSink>) -> Fingerprinted {
         let mut fingerprints = FingerprintSink::new(0).fingerprints;
-        let mut filters = HashMap::new();
+        let mut filters = SliceFilters::default();
         let mut complete = true;
         let mut sketch = Some(RunSketch::new(RUN_SKETCH_TABLES, RUN_SKETCH_LOG_CELLS));
         for mut s in sinks {
@@ -129,7 +136,13 @@ impl FingerprintSink {
                 _ => None,
             };
             complete &= !s.unfiltered && s.filter_bits > 0;
-            filters.extend(s.filters);
+            let offset = filters.store.append(s.store);
+            for (unit, mut slices) in s.filters {
+                for slice in &mut slices {
+                    slice.filter = slice.filter.moved(offset);
+                }
+                filters.units.insert(unit, slices);
+            }
         }
         Fingerprinted {
             fingerprints,
@@ -143,6 +156,7 @@ impl FingerprintSink {
     pub(crate) fn drop_filters(&mut self) {
         self.close_unit();
         self.filters = Vec::new();
+        self.store = FilterStore::default();
         self.filter_bits = 0;
         self.unfiltered = true;
     }
@@ -163,12 +177,10 @@ impl FingerprintSink {
             // removes leave gaps, which the slice spans).
             let (_, first) = crate::input::unpack(locators.get(0));
             let (_, end) = crate::input::unpack(locators.get(filtered.len() - 1));
-            let mut filter = UnitFilter::new(filtered.len() as u64, self.filter_bits);
-            filter.insert_all(filtered);
             slices.push(Slice {
                 first,
                 rows: end - first + 1,
-                filter,
+                filter: self.store.add(filtered, self.filter_bits),
             });
         }
         // In row order, each bucket prefetched `FP_PREFETCH_AHEAD` digests
@@ -234,14 +246,14 @@ impl RowSink for FingerprintSink {
 /// pass reads.
 pub(crate) fn slices_to_read(
     filters: &SliceFilters,
-    hit: impl Fn(&UnitFilter) -> bool,
+    hit: impl Fn(&UnitFilter<'_>) -> bool,
 ) -> ([RowRanges; 2], u64) {
     let mut only: [RowRanges; 2] = Default::default();
     let mut rows_read = 0u64;
-    for ((side, file, block), slices) in filters {
+    for ((side, file, block), slices) in &filters.units {
         let mut ranges: Vec<(u64, u64)> = Vec::new();
         for s in slices {
-            if !hit(&s.filter) {
+            if !hit(&filters.store.get(s.filter)) {
                 continue;
             }
             rows_read += s.rows;
