@@ -19,7 +19,13 @@ use xxhash_rust::xxh3::xxh3_128;
 use super::canonical::{
     canonical_f64, decimal_bytes, encode_value, push_bytes, seconds_nanos, tag,
 };
+use super::lanes;
 use super::mix::{lane_add, null_digest, p, term, value_digest};
+
+thread_local! {
+    /// Each thread's buffer of fixed-width encodings for [`lanes`].
+    static LANES: std::cell::RefCell<lanes::Encodings> = Default::default();
+}
 
 /// One column's contribution to the row-major encoding buffer, written
 /// column-at-a-time so the inner loops are tight and monomorphic.
@@ -249,6 +255,14 @@ impl<F: Fn(usize) -> [u8; N], const N: usize> ColumnWriter for FixedWriter<'_, F
         if N >= 16 {
             // Tag + payload exceed 16 bytes: the hashed path.
             return hashed_digests(self, rows, out, scratch);
+        }
+        if lanes::available() {
+            // The encodings first, then eight digests per instruction.
+            return LANES.with_borrow_mut(|enc| {
+                let valid = |row: usize| self.nulls.is_none_or(|n| n.is_valid(row));
+                enc.fill::<N>(rows, self.tag, &self.value, valid);
+                lanes::digests(enc, out)
+            });
         }
         let digest = |row: usize| padded(self.tag, (self.value)(row));
         match self.nulls {

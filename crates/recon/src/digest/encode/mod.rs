@@ -65,11 +65,14 @@
 //!   reference encoder of one value (`encode_value`).
 //! - `columns.rs`: column writers, the fast path: a typed writer per column
 //!   and batch that fills the batch's value digests in one loop.
+//! - `lanes.rs`: fixed-width columns' value digests eight at a time (an
+//!   AVX-512 kernel chosen at run time, and the portable loop).
 //! - `row.rs`: [`RowEncoder`], row digests of record batches from the
 //!   column writers, and the reference row digest.
 
 mod canonical;
 mod columns;
+mod lanes;
 mod mix;
 mod row;
 #[cfg(test)]
