@@ -14,8 +14,8 @@
 //! Every kernel gives exactly the portable loop's bits (tested against it,
 //! and through the column writers against the spec vectors).
 
-use super::columns::{Out, ValueSum};
 use super::mix::{lane_add, p, term};
+use super::sums::{Out, ValueSum};
 
 /// The padded encodings of one batch's fixed-width values, as the 64-bit
 /// halves `P` works on: row `r`'s is `(lo[r], hi[r])`, both zero for a NULL

@@ -67,6 +67,8 @@
 //!   and batch that fills the batch's value digests in one loop.
 //! - `lanes.rs`: fixed-width columns' value digests eight at a time (an
 //!   AVX-512 kernel chosen at run time, and the portable loop).
+//! - `sums.rs`: where a column's value digests go (a list, the row sums,
+//!   a column total), shared by `columns.rs` and `lanes.rs`.
 //! - `row.rs`: [`RowEncoder`], row digests of record batches from the
 //!   column writers, and the reference row digest.
 
@@ -75,6 +77,7 @@ mod columns;
 mod lanes;
 mod mix;
 mod row;
+mod sums;
 #[cfg(test)]
 mod tests;
 
@@ -86,7 +89,7 @@ pub const ENCODING_VERSION: u32 = 2;
 pub(crate) use canonical::check_supported;
 #[cfg(test)]
 pub(crate) use canonical::encode_value;
-pub(crate) use columns::ValueSum;
 pub use mix::value_digest;
 pub(crate) use mix::{column_constants, null_digest, Combiner};
 pub use row::{encode_row, reference_digest, RowEncoder};
+pub(crate) use sums::ValueSum;

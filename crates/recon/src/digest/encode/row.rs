@@ -7,8 +7,9 @@ use arrow::array::ArrayRef;
 use arrow::datatypes::DataType;
 
 use super::canonical::encode_value;
-use super::columns::{column_writer, dictionary_writer, DictCache, Out, ValueSum};
+use super::columns::{column_writer, dictionary_writer, DictCache};
 use super::mix::{column_constants, combine, lane_add, q, term, value_digest};
+use super::sums::{Out, ValueSum};
 
 /// What a batch's value digests are kept as, besides the row digests.
 enum PerColumn<'a> {
