@@ -1,8 +1,9 @@
 //! Value digests of fixed-width columns, eight values per instruction.
 //!
 //! A fixed-width value's digest is `P` of its padded encoding (the tag in
-//! byte 0, a payload of up to 15 bytes after it, zeros to 16), and a column's digests go
-//! into the row sums as `(V ⊕ A_c) · B_c`, lane by lane. Per value that is
+//! byte 0, a payload of up to 15 bytes after it, zeros to 16), and a
+//! column's digests go into the row sums as `(V ⊕ A_c) · B_c`, lane by
+//! lane. Per value that is
 //! three 64×64→128 multiplies and two 64-bit ones, which took a fifth of a
 //! fingerprint's samples on the 50M source. The AVX-512 kernel computes
 //! eight at once: the 128-bit products from four 32×32→64 multiplies
@@ -192,7 +193,7 @@ mod avx512 {
         match out {
             Out::List(list) => {
                 let start = list.len();
-                list.resize(start + rows, 0);
+                list.resize(start + whole, 0);
                 let dst = &mut list[start..];
                 for i in (0..whole).step_by(8) {
                     // SAFETY: i + 8 <= whole <= rows.
@@ -204,12 +205,7 @@ mod avx512 {
                         _mm512_storeu_si512(at.add(1), _mm512_permutex2var_epi64(l, second, r));
                     }
                 }
-                let tail: Vec<u128> = {
-                    let mut t = Vec::new();
-                    digests_portable(enc, whole, Out::List(&mut t));
-                    t
-                };
-                dst[whole..].copy_from_slice(&tail);
+                digests_portable(enc, whole, Out::List(list));
             }
             Out::Sum { acc, a, b } => {
                 let terms = Terms::new(a, b);
