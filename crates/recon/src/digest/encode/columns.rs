@@ -44,30 +44,6 @@ pub(super) trait ColumnWriter {
 }
 
 impl<'a> Out<'a> {
-    /// Hands `digest(row)` for every row `0..rows` on: one monomorphic loop
-    /// per writer and destination.
-    #[inline(always)]
-    fn fill(self, rows: usize, mut digest: impl FnMut(usize) -> u128) {
-        match self {
-            Out::List(out) => out.extend((0..rows).map(digest)),
-            Out::Sum { acc, a, b } => {
-                for (row, s) in acc[..rows].iter_mut().enumerate() {
-                    *s = lane_add(*s, term(digest(row), a, b));
-                }
-            }
-            Out::SumAndTotal { acc, a, b, total } => {
-                let null = null_digest();
-                let mut t = *total;
-                for (row, s) in acc[..rows].iter_mut().enumerate() {
-                    let v = digest(row);
-                    *s = lane_add(*s, term(v, a, b));
-                    t.add(v, null);
-                }
-                *total = t;
-            }
-        }
-    }
-
     /// The column constants, when the digests go into the row sums.
     fn sum_constants(&self) -> Option<(u128, u128)> {
         match self {

@@ -15,7 +15,7 @@
 //! Every kernel gives exactly the portable loop's bits (tested against it,
 //! and through the column writers against the spec vectors).
 
-use super::mix::{lane_add, p, term};
+use super::mix::p;
 use super::sums::{Out, ValueSum};
 
 /// The padded encodings of one batch's fixed-width values, as the 64-bit
@@ -91,27 +91,8 @@ pub(super) fn digests(enc: &Encodings, out: Out<'_>) {
 /// tested against, and their tail.
 fn digests_portable(enc: &Encodings, from: usize, out: Out<'_>) {
     let (lo, hi) = (&enc.lo[from..], &enc.hi[from..]);
-    let digest = |r: usize| p((hi[r] as u128) << 64 | lo[r] as u128);
-    match out {
-        Out::List(list) => list.extend((0..lo.len()).map(digest)),
-        Out::Sum { acc, a, b } => {
-            for (r, s) in acc[from..from + lo.len()].iter_mut().enumerate() {
-                *s = lane_add(*s, term(digest(r), a, b));
-            }
-        }
-        Out::SumAndTotal { acc, a, b, total } => {
-            let mut t = *total;
-            for (r, s) in acc[from..from + lo.len()].iter_mut().enumerate() {
-                let v = digest(r);
-                *s = lane_add(*s, term(v, a, b));
-                // A NULL row is the only one whose encoding is zero.
-                let keep = lo[r] != 0;
-                t.non_null += keep as u64;
-                t.sum = t.sum.wrapping_add(if keep { v } else { 0 });
-            }
-            *total = t;
-        }
-    }
+    out.skip_rows(from)
+        .fill(lo.len(), |r| p((hi[r] as u128) << 64 | lo[r] as u128))
 }
 
 #[cfg(target_arch = "x86_64")]
