@@ -141,6 +141,9 @@ def main():
             both[f"[baseline] {k}"] = v
             binary[f"[baseline] {k}"] = os.path.abspath(a.baseline)
         recon_runs = both
+    def floor_for(k):
+        return floor_of.get(k.removeprefix("[baseline] "), FLOOR)
+
     engines = {k: None for k in recon_runs}
     engines.update(duck)
     engines = {k: v for k, v in engines.items() if not any(x in k for x in a.skip)}
@@ -154,7 +157,7 @@ def main():
         if k in order:
             continue
         order.append(k)
-        f = floor_of.get(k.removeprefix("[baseline] "), FLOOR) if k in recon_runs else None
+        f = floor_for(k) if k in recon_runs else None
         if f in engines and f not in order:
             order.append(f)
     engines = {k: engines[k] for k in order}
@@ -207,7 +210,7 @@ def main():
     if any(k.startswith(FLOOR) for k in med):
         print()
         for k in recon_runs:
-            f = floor_of.get(k.removeprefix("[baseline] "), FLOOR)
+            f = floor_for(k)
             if k in med and f in med:
                 # Also the median of the run-by-run ratios (each recon run
                 # against the floor run beside it), and their range.
